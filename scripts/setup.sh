@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# setup.sh — installs everything foxhunt's build and tests need on a fresh Debian or
+# Ubuntu machine (the CUDA toolkit is optional and not installed here: when it is
+# present the build finds it). Safe to run again.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+PACKAGES="build-essential cmake pkg-config libopenblas-dev libcjson-dev libinih-dev python3"
+missing=""
+for p in $PACKAGES; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "setup: installing:$missing"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
+else
+  echo "setup: build dependencies already installed"
+fi
+
+# Optional tooling: the checkpoint interop test reads our files with Python's
+# safetensors package (it skips, saying so, when the package is absent).
+if ! python3 -c "import safetensors, numpy" >/dev/null 2>&1; then
+  python3 -m pip install -q safetensors numpy >/dev/null 2>&1 \
+    || python3 -m pip install -q --break-system-packages safetensors numpy >/dev/null 2>&1 \
+    || echo "setup: note: could not install Python safetensors/numpy (optional; that test will skip)"
+fi
+echo "setup: done"

@@ -1,0 +1,20 @@
+/* commands.h — the subcommands of `foxhunt` (SPEC §10). Each takes argv with argv[0]
+ * the subcommand's name and returns the process exit status (0 ok, 2 usage/input
+ * error, 1 other failure). */
+#ifndef FOXHUNT_COMMANDS_H
+#define FOXHUNT_COMMANDS_H
+
+#include "foxhunt/error.h"
+
+int fh_cmd_train(int argc, char **argv);
+int fh_cmd_eval(int argc, char **argv);
+int fh_cmd_collect(int argc, char **argv);
+int fh_cmd_bench(int argc, char **argv);
+int fh_cmd_features(int argc, char **argv);
+int fh_cmd_info(int argc, char **argv);
+
+/* Prints "foxhunt <command>: error: <message>" to stderr and returns the exit code
+ * that err->status maps to (2 for input errors, 1 otherwise). */
+int fh_cli_report(const char *command, const fh_error *err);
+
+#endif

@@ -1,0 +1,62 @@
+/* main.c — `foxhunt`: dispatch to a subcommand (SPEC §10). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command_entry;
+
+static const command_entry COMMANDS[] = {
+    {"train", fh_cmd_train, "train a PPO agent (synthetic market by default)"},
+    {"eval", fh_cmd_eval, "evaluate a checkpoint on the test split against baselines"},
+    {"collect", fh_cmd_collect, "run one experience collection and write it as safetensors"},
+    {"bench", fh_cmd_bench, "measure collection throughput (CPU and GPU)"},
+    {"features", fh_cmd_features, "compute the 51 market features of a CSV"},
+    {"info", fh_cmd_info, "version, build options, CUDA toolkit, defaults"},
+};
+#define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
+
+static void print_usage(FILE *to)
+{
+    fprintf(to, "usage: foxhunt <command> [flags]\n\ncommands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(to, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+    fprintf(to, "\n`foxhunt <command> --help` lists a command's flags and defaults.\n");
+}
+
+int fh_cli_report(const char *command, const fh_error *err)
+{
+    /* Messages from the flag parser already name the command; others get it here. */
+    if (strncmp(err->message, "foxhunt ", 8) == 0)
+        fprintf(stderr, "error: %s\n", err->message);
+    else
+        fprintf(stderr, "error: foxhunt %s: %s\n", command, err->message);
+    return err->status == FH_ERR_INPUT ? 2 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        print_usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("foxhunt %s\n", FH_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(argv[1], COMMANDS[i].name) == 0)
+            return COMMANDS[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "foxhunt: error: unknown command '%s'\n\n", argv[1]);
+    print_usage(stderr);
+    return 2;
+}
