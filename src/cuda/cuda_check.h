@@ -1,0 +1,24 @@
+/* cuda_check.h — the one check macro for CUDA runtime calls (STYLE habit 6): the
+ * call's text, file:line and CUDA's name and message go into the fh_error, then the
+ * function jumps to its `fail:` label to release what it holds. */
+#ifndef FOXHUNT_CUDA_CHECK_H
+#define FOXHUNT_CUDA_CHECK_H
+
+#include <cuda_runtime_api.h>
+
+#include "foxhunt/error.h"
+
+#define CUDA_CHECK(call, err)                                                            \
+    do {                                                                                 \
+        cudaError_t e_ = (call);                                                         \
+        if (e_ != cudaSuccess) {                                                         \
+            fh_error_set((err), FH_ERR_FAILURE, "%s:%d: %s failed: %s (%s)", __FILE__,    \
+                         __LINE__, #call, cudaGetErrorString(e_), cudaGetErrorName(e_));  \
+            goto fail;                                                                   \
+        }                                                                                \
+    } while (0)
+
+/* After every kernel launch: the launch error, then (when sync) the execution error. */
+#define CUDA_CHECK_LAUNCH(what, err) CUDA_CHECK(cudaGetLastError(), err)
+
+#endif

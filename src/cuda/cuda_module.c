@@ -1,0 +1,176 @@
+/* cuda_module.c — NVRTC compile + disk cache + load (cuda_module.h). */
+#include "cuda/cuda_module.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda/cuda_check.h"
+#include "cuda/embedded_sources.h"
+#include "cuda/nvrtc_compile.h"
+
+#define CACHE_FORMAT_VERSION "foxhunt-cubin-1"
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static uint64_t fnv1a_str(uint64_t h, const char *s)
+{
+    return fnv1a(h, s, strlen(s) + 1); /* the NUL separates fields */
+}
+
+static int cache_dir(char *out, size_t n)
+{
+    const char *env = getenv("FOXHUNT_CACHE_DIR");
+    if (env && *env) {
+        snprintf(out, n, "%s", env);
+    } else if ((env = getenv("XDG_CACHE_HOME")) && *env) {
+        snprintf(out, n, "%s/foxhunt", env);
+    } else if ((env = getenv("HOME")) && *env) {
+        char base[800];
+        snprintf(base, sizeof base, "%.780s/.cache", env);
+        mkdir(base, 0755);
+        snprintf(out, n, "%s/foxhunt", base);
+    } else {
+        return 0;
+    }
+    if (mkdir(out, 0755) != 0 && errno != EEXIST)
+        return 0;
+    return 1;
+}
+
+static char *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long len = ftell(f);
+        if (len > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)len))) {
+            if (fread(buf, 1, (size_t)len, f) != (size_t)len) {
+                free(buf);
+                buf = NULL;
+            } else {
+                *size = (size_t)len;
+            }
+        }
+    }
+    fclose(f);
+    return buf;
+}
+
+/* Atomic: a crash never leaves a half-written cache entry under the real name. */
+static void write_cache(const char *path, const void *data, size_t size)
+{
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return;
+    int ok = fwrite(data, 1, size, f) == size;
+    ok = (fclose(f) == 0) && ok;
+    if (ok)
+        ok = rename(tmp, path) == 0;
+    if (!ok)
+        remove(tmp);
+}
+
+static fh_status load_image(fh_cuda_module *mod, const void *image, fh_error *err)
+{
+    CUDA_CHECK(cudaLibraryLoadData(&mod->library, image, NULL, NULL, 0, NULL, NULL, 0), err);
+    return FH_OK;
+fail:
+    mod->library = NULL;
+    return err->status;
+}
+
+fh_status fh_cuda_module_load(fh_cuda_module *mod, const fh_device_info *dev,
+                              const char *kernel_file, const char *const *options,
+                              int n_options, fh_error *err)
+{
+    memset(mod, 0, sizeof *mod);
+    char arch[32];
+    snprintf(arch, sizeof arch, "sm_%d%d", dev->cc_major, dev->cc_minor);
+
+    char *text = fh_nvrtc_program_text(kernel_file);
+    const fh_embedded_source *shapes = fh_embedded_source_find("foxhunt/shapes.h");
+    if (!text || !shapes) {
+        free(text);
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: kernel '%s' is not embedded",
+                            __FILE__, __LINE__, kernel_file);
+    }
+    uint64_t h = 1469598103934665603ULL;
+    h = fnv1a_str(h, CACHE_FORMAT_VERSION);
+    h = fnv1a_str(h, text);
+    h = fnv1a_str(h, shapes->text);
+    for (int i = 0; i < n_options; i++)
+        h = fnv1a_str(h, options[i]);
+    h = fnv1a_str(h, arch);
+    h = fnv1a_str(h, dev->name);
+    int nvrtc_version = fh_nvrtc_version();
+    h = fnv1a(h, &nvrtc_version, sizeof nvrtc_version);
+    free(text);
+
+    char dir[900];
+    if (cache_dir(dir, sizeof dir))
+        snprintf(mod->cache_path, sizeof mod->cache_path, "%s/%016llx.cubin", dir,
+                 (unsigned long long)h);
+
+    if (mod->cache_path[0]) {
+        size_t size = 0;
+        char *cached = read_file(mod->cache_path, &size);
+        if (cached) {
+            fh_error ignored;
+            fh_status st = load_image(mod, cached, &ignored);
+            free(cached);
+            if (st == FH_OK) {
+                mod->from_cache = 1;
+                return FH_OK;
+            }
+            cudaGetLastError(); /* a stale or damaged entry: recompile below */
+        }
+    }
+
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    fh_nvrtc_output out;
+    fh_status st = fh_nvrtc_compile(kernel_file, arch, options, n_options, &out, err);
+    if (st != FH_OK)
+        return st;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    mod->compile_seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    st = load_image(mod, out.image, err);
+    if (st == FH_OK && mod->cache_path[0])
+        write_cache(mod->cache_path, out.image, out.size);
+    fh_nvrtc_output_free(&out);
+    return st;
+}
+
+fh_status fh_cuda_module_kernel(const fh_cuda_module *mod, const char *name,
+                                cudaKernel_t *kernel, fh_error *err)
+{
+    CUDA_CHECK(cudaLibraryGetKernel(kernel, mod->library, name), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+void fh_cuda_module_free(fh_cuda_module *mod)
+{
+    if (mod->library)
+        cudaLibraryUnload(mod->library);
+    mod->library = NULL;
+}
