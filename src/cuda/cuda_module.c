@@ -75,7 +75,7 @@ static char *read_file(const char *path, size_t *size)
 /* Atomic: a crash never leaves a half-written cache entry under the real name. */
 static void write_cache(const char *path, const void *data, size_t size)
 {
-    char tmp[1100];
+    char tmp[1200];
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     if (!f)
