@@ -1,0 +1,45 @@
+/* metrics.h — the statistics of a backtest (issue 5, `foxhunt eval`).
+ *
+ * Input is one continuous equity path over T steps. Definitions (docs/EVALUATION.md):
+ *   r_t = equity[t+1]/equity[t] - 1 (simple step return, costs included);
+ *   cumulative = equity[T]/equity[0] - 1; annualised = (1+cumulative)^(P/T) - 1;
+ *   volatility = std(r) * sqrt(P) (population std); Sharpe = mean(r)/std(r) * sqrt(P)
+ *   (risk-free 0); Sortino = mean(r)/sqrt(mean(min(r,0)^2)) * sqrt(P);
+ *   max drawdown = max_t (1 - equity[t]/max_{s<=t} equity[s]); its duration = the longest
+ *   run of steps spent below a previous peak; Calmar = annualised / max drawdown;
+ *   turnover = sum |delta exposure| (and per year); trades = steps that traded;
+ *   hit rate = share of steps holding a position whose return was > 0;
+ *   costs = total costs paid / equity[0].
+ * P (periods per year) comes from the bar interval: fh_periods_per_year. */
+#ifndef FOXHUNT_METRICS_H
+#define FOXHUNT_METRICS_H
+
+typedef struct {
+    int steps;
+    double cumulative_return;
+    double annualised_return;
+    double annualised_volatility;
+    double sharpe;
+    double sortino;
+    double calmar;
+    double max_drawdown;
+    int max_drawdown_duration; /* steps */
+    double turnover;           /* total sum |delta exposure| */
+    double turnover_per_year;
+    int trades;
+    double hit_rate;
+    double costs;              /* fraction of initial equity */
+    double final_equity;
+} fh_backtest_metrics;
+
+/* 252 for bars of 20 hours or more (trading days), else seconds-per-year / interval
+ * (24*365 = 8760 for hourly crypto, which trades around the clock). */
+double fh_periods_per_year(double interval_seconds);
+
+/* equity (T+1), turnover (T), costs (T, currency), exposure_held (T, the exposure held
+ * over step t after trading). */
+void fh_backtest_metrics_compute(const double *equity, const double *turnover,
+                                 const double *costs, const double *exposure_held, int T,
+                                 double periods_per_year, fh_backtest_metrics *m);
+
+#endif
