@@ -35,6 +35,8 @@ fh_status fh_bars_alloc(fh_bars *bars, size_t n, fh_error *err);
 void fh_bars_free(fh_bars *bars);
 /* Median spacing of consecutive bars in seconds (86400 daily, 3600 hourly). */
 double fh_bars_interval_seconds(const fh_bars *bars);
+/* Writes t as "YYYY-MM-DD HH:MM:SS" (UTC) into out (cap >= 20). */
+void fh_time_format(int64_t unix_seconds, char *out, size_t cap);
 
 /* ---- synthetic market (docs/FEATURES.md, "Synthetic market") ---- */
 typedef struct {
@@ -59,7 +61,8 @@ fh_status fh_synth_generate(const fh_synth_config *cfg, fh_bars *bars,
 /* Span of the EWMA of log returns that gives sigma (SPEC §3.3). */
 #define FH_SIGMA_SPAN 20
 
-const char *fh_feature_name(int index);
+const char *fh_feature_name(int index); /* NULL outside 0..50 */
+int fh_feature_index(const char *name);  /* -1 when no feature has that name */
 /* features: (n, FH_N_MARKET_FEATURES) raw (unnormalised), causal: row i uses bars <= i.
  * sigma: (n) EWMA volatility of log returns (span FH_SIGMA_SPAN), causal; may be NULL. */
 fh_status fh_features_compute(const fh_bars *bars, float *features, float *sigma,
@@ -85,6 +88,7 @@ typedef struct {
     const float *close;     /* (n) close prices */
     const float *sigma;     /* (n) EWMA volatility of log returns at each bar */
     const int64_t *time;    /* (n) */
+    const double *expected_return; /* (n) synthetic only (else NULL): oracle signal */
 } fh_market_view;
 
 typedef struct {

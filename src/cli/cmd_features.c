@@ -1,0 +1,173 @@
+/* cmd_features.c — `foxhunt features`: bars (a CSV, or the synthetic market when no
+ * --data is given) -> the 51 features as CSV (SPEC §2, §10; docs/FEATURES.md).
+ *
+ * Output: a header `time,<51 feature names>,sigma`, then one row per bar from bar
+ * FH_FEATURE_WARMUP on (earlier rows have no defined features). Raw values by default;
+ * --normalize writes the z-scored, clipped values fitted on the first
+ * --train-fraction of those rows. The file is written to OUT.tmp and renamed, so a
+ * failed run never leaves a partial OUT. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "foxhunt/data.h"
+
+static fh_status write_features(const char *out_path, const fh_bars *bars,
+                                const float *features, const float *sigma, size_t begin,
+                                fh_error *err)
+{
+    size_t len = strlen(out_path);
+    char *tmp = malloc(len + 5);
+    if (!tmp)
+        return fh_error_set(err, FH_ERR_FAILURE, "out of memory");
+    memcpy(tmp, out_path, len);
+    memcpy(tmp + len, ".tmp", 5);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        fh_status st = fh_error_set(err, FH_ERR_INPUT, "%s: cannot create: %s; check the "
+                                    "--out path", tmp, strerror(errno));
+        free(tmp);
+        return st;
+    }
+    fprintf(f, "time");
+    for (int k = 0; k < FH_N_MARKET_FEATURES; k++)
+        fprintf(f, ",%s", fh_feature_name(k));
+    fprintf(f, ",sigma\n");
+    for (size_t i = begin; i < bars->n; i++) {
+        char ts[32];
+        fh_time_format(bars->time[i], ts, sizeof ts);
+        fputs(ts, f);
+        const float *row = features + (i - begin) * FH_N_MARKET_FEATURES;
+        for (int k = 0; k < FH_N_MARKET_FEATURES; k++)
+            fprintf(f, ",%.9g", (double)row[k]);
+        fprintf(f, ",%.9g\n", (double)sigma[i - begin]);
+    }
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    fh_status st = FH_OK;
+    if (bad)
+        st = fh_error_set(err, FH_ERR_FAILURE, "%s: write failed: %s", tmp, strerror(errno));
+    else if (rename(tmp, out_path) != 0)
+        st = fh_error_set(err, FH_ERR_FAILURE, "cannot rename %s to %s: %s", tmp, out_path,
+                          strerror(errno));
+    if (st != FH_OK)
+        remove(tmp);
+    free(tmp);
+    return st;
+}
+
+static const char *interval_name(double s)
+{
+    if (s == 60) return "1-minute";
+    if (s == 300) return "5-minute";
+    if (s == 900) return "15-minute";
+    if (s == 3600) return "hourly";
+    if (s == 14400) return "4-hourly";
+    if (s == 86400) return "daily";
+    if (s == 604800) return "weekly";
+    return "irregular";
+}
+
+int fh_cmd_features(int argc, char **argv)
+{
+    fh_synth_config synth;
+    fh_synth_config_default(&synth);
+    const char *data = NULL, *out = NULL;
+    uint64_t seed = synth.seed;
+    int n_bars = (int)synth.n_bars, normalize = 0, synthetic = 0;
+    double train_fraction = 0.8;
+    fh_arg args[] = {
+        {"--data", FH_ARG_STRING, &data, "FILE", "OHLCV CSV (Yahoo or kline style); "
+         "without it, the synthetic market", NULL, 0, 0, 0},
+        {"--out", FH_ARG_STRING, &out, "FILE.csv", "where to write the features (required)",
+         NULL, 0, 0, 0},
+        {"--synthetic", FH_ARG_FLAG, &synthetic, NULL, "use the synthetic market (the "
+         "default when --data is absent)", NULL, 0, 0, 0},
+        {"--seed", FH_ARG_U64, &seed, "S", "synthetic market seed", NULL, 0, 0, 0},
+        {"--bars", FH_ARG_INT, &n_bars, "N", "synthetic market length in bars", NULL,
+         FH_MIN_BARS, 100000000, 0},
+        {"--normalize", FH_ARG_FLAG, &normalize, NULL, "write z-scored features (fit on "
+         "the training split, clipped to +-5) instead of raw values", NULL, 0, 0, 0},
+        {"--train-fraction", FH_ARG_DOUBLE, &train_fraction, "F", "training share of the "
+         "bars after the warm-up (with --normalize)", NULL, 0.01, 1.0, 0},
+    };
+    fh_arg_spec spec = {"features",
+                        "Compute the 51 causal market features (docs/FEATURES.md) of a CSV "
+                        "or of the synthetic market, and write them as CSV.",
+                        args, (int)(sizeof args / sizeof args[0])};
+    fh_error err;
+    fh_error_clear(&err);
+    int help = 0;
+    if (fh_args_parse(&spec, argc, argv, &help, &err) != FH_OK)
+        return fh_cli_report("features", &err);
+    if (help)
+        return 0;
+    if (!out) {
+        fh_error_set(&err, FH_ERR_INPUT, "--out FILE.csv is required (see foxhunt features "
+                     "--help)");
+        return fh_cli_report("features", &err);
+    }
+    if (data && (synthetic || args[3].seen || args[4].seen)) {
+        fh_error_set(&err, FH_ERR_INPUT, "--data cannot be combined with --synthetic, "
+                     "--seed or --bars (those describe the synthetic market)");
+        return fh_cli_report("features", &err);
+    }
+
+    fh_bars bars;
+    fh_status st;
+    if (data) {
+        st = fh_bars_load_csv(data, &bars, &err);
+    } else {
+        synth.seed = seed;
+        synth.n_bars = (size_t)n_bars;
+        st = fh_synth_generate(&synth, &bars, NULL, &err);
+    }
+    if (st != FH_OK)
+        return fh_cli_report("features", &err);
+    if (bars.reversed)
+        fprintf(stderr, "foxhunt features: note: %s is in descending time order; "
+                "reversed it to ascending\n", data);
+
+    float *features = NULL, *sigma = NULL;
+    size_t begin = FH_FEATURE_WARMUP, rows = bars.n - begin;
+    fh_market market;
+    memset(&market, 0, sizeof market);
+    if (normalize) {
+        st = fh_market_build(&bars, NULL, train_fraction, NULL, &market, &err);
+        if (st == FH_OK)
+            st = write_features(out, &bars, market.features, market.sigma, begin, &err);
+    } else {
+        features = malloc(bars.n * FH_N_MARKET_FEATURES * sizeof *features);
+        sigma = malloc(bars.n * sizeof *sigma);
+        st = features && sigma ? fh_features_compute(&bars, features, sigma, &err)
+                               : fh_error_set(&err, FH_ERR_FAILURE, "out of memory");
+        if (st == FH_OK)
+            st = write_features(out, &bars, features + begin * FH_N_MARKET_FEATURES,
+                                sigma + begin, begin, &err);
+    }
+    if (st == FH_OK) {
+        char t0[32], t1[32];
+        fh_time_format(bars.time[0], t0, sizeof t0);
+        fh_time_format(bars.time[bars.n - 1], t1, sizeof t1);
+        double dt = fh_bars_interval_seconds(&bars);
+        if (data)
+            printf("data:     %s\n", data);
+        else
+            printf("data:     synthetic market (seed %llu)\n", (unsigned long long)seed);
+        printf("bars:     %zu, %s .. %s UTC\n", bars.n, t0, t1);
+        printf("interval: %.0f s (%s, median spacing)\n", dt, interval_name(dt));
+        printf("features: %zu rows x %d features (%s) + sigma written to %s "
+               "(the first %d bars are the warm-up)\n",
+               rows, FH_N_MARKET_FEATURES,
+               normalize ? "z-scored on the training split, clipped to +-5" : "raw",
+               out, FH_FEATURE_WARMUP);
+    }
+    free(features);
+    free(sigma);
+    fh_market_free(&market);
+    fh_bars_free(&bars);
+    return st == FH_OK ? 0 : fh_cli_report("features", &err);
+}

@@ -1,0 +1,491 @@
+/* csv.c — loads OHLCV bars from a CSV file (SPEC §2).
+ *
+ * Accepted: a header row whose names are matched case-insensitively (surrounding
+ * spaces and double quotes ignored): a time column (date, time, timestamp, datetime,
+ * open_time, "open time"), open, high, low, close, volume, and an optional
+ * "adj close"/adj_close/adjclose that is read past (prices are the raw OHLC; a
+ * dividend-adjusted series would need all four prices adjusted, which Adj Close alone
+ * does not give). Other columns are ignored, columns may come in any order.
+ * Times: ISO dates (YYYY-MM-DD), ISO date-times (YYYY-MM-DD[T ]HH:MM[:SS[.frac]] with
+ * an optional Z or +HH:MM offset), or Unix seconds (values >= 1e11 are taken as Unix
+ * milliseconds, as exchange klines write them). LF or CRLF line ends, with or without
+ * a final newline, an optional UTF-8 byte-order mark, blank lines skipped.
+ * A file wholly in descending time order is reversed (bars->reversed = 1); gaps in time
+ * are normal.
+ *
+ * Every rejection is "FILE:LINE:COLUMN: what is wrong; what to do", LINE 1-based in the
+ * file, COLUMN the 1-based character position where the offending field starts. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "foxhunt/data.h"
+
+enum { COL_TIME, COL_OPEN, COL_HIGH, COL_LOW, COL_CLOSE, COL_VOLUME, N_REQUIRED };
+static const char *const COL_NAMES[N_REQUIRED] = {"time", "open", "high", "low", "close",
+                                                  "volume"};
+#define FIELD_MAX 128 /* longest field we copy for parsing or quoting in a message */
+
+typedef struct {
+    const char *path;
+    fh_error *err;
+} csv_ctx;
+
+static fh_status csv_fail(csv_ctx *c, size_t line, size_t col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static fh_status csv_fail(csv_ctx *c, size_t line, size_t col, const char *fmt, ...)
+{
+    char what[FH_ERROR_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return fh_error_set(c->err, FH_ERR_INPUT, "%s:%zu:%zu: %s", c->path, line, col, what);
+}
+
+/* Copies field [b, e) without surrounding spaces and double quotes into out. */
+static void field_text(const char *b, const char *e, char *out, size_t cap)
+{
+    while (b < e && (*b == ' ' || *b == '\t'))
+        b++;
+    while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
+        e--;
+    if (e - b >= 2 && *b == '"' && e[-1] == '"') {
+        b++;
+        e--;
+    }
+    size_t n = (size_t)(e - b);
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(out, b, n);
+    out[n] = '\0';
+}
+
+static int header_column(const char *name)
+{
+    static const char *const time_names[] = {"date", "time", "timestamp", "datetime",
+                                             "open_time", "open time", "opentime"};
+    for (size_t k = 0; k < sizeof time_names / sizeof time_names[0]; k++)
+        if (strcmp(name, time_names[k]) == 0)
+            return COL_TIME;
+    for (int k = COL_OPEN; k < N_REQUIRED; k++)
+        if (strcmp(name, COL_NAMES[k]) == 0)
+            return k;
+    return -1; /* adj close and anything else: read past */
+}
+
+/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar: count days in
+ * whole years shifted to start in March, so that the leap day is the year's last. */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;                             /* [0, 399] */
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1; /* [0, 365] */
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;     /* [0, 146096] */
+    return era * 146097 + doe - 719468;
+}
+
+static int days_in_month(int y, int m)
+{
+    static const int dm[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return m == 2 ? 28 + leap : dm[m - 1];
+}
+
+static int read_digits(const char **p, int n, int *out)
+{
+    int v = 0;
+    for (int k = 0; k < n; k++) {
+        if (!isdigit((unsigned char)(*p)[k]))
+            return 0;
+        v = v * 10 + ((*p)[k] - '0');
+    }
+    *p += n;
+    *out = v;
+    return 1;
+}
+
+/* Parses an ISO date / date-time or Unix seconds (ms when >= 1e11). 1 on success. */
+static int parse_time(const char *s, int64_t *out)
+{
+    if (!*s)
+        return 0;
+    if (strspn(s, "0123456789.") == strlen(s)) {
+        /* Unix time: digits with an optional fractional part */
+        char *end = NULL;
+        errno = 0;
+        double v = strtod(s, &end);
+        if (errno || end == s || *end || !isfinite(v) || v > 9.2e15)
+            return 0;
+        if (v >= 1e11)
+            v /= 1000.0;
+        *out = (int64_t)floor(v);
+        return 1;
+    }
+    const char *p = s;
+    int y, mo, d, hh = 0, mi = 0, ss = 0;
+    if (!read_digits(&p, 4, &y) || *p++ != '-' || !read_digits(&p, 2, &mo) || *p++ != '-' ||
+        !read_digits(&p, 2, &d))
+        return 0;
+    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo))
+        return 0;
+    int64_t offset = 0;
+    if (*p == 'T' || *p == ' ') {
+        p++;
+        if (!read_digits(&p, 2, &hh) || *p++ != ':' || !read_digits(&p, 2, &mi))
+            return 0;
+        if (*p == ':') {
+            p++;
+            if (!read_digits(&p, 2, &ss))
+                return 0;
+            if (*p == '.') { /* fractional seconds are dropped */
+                p++;
+                if (!isdigit((unsigned char)*p))
+                    return 0;
+                while (isdigit((unsigned char)*p))
+                    p++;
+            }
+        }
+        if (hh > 23 || mi > 59 || ss > 60)
+            return 0;
+        if (*p == 'Z') {
+            p++;
+        } else if (*p == '+' || *p == '-') {
+            int sign = *p == '-' ? -1 : 1, oh, om;
+            p++;
+            if (!read_digits(&p, 2, &oh))
+                return 0;
+            if (*p == ':')
+                p++;
+            if (!read_digits(&p, 2, &om) || oh > 23 || om > 59)
+                return 0;
+            offset = sign * (oh * 3600 + om * 60);
+        }
+    }
+    if (*p)
+        return 0;
+    *out = days_from_civil(y, mo, d) * 86400 + hh * 3600 + mi * 60 + ss - offset;
+    return 1;
+}
+
+static fh_status read_whole_file(csv_ctx *c, char **buf, size_t *len)
+{
+    FILE *f = fopen(c->path, "rb");
+    if (!f)
+        return fh_error_set(c->err, FH_ERR_INPUT, "%s: cannot open: %s; check the path",
+                            c->path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *b = malloc(cap + 1);
+    while (b) {
+        size_t got = fread(b + n, 1, cap - n, f);
+        n += got;
+        if (n < cap)
+            break;
+        cap *= 2;
+        char *nb = realloc(b, cap + 1);
+        if (!nb) {
+            free(b);
+            b = NULL;
+        }
+        b = nb;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!b)
+        return fh_error_set(c->err, FH_ERR_FAILURE, "%s: out of memory reading the file",
+                            c->path);
+    if (bad) {
+        free(b);
+        return fh_error_set(c->err, FH_ERR_INPUT, "%s: read error; check the file", c->path);
+    }
+    b[n] = '\0';
+    *buf = b;
+    *len = n;
+    return FH_OK;
+}
+
+static int line_is_blank(const char *b, const char *e)
+{
+    for (; b < e; b++)
+        if (!isspace((unsigned char)*b))
+            return 0;
+    return 1;
+}
+
+static void format_time(int64_t t, char *out, size_t cap)
+{
+    int64_t days = t >= 0 ? t / 86400 : -((-t + 86399) / 86400);
+    int64_t sod = t - days * 86400;
+    /* civil_from_days, the inverse of days_from_civil */
+    int64_t z = days + 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    int d = (int)(doy - (153 * mp + 2) / 5 + 1);
+    int m = (int)(mp < 10 ? mp + 3 : mp - 9);
+    int64_t y = yoe + era * 400 + (m <= 2);
+    snprintf(out, cap, "%04lld-%02d-%02d %02d:%02d:%02d", (long long)y, m, d,
+             (int)(sod / 3600), (int)(sod % 3600 / 60), (int)(sod % 60));
+}
+
+void fh_time_format(int64_t unix_seconds, char *out, size_t cap)
+{
+    format_time(unix_seconds, out, cap);
+}
+
+static fh_status check_order(csv_ctx *c, fh_bars *bars, const size_t *line_of,
+                             const size_t *tcol_of)
+{
+    size_t n = bars->n;
+    int descending = n >= 2 && bars->time[1] < bars->time[0];
+    for (size_t i = 1; i < n; i++) {
+        int64_t a = bars->time[i - 1], b = bars->time[i];
+        char ta[32], tb[32];
+        if (b == a) {
+            format_time(b, tb, sizeof tb);
+            return csv_fail(c, line_of[i], tcol_of[i],
+                            "duplicate time %s (same as line %zu); remove one of the two rows",
+                            tb, line_of[i - 1]);
+        }
+        if ((b < a) != descending) {
+            format_time(a, ta, sizeof ta);
+            format_time(b, tb, sizeof tb);
+            return csv_fail(c, line_of[i], tcol_of[i],
+                            "time %s is out of order (line %zu has %s, and the file runs %s); "
+                            "sort the file by time",
+                            tb, line_of[i - 1], ta, descending ? "descending" : "ascending");
+        }
+    }
+    if (descending) {
+        for (size_t i = 0, j = n - 1; i < j; i++, j--) {
+#define SWAP(T, arr) do { T t_ = arr[i]; arr[i] = arr[j]; arr[j] = t_; } while (0)
+            SWAP(int64_t, bars->time);
+            SWAP(double, bars->open);
+            SWAP(double, bars->high);
+            SWAP(double, bars->low);
+            SWAP(double, bars->close);
+            SWAP(double, bars->volume);
+#undef SWAP
+        }
+        bars->reversed = 1;
+    }
+    return FH_OK;
+}
+
+static fh_status parse_rows(csv_ctx *c, const char *p, const char *end, size_t line_no,
+                            const int *field_col, int n_fields_needed, fh_bars *bars,
+                            size_t *line_of, size_t *tcol_of)
+{
+    size_t n = 0, last_line = line_no;
+    const char *fb[64], *fe[64];
+    while (p < end) {
+        line_no++;
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        const char *next = nl ? nl + 1 : end;
+        if (le > p && le[-1] == '\r')
+            le--;
+        if (line_is_blank(p, le)) {
+            p = next;
+            continue;
+        }
+        last_line = line_no;
+        int nf = 0;
+        const char *q = p;
+        while (nf < n_fields_needed) {
+            const char *comma = memchr(q, ',', (size_t)(le - q));
+            fb[nf] = q;
+            fe[nf] = comma ? comma : le;
+            nf++;
+            if (!comma)
+                break;
+            q = comma + 1;
+        }
+        if (nf < n_fields_needed) {
+            for (int k = 0; k < N_REQUIRED; k++)
+                if (field_col[k] >= nf)
+                    return csv_fail(c, line_no, (size_t)(le - p) + 1,
+                                    "row has %d fields, so column '%s' (field %d) is missing; "
+                                    "give every row all the header's columns",
+                                    nf, COL_NAMES[k], field_col[k] + 1);
+        }
+        double v[N_REQUIRED];
+        for (int k = 0; k < N_REQUIRED; k++) {
+            int f = field_col[k];
+            size_t col = (size_t)(fb[f] - p) + 1;
+            char text[FIELD_MAX];
+            field_text(fb[f], fe[f], text, sizeof text);
+            if (!text[0])
+                return csv_fail(c, line_no, col,
+                                "empty value in column '%s'; fill it in or remove the row",
+                                COL_NAMES[k]);
+            if (k == COL_TIME) {
+                int64_t t;
+                if (!parse_time(text, &t))
+                    return csv_fail(c, line_no, col,
+                                    "'%s' in column 'time' is not a time; write ISO dates "
+                                    "(2020-01-31), ISO date-times (2020-01-31 13:00:00) or "
+                                    "Unix seconds",
+                                    text);
+                bars->time[n] = t;
+                tcol_of[n] = col;
+                continue;
+            }
+            char *ep = NULL;
+            errno = 0;
+            double x = strtod(text, &ep);
+            if (ep == text || *ep)
+                return csv_fail(c, line_no, col,
+                                "'%s' in column '%s' is not a number; write a decimal number "
+                                "or remove the row",
+                                text, COL_NAMES[k]);
+            if (!isfinite(x))
+                return csv_fail(c, line_no, col,
+                                "'%s' in column '%s' is not a finite number; write a finite "
+                                "decimal number or remove the row",
+                                text, COL_NAMES[k]);
+            if (k == COL_VOLUME ? x < 0 : x <= 0)
+                return csv_fail(c, line_no, col,
+                                k == COL_VOLUME
+                                    ? "negative %s %s; volumes must be >= 0, fix or remove the row"
+                                    : "non-positive price: %s is %s; prices must be > 0, fix "
+                                      "or remove the row",
+                                COL_NAMES[k], text);
+            v[k] = x;
+        }
+        if (v[COL_HIGH] < v[COL_LOW]) {
+            int f = field_col[COL_HIGH];
+            return csv_fail(c, line_no, (size_t)(fb[f] - p) + 1,
+                            "high %.10g is below low %.10g; fix the row (are the high and "
+                            "low columns swapped?)",
+                            v[COL_HIGH], v[COL_LOW]);
+        }
+        bars->open[n] = v[COL_OPEN];
+        bars->high[n] = v[COL_HIGH];
+        bars->low[n] = v[COL_LOW];
+        bars->close[n] = v[COL_CLOSE];
+        bars->volume[n] = v[COL_VOLUME];
+        line_of[n] = line_no;
+        n++;
+        p = next;
+    }
+    bars->n = n;
+    if (n < FH_MIN_BARS)
+        return csv_fail(c, last_line, 1,
+                        "only %zu bar%s; foxhunt needs at least %d (%d for the feature "
+                        "warm-up plus room for episodes), give a longer file",
+                        n, n == 1 ? "" : "s", FH_MIN_BARS, FH_FEATURE_WARMUP);
+    return FH_OK;
+}
+
+fh_status fh_bars_load_csv(const char *path, fh_bars *bars, fh_error *err)
+{
+    csv_ctx c = {path, err};
+    memset(bars, 0, sizeof *bars);
+    char *buf = NULL;
+    size_t len = 0;
+    fh_status st = read_whole_file(&c, &buf, &len);
+    if (st != FH_OK)
+        return st;
+    const char *p = buf, *end = buf + len;
+    if (len >= 3 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
+        (unsigned char)p[2] == 0xBF)
+        p += 3;
+
+    /* header: the first non-blank line */
+    size_t line_no = 0;
+    const char *hb = NULL, *he = NULL;
+    while (p < end) {
+        line_no++;
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        const char *next = nl ? nl + 1 : end;
+        if (le > p && le[-1] == '\r')
+            le--;
+        if (!line_is_blank(p, le)) {
+            hb = p;
+            he = le;
+            p = next;
+            break;
+        }
+        p = next;
+    }
+    if (!hb) {
+        free(buf);
+        return csv_fail(&c, 1, 1,
+                        "the file is empty; give a CSV with a header row (for example "
+                        "timestamp,open,high,low,close,volume) and at least %d bars",
+                        FH_MIN_BARS);
+    }
+    int field_col[N_REQUIRED];
+    for (int k = 0; k < N_REQUIRED; k++)
+        field_col[k] = -1;
+    int n_header = 0;
+    for (const char *q = hb;; n_header++) {
+        const char *comma = memchr(q, ',', (size_t)(he - q));
+        const char *fe = comma ? comma : he;
+        char name[FIELD_MAX];
+        field_text(q, fe, name, sizeof name);
+        for (char *s = name; *s; s++)
+            *s = (char)tolower((unsigned char)*s);
+        int k = header_column(name);
+        if (k >= 0) {
+            if (field_col[k] >= 0) {
+                free(buf);
+                return csv_fail(&c, line_no, (size_t)(q - hb) + 1,
+                                "column '%s' appears twice in the header (fields %d and %d); "
+                                "keep one",
+                                name, field_col[k] + 1, n_header + 1);
+            }
+            field_col[k] = n_header;
+        }
+        if (!comma) {
+            n_header++;
+            break;
+        }
+        q = comma + 1;
+    }
+    int n_needed = 0;
+    for (int k = 0; k < N_REQUIRED; k++) {
+        if (field_col[k] < 0) {
+            free(buf);
+            return csv_fail(&c, line_no, 1,
+                            "missing column '%s' in the header '%.*s'; the header needs a time "
+                            "column (date, time, timestamp or datetime), open, high, low, "
+                            "close and volume",
+                            COL_NAMES[k], (int)(he - hb > 200 ? 200 : he - hb), hb);
+        }
+        if (field_col[k] + 1 > n_needed)
+            n_needed = field_col[k] + 1;
+    }
+    if (n_needed > 64) {
+        free(buf);
+        return csv_fail(&c, line_no, 1, "a needed column is beyond field 64; move it forward");
+    }
+
+    size_t cap = 1;
+    for (const char *q = p; q < end; q++)
+        cap += *q == '\n';
+    size_t *line_of = malloc(cap * sizeof *line_of);
+    size_t *tcol_of = malloc(cap * sizeof *tcol_of);
+    st = (line_of && tcol_of) ? fh_bars_alloc(bars, cap, err)
+                              : fh_error_set(err, FH_ERR_FAILURE, "%s: out of memory", path);
+    if (st == FH_OK)
+        st = parse_rows(&c, p, end, line_no, field_col, n_needed, bars, line_of, tcol_of);
+    if (st == FH_OK)
+        st = check_order(&c, bars, line_of, tcol_of);
+    free(line_of);
+    free(tcol_of);
+    free(buf);
+    if (st != FH_OK)
+        fh_bars_free(bars);
+    return st;
+}
