@@ -10,7 +10,5 @@ static int pending(const char *name, const char *issue)
     return 1;
 }
 
-int fh_cmd_train(int argc, char **argv) { (void)argc; (void)argv; return pending("train", "issue 5"); }
-int fh_cmd_eval(int argc, char **argv) { (void)argc; (void)argv; return pending("eval", "issue 5"); }
 int fh_cmd_collect(int argc, char **argv) { (void)argc; (void)argv; return pending("collect", "issue 6"); }
 int fh_cmd_bench(int argc, char **argv) { (void)argc; (void)argv; return pending("bench", "issue 6"); }

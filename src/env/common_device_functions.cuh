@@ -1,6 +1,605 @@
-/* common_device_functions.cuh — the environment, written once for the C compiler and
- * NVRTC (SPEC §3; issue 3 fills this file). */
+/* common_device_functions.cuh — the trading environment, written once for the C
+ * compiler and NVRTC (SPEC §3; issue 3; docs/ENVIRONMENT.md).
+ *
+ * The same text is compiled three ways: by gcc as C11 (the CPU fallback,
+ * src/env/vec_env.c, and the tests), and by NVRTC as C++17 device code, concatenated in
+ * front of ppo_experience_kernel.cu / dqn_experience_kernel.cu (SPEC §8). So it keeps to
+ * the common subset: no system headers under NVRTC (only "foxhunt/shapes.h", handed to
+ * NVRTC as a named header), no stdint types, no malloc/printf, no designated
+ * initialisers, no bool, no enums (int constants convert freely in both languages), no
+ * NULL. Every function carries FH_DEVICE.
+ *
+ * Precision: the portfolio (cash, units, equity) is double so that
+ * equity = cash + units * price holds to 1e-9 relative; the rest (features, rewards,
+ * networks) is float. The RNG is integer-only, so CPU and GPU draw identical numbers;
+ * float results agree up to rounding (the GPU may fuse multiply-adds, and its
+ * expf/logf differ from glibc's by an ulp or two: SPEC §9 tolerances). */
 #ifndef FOXHUNT_COMMON_DEVICE_FUNCTIONS_CUH
 #define FOXHUNT_COMMON_DEVICE_FUNCTIONS_CUH
+
 #include "foxhunt/shapes.h"
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define FH_DEVICE __device__ __forceinline__
+#else
+#include <math.h>
+#define FH_DEVICE static inline
+#endif
+
+/* ---- environment-only constants (sizes live in foxhunt/shapes.h) ---- */
+#define FH_EXPOSURE_MIN (-1.0f)        /* x(a) = FH_EXPOSURE_MIN + FH_EXPOSURE_STEP * e */
+#define FH_EXPOSURE_MAX 1.0f
+#define FH_EXPOSURE_STEP 0.25f
+#define FH_URGENCY_STEP 0.2f           /* u(a) = FH_URGENCY_STEP * (k + 1) */
+/* The spread feature's cost rate uses the middle urgency (k = 2, u = 0.6). */
+#define FH_OBS_URGENCY_INDEX (FH_N_URGENCIES / 2)
+/* A barrier exit is a forced market order that closes the whole gap: full urgency. */
+#define FH_BARRIER_EXIT_URGENCY_INDEX (FH_N_URGENCIES - 1)
+#define FH_SPREAD_FEATURE_MAX 5.0f     /* spread feature clipped to [0, 5] (SPEC §3) */
+#define FH_SIGMA_FLOOR 1e-6f           /* sigma below this (a flat price run) counts as this */
+#define FH_DIVERSITY_TARGET_ENTROPY 1.0f /* penalty = -div_coef * max(0, 1 - H) (SPEC §3.4) */
+#define FH_CURIOSITY_MSE_CAP 1.0f      /* bonus = cur_coef * min(mse, 1) (SPEC §3.5) */
+/* |e'| at or below this is flat: the position is closed exactly (units = 0). */
+#define FH_FLAT_EXPOSURE_EPS 1e-12
+/* pnl = ln(max(E', floor) / E): a short squeezed through zero equity would give
+ * ln(negative); the floor keeps pnl finite and the step is terminal (ruin) anyway. */
+#define FH_EQUITY_FLOOR_FRACTION 1e-9
+
+/* Barrier hit kinds (fh_step_result.barrier_hit, log counters). */
+#define FH_BARRIER_NONE 0
+#define FH_BARRIER_PROFIT_TAKE 1
+#define FH_BARRIER_STOP_LOSS 2
+#define FH_BARRIER_TIME_LIMIT 3
+#define FH_BARRIER_N_KINDS 4
+
+/* Activations for matvec_leaky_relu (use_leaky = 0 is ReLU, as the design note). */
+#define FH_MATVEC_RELU 0
+#define FH_MATVEC_LEAKY_RELU 1
+#define FH_MATVEC_LINEAR 2
+
+/* PCG32 (O'Neill 2014, XSH-RR 64/32): 64-bit LCG state, output permutation. */
+#define FH_PCG_MULT 6364136223846793005ULL
+#define FH_PCG_ROTATE_SHIFT 59u
+#define FH_PCG_XSHIFT 18u
+#define FH_PCG_OUT_SHIFT 27u
+#define FH_RNG_FLOAT_BITS 24           /* gpu_random keeps the top 24 bits: exact in float */
+#define FH_RNG_FLOAT_SCALE (1.0f / 16777216.0f) /* 2^-24 */
+
+/* ---- types: plain structs, identical layout on host and device ---- */
+
+typedef struct fh_rng {
+    unsigned long long state;
+    unsigned long long inc; /* stream selector, always odd */
+} fh_rng;
+
+/* All coefficients of SPEC §3; plain data, passed by value as a kernel argument.
+ * Host defaults: fh_env_config_default() (include/foxhunt/env.h). */
+typedef struct fh_env_config {
+    double initial_equity; /* starting cash (default 10000) */
+    float half_spread;     /* cost rate floor per unit turnover (1e-4 = 1 bp) */
+    float impact;          /* extra cost rate per unit urgency (5e-4 = 5 bp) */
+    float pt;              /* profit-take distance in sigmas (2) */
+    float sl;              /* stop-loss distance in sigmas (1) */
+    float pt_bonus;        /* barrier_scale on a profit-take (0.5) */
+    float sl_scale;        /* barrier_scale on a stop-loss (0.5) */
+    float div_coef;        /* diversity penalty coefficient (0.01) */
+    float cur_coef;        /* curiosity bonus coefficient (0.01) */
+    float risk_coef;       /* risk penalty coefficient (1.0) */
+    float reward_scale;    /* reward scale (100) */
+    float ruin;            /* terminal when equity < ruin * initial (0.5) */
+    int max_hold;          /* barrier time limit in steps (50) */
+    int horizon;           /* episode length before truncation (256) */
+    int pad_;              /* keeps sizeof a multiple of 8 on both compilers */
+} fh_env_config;
+
+/* A device-compatible view of one data split (built on the host from fh_market_view). */
+typedef struct fh_env_market {
+    const float *features; /* (n_bars, FH_N_MARKET_FEATURES) normalised */
+    const float *close;    /* (n_bars) close prices, > 0 */
+    const float *sigma;    /* (n_bars) EWMA volatility of log returns, span 20 */
+    int n_bars;
+} fh_env_market;
+
+/* Triple-barrier state: SPEC's 5 floats. direction 0 = no position. */
+typedef struct fh_barrier {
+    float entry;      /* entry price P0 */
+    float upper;      /* long: profit-take level; short: stop-loss level */
+    float lower;      /* long: stop-loss level; short: profit-take level */
+    float entry_step; /* episode step at which the position was opened */
+    float direction;  /* +1 long, -1 short, 0 inactive */
+} fh_barrier;
+
+/* The last FH_DIVERSITY_WINDOW actions and how often each occurs among them. */
+typedef struct fh_diversity {
+    unsigned char ring[FH_DIVERSITY_WINDOW];  /* actions, oldest at head once full */
+    unsigned char counts[FH_N_ACTIONS];       /* occurrences in the ring (<= 100) */
+    unsigned char pad_[3];
+    int head;                                 /* next slot to write */
+    int fill;                                 /* actions in the ring, <= W */
+} fh_diversity;
+
+/* Everything one episode carries across steps and across kernel launches. */
+typedef struct fh_episode_state {
+    fh_rng rng;
+    /* portfolio, double: equity == cash + units * close[bar] */
+    double cash;
+    double units;          /* signed units of the asset held */
+    double equity;         /* marked at close[bar] */
+    double initial_equity;
+    double exposure;       /* units * close[bar] / equity: drifts with the price */
+    /* per-episode log accumulators (reset with the episode) */
+    double log_reward;     /* sum of rewards (env_step's base + caller's bonuses) */
+    double log_cost;       /* sum of transaction costs, in cash */
+    double log_turnover;   /* sum of |exposure traded| */
+    int bar;               /* current bar index in the market */
+    int start_bar;
+    int step;              /* steps taken in this episode */
+    int log_reversals;
+    int log_barrier_hits[FH_BARRIER_N_KINDS]; /* indexed by FH_BARRIER_*; [0] unused */
+    int episodes_done;     /* episodes finished by this slot (not reset) */
+    /* lifetime totals of the slot (never reset: the trainer differences them between
+     * collections for its per-iteration metrics, on the CPU and GPU paths alike) */
+    double life_cost;      /* transaction costs paid, in cash */
+    double life_turnover;  /* sum of |exposure traded| */
+    int life_reversals;
+    int life_barrier_hits[FH_BARRIER_N_KINDS];
+    int life_pad_;         /* keeps sizeof a multiple of 8 on both compilers */
+    fh_barrier barrier;
+    fh_diversity diversity;
+} fh_episode_state;
+
+/* What one env_step did (SPEC §3 steps 1-4, 6-8). */
+typedef struct fh_step_result {
+    double pnl;            /* ln(E_{i+1} / E_i), costs included */
+    double cost;           /* trade cost + barrier exit cost, in cash, >= 0 */
+    double units_held;     /* units held over the price move (after the trade) */
+    float reward;          /* reward_base; the caller adds curiosity with env_add_bonus */
+    float reward_base;     /* all terms of SPEC §3.7 except the curiosity bonus */
+    float turnover;        /* |e' - e| plus |exposure| closed by a barrier */
+    float exposure;        /* e' after the trade (before any barrier exit) */
+    float barrier_scale;
+    float risk_penalty;
+    float diversity_penalty;
+    int barrier_hit;       /* FH_BARRIER_* */
+    int reversal;          /* 1 when the trade flipped the position's sign */
+    int terminal;          /* ruin */
+    int truncated;         /* horizon or last bar of the split reached */
+    int done;              /* terminal || truncated */
+} fh_step_result;
+
+/* ---- random numbers ---- */
+
+FH_DEVICE unsigned int pcg32(fh_rng *rng)
+{
+    unsigned long long old = rng->state;
+    rng->state = old * FH_PCG_MULT + rng->inc;
+    unsigned int xorshifted = (unsigned int)(((old >> FH_PCG_XSHIFT) ^ old) >> FH_PCG_OUT_SHIFT);
+    unsigned int rot = (unsigned int)(old >> FH_PCG_ROTATE_SHIFT);
+    return (xorshifted >> rot) | (xorshifted << ((0u - rot) & 31u));
+}
+
+/* seed: the run seed; stream: the episode index (distinct streams never overlap). */
+FH_DEVICE void rng_seed(fh_rng *rng, unsigned long long seed, unsigned long long stream)
+{
+    rng->state = 0ULL;
+    rng->inc = (stream << 1) | 1ULL;
+    pcg32(rng);
+    rng->state += seed;
+    pcg32(rng);
+}
+
+/* Uniform float in [0, 1): the top 24 bits times 2^-24, exact on CPU and GPU. */
+FH_DEVICE float gpu_random(fh_rng *rng)
+{
+    return (float)(pcg32(rng) >> (32 - FH_RNG_FLOAT_BITS)) * FH_RNG_FLOAT_SCALE;
+}
+
+/* Integer in [0, n), n >= 1: multiply-shift (bias below n / 2^32). */
+FH_DEVICE int rng_uniform_int(fh_rng *rng, int n)
+{
+    return (int)(((unsigned long long)pcg32(rng) * (unsigned long long)n) >> 32);
+}
+
+/* ---- small networks ---- */
+
+FH_DEVICE float leaky_relu(float x, float alpha)
+{
+    return x > 0.0f ? x : alpha * x;
+}
+
+/* out[o] = act(b[o] + sum_i W[o, i] * x[i]); W (n_out, n_in) row-major, b (n_out).
+ * use_leaky: FH_MATVEC_RELU (0), FH_MATVEC_LEAKY_RELU (1) or FH_MATVEC_LINEAR (2). */
+FH_DEVICE void matvec_leaky_relu(float *out, const float *W, const float *b, const float *x,
+                                 int n_out, int n_in, int use_leaky, float alpha)
+{
+    for (int o = 0; o < n_out; o++) {
+        const float *row = W + (long long)o * n_in;
+        float sum = b[o];
+        for (int i = 0; i < n_in; i++)
+            sum += row[i] * x[i];
+        if (use_leaky == FH_MATVEC_LEAKY_RELU)
+            sum = leaky_relu(sum, alpha);
+        else if (use_leaky == FH_MATVEC_RELU)
+            sum = sum > 0.0f ? sum : 0.0f;
+        out[o] = sum;
+    }
+}
+
+/* Output layers: no activation. */
+FH_DEVICE void matvec_linear(float *out, const float *W, const float *b, const float *x,
+                             int n_out, int n_in)
+{
+    matvec_leaky_relu(out, W, b, x, n_out, n_in, FH_MATVEC_LINEAR, 0.0f);
+}
+
+/* ---- actions: a = FH_N_URGENCIES * e + k (SPEC §3) ---- */
+
+FH_DEVICE float action_to_exposure(int a)
+{
+    return FH_EXPOSURE_MIN + FH_EXPOSURE_STEP * (float)(a / FH_N_URGENCIES);
+}
+
+FH_DEVICE float action_to_urgency(int a)
+{
+    return FH_URGENCY_STEP * (float)(a % FH_N_URGENCIES + 1);
+}
+
+/* Cost rate per unit of turnover: half_spread + impact * u(a). */
+FH_DEVICE float action_to_tx_cost(int a, const fh_env_config *cfg)
+{
+    return cfg->half_spread + cfg->impact * action_to_urgency(a);
+}
+
+/* Rate of a barrier exit (full urgency) and of the spread feature (middle urgency). */
+FH_DEVICE float env_exit_cost_rate(const fh_env_config *cfg)
+{
+    return action_to_tx_cost(FH_BARRIER_EXIT_URGENCY_INDEX, cfg);
+}
+
+FH_DEVICE float env_observed_cost_rate(const fh_env_config *cfg)
+{
+    return action_to_tx_cost(FH_OBS_URGENCY_INDEX, cfg);
+}
+
+/* ---- triple barrier (SPEC §3.3) ---- */
+
+FH_DEVICE void barrier_reset(fh_barrier *b)
+{
+    b->entry = 0.0f;
+    b->upper = 0.0f;
+    b->lower = 0.0f;
+    b->entry_step = 0.0f;
+    b->direction = 0.0f;
+}
+
+/* Opens barriers for a position of sign direction (+1 / -1) entered at entry_price,
+ * with the bar's sigma (floored at FH_SIGMA_FLOOR). Long: upper = P0 (1 + pt sigma)
+ * is the profit-take, lower = P0 (1 - sl sigma) the stop-loss; short: mirrored,
+ * lower = P0 (1 - pt sigma) profit-take, upper = P0 (1 + sl sigma) stop-loss. */
+FH_DEVICE void barrier_init(fh_barrier *b, float entry_price, float sigma, int entry_step,
+                            int direction, const fh_env_config *cfg)
+{
+    float s = fmaxf(sigma, FH_SIGMA_FLOOR);
+    b->entry = entry_price;
+    b->entry_step = (float)entry_step;
+    if (direction > 0) {
+        b->direction = 1.0f;
+        b->upper = entry_price * (1.0f + cfg->pt * s);
+        b->lower = entry_price * (1.0f - cfg->sl * s);
+    } else {
+        b->direction = -1.0f;
+        b->upper = entry_price * (1.0f + cfg->sl * s);
+        b->lower = entry_price * (1.0f - cfg->pt * s);
+    }
+}
+
+/* Checks price (the close the market just moved to) after `steps_done` episode steps.
+ * Profit-take and stop-loss (touching the level counts) before the time limit, which
+ * hits once steps_done - entry_step >= max_hold. Returns FH_BARRIER_*. */
+FH_DEVICE int barrier_check(const fh_barrier *b, float price, int steps_done,
+                            const fh_env_config *cfg)
+{
+    if (b->direction == 0.0f)
+        return FH_BARRIER_NONE;
+    if (b->direction > 0.0f) {
+        if (price >= b->upper)
+            return FH_BARRIER_PROFIT_TAKE;
+        if (price <= b->lower)
+            return FH_BARRIER_STOP_LOSS;
+    } else {
+        if (price <= b->lower)
+            return FH_BARRIER_PROFIT_TAKE;
+        if (price >= b->upper)
+            return FH_BARRIER_STOP_LOSS;
+    }
+    if ((float)steps_done - b->entry_step >= (float)cfg->max_hold)
+        return FH_BARRIER_TIME_LIMIT;
+    return FH_BARRIER_NONE;
+}
+
+FH_DEVICE float barrier_scale_of(int hit, const fh_env_config *cfg)
+{
+    if (hit == FH_BARRIER_PROFIT_TAKE)
+        return cfg->pt_bonus;
+    if (hit == FH_BARRIER_STOP_LOSS)
+        return cfg->sl_scale;
+    return 0.0f;
+}
+
+/* ---- diversity (SPEC §3.4) ---- */
+
+FH_DEVICE void diversity_reset(fh_diversity *d)
+{
+    for (int i = 0; i < FH_DIVERSITY_WINDOW; i++)
+        d->ring[i] = 0;
+    for (int i = 0; i < FH_N_ACTIONS; i++)
+        d->counts[i] = 0;
+    for (int i = 0; i < 3; i++)
+        d->pad_[i] = 0;
+    d->head = 0;
+    d->fill = 0;
+}
+
+/* Pushes action into the ring (evicting the oldest once full), then returns the
+ * penalty -div_coef * max(0, 1 - H), H = -sum p ln p over the filled part, or 0 while
+ * fewer than FH_DIVERSITY_MIN_FILL actions are in the window. */
+FH_DEVICE float diversity_entropy(fh_diversity *d, int action, const fh_env_config *cfg)
+{
+    if (d->fill == FH_DIVERSITY_WINDOW)
+        d->counts[d->ring[d->head]]--;
+    else
+        d->fill++;
+    d->ring[d->head] = (unsigned char)action;
+    d->counts[action]++;
+    d->head = (d->head + 1) % FH_DIVERSITY_WINDOW;
+    if (d->fill < FH_DIVERSITY_MIN_FILL)
+        return 0.0f;
+    float inv_fill = 1.0f / (float)d->fill;
+    float h = 0.0f;
+    for (int i = 0; i < FH_N_ACTIONS; i++) {
+        if (d->counts[i] > 0) {
+            float p = (float)d->counts[i] * inv_fill;
+            h -= p * logf(p);
+        }
+    }
+    return -cfg->div_coef * fmaxf(0.0f, FH_DIVERSITY_TARGET_ENTROPY - h);
+}
+
+/* ---- curiosity (SPEC §3.5) ---- */
+
+/* Forward model [s[0..31], x(a), u(a), e'] (35) -> 64 ReLU -> 32; returns the MSE of its
+ * prediction against next_features (the next bar's market features 0..31).
+ * weights: flat buffer, layout FH_CURIOSITY_OFF_* (foxhunt/shapes.h); state: (54). */
+FH_DEVICE float curiosity_inference(const float *weights, const float *state, int action,
+                                    float new_exposure, const float *next_features)
+{
+    float in[FH_CURIOSITY_INPUT_DIM];
+    float hidden[FH_CURIOSITY_HIDDEN];
+    float pred[FH_CURIOSITY_TARGET_DIM];
+    for (int i = 0; i < FH_CURIOSITY_TARGET_DIM; i++)
+        in[i] = state[i];
+    in[FH_CURIOSITY_TARGET_DIM] = action_to_exposure(action);
+    in[FH_CURIOSITY_TARGET_DIM + 1] = action_to_urgency(action);
+    in[FH_CURIOSITY_TARGET_DIM + 2] = new_exposure;
+    matvec_leaky_relu(hidden, weights + FH_CURIOSITY_OFF_W0, weights + FH_CURIOSITY_OFF_B0,
+                      in, FH_CURIOSITY_HIDDEN, FH_CURIOSITY_INPUT_DIM, FH_MATVEC_RELU, 0.0f);
+    matvec_linear(pred, weights + FH_CURIOSITY_OFF_W1, weights + FH_CURIOSITY_OFF_B1, hidden,
+                  FH_CURIOSITY_TARGET_DIM, FH_CURIOSITY_HIDDEN);
+    float sum = 0.0f;
+    for (int i = 0; i < FH_CURIOSITY_TARGET_DIM; i++) {
+        float d = pred[i] - next_features[i];
+        sum += d * d;
+    }
+    return sum / (float)FH_CURIOSITY_TARGET_DIM;
+}
+
+FH_DEVICE float curiosity_bonus(const fh_env_config *cfg, float mse)
+{
+    return cfg->cur_coef * fminf(mse, FH_CURIOSITY_MSE_CAP);
+}
+
+/* ---- the episode ---- */
+
+/* Start bar: uniform in [0, n_bars - 1 - horizon] when the data holds a full horizon
+ * after it (so only the horizon truncates), else uniform in [0, n_bars - 2] (at least
+ * one step; the end of the data truncates). Requires n_bars >= 2. */
+FH_DEVICE int env_sample_start_bar(const fh_env_config *cfg, const fh_env_market *m,
+                                   fh_rng *rng)
+{
+    int last_start = m->n_bars - 1 - cfg->horizon;
+    if (last_start < 0)
+        last_start = m->n_bars - 2;
+    return rng_uniform_int(rng, last_start + 1);
+}
+
+/* Fresh portfolio, barriers, diversity window and logs at a new random start bar; the
+ * rng continues its stream. */
+FH_DEVICE void env_episode_reset(const fh_env_config *cfg, const fh_env_market *m,
+                                 fh_episode_state *ep)
+{
+    ep->start_bar = env_sample_start_bar(cfg, m, &ep->rng);
+    ep->bar = ep->start_bar;
+    ep->step = 0;
+    ep->initial_equity = cfg->initial_equity;
+    ep->cash = cfg->initial_equity;
+    ep->units = 0.0;
+    ep->equity = cfg->initial_equity;
+    ep->exposure = 0.0;
+    ep->log_reward = 0.0;
+    ep->log_cost = 0.0;
+    ep->log_turnover = 0.0;
+    ep->log_reversals = 0;
+    for (int k = 0; k < FH_BARRIER_N_KINDS; k++)
+        ep->log_barrier_hits[k] = 0;
+    barrier_reset(&ep->barrier);
+    diversity_reset(&ep->diversity);
+}
+
+/* First reset of slot `stream` (the episode index) under the run seed. */
+FH_DEVICE void env_episode_init(const fh_env_config *cfg, const fh_env_market *m,
+                                fh_episode_state *ep, unsigned long long seed,
+                                unsigned long long stream)
+{
+    rng_seed(&ep->rng, seed, stream);
+    ep->episodes_done = 0;
+    ep->life_cost = 0.0;
+    ep->life_turnover = 0.0;
+    ep->life_reversals = 0;
+    for (int k = 0; k < FH_BARRIER_N_KINDS; k++)
+        ep->life_barrier_hits[k] = 0;
+    ep->life_pad_ = 0;
+    env_episode_reset(cfg, m, ep);
+}
+
+/* state (FH_STATE_DIM): the 51 features of the current bar, equity/initial - 1,
+ * exposure clipped to [-1, 1], and spread = (half_spread + impact * 0.6) / max(sigma,
+ * FH_SIGMA_FLOOR) clipped to [0, 5]. */
+FH_DEVICE void env_observe(const fh_env_config *cfg, const fh_env_market *m,
+                           const fh_episode_state *ep, float *state)
+{
+    const float *f = m->features + (long long)ep->bar * FH_N_MARKET_FEATURES;
+    for (int j = 0; j < FH_N_MARKET_FEATURES; j++)
+        state[j] = f[j];
+    float exposure = (float)ep->exposure;
+    float spread = env_observed_cost_rate(cfg) / fmaxf(m->sigma[ep->bar], FH_SIGMA_FLOOR);
+    state[FH_N_MARKET_FEATURES] = (float)(ep->equity / ep->initial_equity - 1.0);
+    state[FH_N_MARKET_FEATURES + 1] = fminf(fmaxf(exposure, FH_EXPOSURE_MIN), FH_EXPOSURE_MAX);
+    state[FH_N_MARKET_FEATURES + 2] = fminf(fmaxf(spread, 0.0f), FH_SPREAD_FEATURE_MAX);
+}
+
+FH_DEVICE int env_sign(double v)
+{
+    return (v > 0.0) - (v < 0.0);
+}
+
+/* One step at bar i = ep->bar with `action` (0 <= action < FH_N_ACTIONS); SPEC §3 steps
+ * 1-4, 6, 7 (without the curiosity bonus) and 8, in that order (docs/ENVIRONMENT.md).
+ * Does not reset: on out->done the caller observes the final state, then calls
+ * env_episode_reset. */
+FH_DEVICE void env_step(const fh_env_config *cfg, const fh_env_market *m,
+                        fh_episode_state *ep, int action, fh_step_result *out)
+{
+    out->pnl = 0.0;
+    out->cost = 0.0;
+    out->units_held = ep->units;
+    out->reward = 0.0f;
+    out->reward_base = 0.0f;
+    out->turnover = 0.0f;
+    out->exposure = (float)ep->exposure;
+    out->barrier_scale = 0.0f;
+    out->risk_penalty = 0.0f;
+    out->diversity_penalty = 0.0f;
+    out->barrier_hit = FH_BARRIER_NONE;
+    out->reversal = 0;
+    out->terminal = 0;
+    int i = ep->bar;
+    if (i + 1 >= m->n_bars) { /* stepped past the data without a reset: nothing moves */
+        out->truncated = 1;
+        out->done = 1;
+        return;
+    }
+    out->truncated = 0;
+    out->done = 0;
+
+    double p0 = (double)m->close[i];
+    double p1 = (double)m->close[i + 1];
+    float sigma_i = m->sigma[i];
+    double equity0 = ep->cash + ep->units * p0;
+
+    /* 1. trade towards the target; cost = turnover * equity * rate, paid in cash */
+    double e = ep->units * p0 / equity0;
+    double x = (double)action_to_exposure(action);
+    double u = (double)action_to_urgency(action);
+    double e_new = e + u * (x - e);
+    e_new = e_new > (double)FH_EXPOSURE_MAX ? (double)FH_EXPOSURE_MAX : e_new;
+    e_new = e_new < (double)FH_EXPOSURE_MIN ? (double)FH_EXPOSURE_MIN : e_new;
+    if (e_new <= FH_FLAT_EXPOSURE_EPS && e_new >= -FH_FLAT_EXPOSURE_EPS)
+        e_new = 0.0;
+    double turnover = e_new - e >= 0.0 ? e_new - e : e - e_new;
+    double cost = turnover * equity0 * (double)action_to_tx_cost(action, cfg);
+    double units_new = e_new * (equity0 - cost) / p0; /* exposure e' after the cost */
+    ep->cash -= (units_new - ep->units) * p0 + cost;
+    ep->units = units_new;
+
+    int old_dir = (int)ep->barrier.direction;
+    int new_dir = env_sign(e_new);
+    int reversal = old_dir != 0 && new_dir != 0 && new_dir != old_dir;
+    if (new_dir == 0)
+        barrier_reset(&ep->barrier);
+    else if (old_dir == 0 || reversal)
+        barrier_init(&ep->barrier, (float)p0, sigma_i, ep->step, new_dir, cfg);
+
+    /* 6. risk on the position carried over the move */
+    float risk_term = (float)e_new * sigma_i;
+    float risk = cfg->risk_coef * risk_term * risk_term;
+
+    /* 2. the market moves to p_{i+1} */
+    out->units_held = ep->units;
+    double equity1 = ep->cash + ep->units * p1;
+
+    /* 3. barriers, checked at p_{i+1}; a hit closes at p_{i+1} at full urgency */
+    int hit = barrier_check(&ep->barrier, (float)p1, ep->step + 1, cfg);
+    if (hit != FH_BARRIER_NONE) {
+        double value = ep->units * p1;
+        double traded = value >= 0.0 ? value : -value;
+        double exit_cost = traded * (double)env_exit_cost_rate(cfg);
+        ep->cash += value - exit_cost;
+        ep->units = 0.0;
+        equity1 = ep->cash;
+        cost += exit_cost;
+        turnover += equity1 + exit_cost > 0.0 ? traded / (equity1 + exit_cost) : 0.0;
+        barrier_reset(&ep->barrier);
+    }
+    double equity_floor = FH_EQUITY_FLOOR_FRACTION * ep->initial_equity;
+    double pnl = log((equity1 > equity_floor ? equity1 : equity_floor) / equity0);
+    ep->equity = equity1;
+    ep->exposure = equity1 > 0.0 ? ep->units * p1 / equity1 : 0.0;
+    ep->bar = i + 1;
+    ep->step += 1;
+
+    /* 4. diversity */
+    float div = diversity_entropy(&ep->diversity, action, cfg);
+
+    /* 7. reward without curiosity */
+    float scale = barrier_scale_of(hit, cfg);
+    float reward = cfg->reward_scale * ((float)pnl * (1.0f + scale) - risk) + div;
+
+    /* 8. done: ruin is terminal; the horizon or the last bar truncates */
+    int terminal = equity1 < (double)cfg->ruin * ep->initial_equity;
+    int truncated = !terminal && (ep->step >= cfg->horizon || ep->bar >= m->n_bars - 1);
+
+    ep->log_reward += (double)reward;
+    ep->log_cost += cost;
+    ep->log_turnover += turnover;
+    ep->log_reversals += reversal;
+    ep->log_barrier_hits[hit] += hit != FH_BARRIER_NONE;
+    ep->life_cost += cost;
+    ep->life_turnover += turnover;
+    ep->life_reversals += reversal;
+    ep->life_barrier_hits[hit] += hit != FH_BARRIER_NONE;
+
+    out->pnl = pnl;
+    out->cost = cost;
+    out->reward = reward;
+    out->reward_base = reward;
+    out->turnover = (float)turnover;
+    out->exposure = (float)e_new;
+    out->barrier_scale = scale;
+    out->risk_penalty = risk;
+    out->diversity_penalty = div;
+    out->barrier_hit = hit;
+    out->reversal = reversal;
+    out->terminal = terminal;
+    out->truncated = truncated;
+    out->done = terminal || truncated;
+}
+
+/* Adds a bonus the caller computed (the curiosity bonus) to the step's reward and to
+ * the episode's logged return. */
+FH_DEVICE void env_add_bonus(fh_episode_state *ep, fh_step_result *out, float bonus)
+{
+    out->reward += bonus;
+    ep->log_reward += (double)bonus;
+}
+
 #endif

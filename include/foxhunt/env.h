@@ -1,0 +1,104 @@
+/* env.h — the trading environment on the CPU (SPEC §3; docs/ENVIRONMENT.md).
+ *
+ * The per-episode math lives in src/env/common_device_functions.cuh, which the GPU
+ * kernels compile too; this header adds the host side: the configuration defaults and
+ * a vectorised environment that steps N episodes with OpenMP (one episode per
+ * iteration, each with its own random stream, so results do not depend on the number
+ * of threads). Batch arrays are owned by the caller. */
+#ifndef FOXHUNT_ENV_H
+#define FOXHUNT_ENV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "env/common_device_functions.cuh"
+#include "foxhunt/data.h"
+#include "foxhunt/error.h"
+#include "foxhunt/shapes.h"
+
+/* SPEC §3 defaults: half_spread 1e-4, impact 5e-4, pt 2, sl 1, max_hold 50, pt_bonus 0.5,
+ * sl_scale 0.5, div_coef 0.01, cur_coef 0.01, risk_coef 1, reward_scale 100, ruin 0.5,
+ * horizon 256, initial_equity 10000. */
+fh_env_config fh_env_config_default(void);
+/* FH_ERR_INPUT naming the first coefficient out of range. */
+fh_status fh_env_config_validate(const fh_env_config *cfg, fh_error *err);
+
+/* The device-compatible view of a data split (pointers are shared, not copied). */
+fh_env_market fh_env_market_from_view(const fh_market_view *view);
+/* FH_ERR_INPUT unless n_bars >= 2, arrays present, closes > 0 and finite, sigma >= 0
+ * and finite, features finite. */
+fh_status fh_env_market_validate(const fh_env_market *market, fh_error *err);
+
+/* One finished episode. */
+typedef struct {
+    int slot;             /* episode index in the vec env */
+    int start_bar;
+    int length;           /* steps */
+    int terminal;         /* 1: ruin */
+    int truncated;        /* 1: horizon or end of data */
+    int reversals;
+    int barrier_hits[FH_BARRIER_N_KINDS]; /* by FH_BARRIER_*; [FH_BARRIER_NONE] unused */
+    double episode_return; /* sum of rewards (curiosity included when it was computed) */
+    double log_growth;    /* ln(final equity / initial equity) */
+    double final_equity;
+    double costs;         /* cash paid in transaction costs */
+    double turnover;
+} fh_episode_log;
+
+/* Means over finished episodes (counts are totals). */
+typedef struct {
+    long n_episodes;
+    long n_terminal;
+    long n_truncated;
+    double mean_return;
+    double mean_length;
+    double mean_log_growth;
+    double mean_costs;
+    double mean_reversals;
+    long barrier_hits[FH_BARRIER_N_KINDS];
+} fh_episode_summary;
+
+typedef struct {
+    int n_episodes;
+    fh_env_config cfg;
+    fh_env_market market;
+    fh_episode_state *episodes; /* (N) */
+    fh_episode_log *pending;    /* (N) log of the episode that just ended in each slot */
+    fh_episode_log *logs;       /* finished episodes, in (step call, slot) order */
+    size_t n_logs;
+    size_t cap_logs;
+    uint64_t total_steps;
+} fh_vec_env;
+
+/* Seeds slot i's stream with (seed, i) and resets every episode. The market's arrays
+ * must outlive env. On error env is left freeable. */
+fh_status fh_vec_env_init(fh_vec_env *env, int n_episodes, const fh_env_config *cfg,
+                          const fh_market_view *market, uint64_t seed, fh_error *err);
+/* Same with an fh_env_market (tests and benches that build their own arrays). */
+fh_status fh_vec_env_init_market(fh_vec_env *env, int n_episodes, const fh_env_config *cfg,
+                                 const fh_env_market *market, uint64_t seed, fh_error *err);
+/* Safe on a zeroed or half-built env. */
+void fh_vec_env_free(fh_vec_env *env);
+
+/* Writes the current observation of every episode: states (N, 54). Does not reset. */
+void fh_vec_env_observe(const fh_vec_env *env, float *states);
+/* Resets every episode (new start bars from each slot's stream) and observes. */
+void fh_vec_env_reset(fh_vec_env *env, float *states);
+
+/* Steps every episode with actions (N) in [0, 45). curiosity_weights (FH_CURIOSITY_N_PARAMS)
+ * or NULL: when given, each reward gets curiosity_bonus of the model's MSE on
+ * (s, a, next bar's features 0..31). Outputs (N): rewards, dones, terminals,
+ * truncations; states_out (N, 54) the observation to act on next (after the auto-reset
+ * of finished episodes); final_states (N, 54) or NULL: the observation before the
+ * reset (rows of episodes not done hold the same as states_out). FH_ERR_INPUT for an
+ * action out of range (nothing is stepped); FH_ERR_FAILURE if the log list cannot grow. */
+fh_status fh_vec_env_step(fh_vec_env *env, const int *actions, const float *curiosity_weights,
+                          float *states_out, float *rewards, int *dones, int *terminals,
+                          int *truncations, float *final_states, fh_error *err);
+
+/* Finished-episode logs (owned by env) and their summary; clear empties the list. */
+const fh_episode_log *fh_vec_env_logs(const fh_vec_env *env, size_t *n);
+void fh_vec_env_summary(const fh_vec_env *env, fh_episode_summary *summary);
+void fh_vec_env_clear_logs(fh_vec_env *env);
+
+#endif

@@ -1,0 +1,38 @@
+/* evaluate.h — honest backtests on a held-out split (issue 5, `foxhunt eval`).
+ *
+ * A backtest is one continuous episode over the whole split: it starts flat at the
+ * split's first bar with the initial equity and steps with the shared env_step (same
+ * costs, barriers and accounting as training) until the last bar, with no horizon
+ * truncation; ruin ends it early and the equity then stays where it fell. Policies:
+ * the trained actor greedy (argmax) and sampled, and the baselines buy-and-hold
+ * (target +1), flat (target 0), uniformly random actions, and, on the synthetic market,
+ * an oracle that knows the predictable component (long when the expected next return
+ * beats the round-trip cost, short when below minus it, else flat). */
+#ifndef FOXHUNT_EVALUATE_H
+#define FOXHUNT_EVALUATE_H
+
+#include "foxhunt/data.h"
+#include "foxhunt/env.h"
+#include "foxhunt/metrics.h"
+#include "foxhunt/nn.h"
+
+typedef enum {
+    FH_POLICY_GREEDY = 0,
+    FH_POLICY_SAMPLED,
+    FH_POLICY_BUY_AND_HOLD,
+    FH_POLICY_FLAT,
+    FH_POLICY_RANDOM,
+    FH_POLICY_ORACLE,
+    FH_POLICY_COUNT
+} fh_policy_kind;
+
+const char *fh_policy_name(fh_policy_kind kind);
+
+/* Runs one policy over the whole view. actor is needed for greedy/sampled;
+ * expected_return (view.n) for the oracle (else NULL). seed drives sampled/random. */
+fh_status fh_backtest_run(fh_backtest_metrics *m, fh_policy_kind kind, const fh_mlp *actor,
+                          const fh_env_config *cfg, const fh_market_view *view,
+                          const double *expected_return, double periods_per_year,
+                          uint64_t seed, fh_error *err);
+
+#endif

@@ -1,0 +1,62 @@
+/* ppo.h — the PPO update (SPEC §6, CleanRL's ppo.py details) and the curiosity fit.
+ *
+ * update_mlp: for each epoch, a fresh permutation of the N*L samples (from the
+ * update's own PCG stream, so runs and resumes are reproducible); per minibatch the
+ * actor and critic forward, fh_ppo_loss (clipped surrogate, optional value clipping,
+ * entropy bonus, per-minibatch advantage normalisation), backward, joint global
+ * gradient-norm clip over actor+critic, one Adam step each; optional target-KL stop
+ * after an epoch. Then the curiosity model is fitted on the collection's (s, a, e')
+ * -> next bar's features 0..31 by MSE with its own Adam. */
+#ifndef FOXHUNT_PPO_H
+#define FOXHUNT_PPO_H
+
+#include "foxhunt/nn.h"
+#include "foxhunt/rollout.h"
+#include "foxhunt/train_config.h"
+
+typedef struct {
+    double policy_loss;
+    double value_loss;
+    double entropy;
+    double approx_kl;
+    double old_approx_kl;
+    double clip_fraction;
+    double explained_variance;
+    double curiosity_loss;
+    double grad_norm;        /* mean pre-clip global norm */
+    int epochs_run;          /* < epochs when target_kl stopped early */
+    int minibatches;
+} fh_ppo_stats;
+
+typedef struct {
+    int minibatch;
+    fh_mlp_ws actor_ws, critic_ws, curiosity_ws; /* batch = minibatch */
+    float *mb_states;      /* (M, 54) */
+    int32_t *mb_actions;   /* (M) */
+    float *mb_old_logp, *mb_adv, *mb_returns, *mb_old_values; /* (M) */
+    float *mb_logits;      /* (M, 45) */
+    float *mb_values;      /* (M) */
+    float *mb_dlogits;     /* (M, 45) */
+    float *mb_dvalues;     /* (M) */
+    float *mb_cur_in;      /* (M, 35) */
+    float *mb_cur_target;  /* (M, 32) */
+    float *mb_cur_pred;    /* (M, 32) */
+    float *mb_cur_dpred;   /* (M, 32) */
+    float *scratch;        /* FH_PPO_SCRATCH_FLOATS(M, 45) */
+    int64_t *perm;         /* (N*L) */
+    int64_t perm_size;
+} fh_ppo_workspace;
+
+fh_status fh_ppo_workspace_init(fh_ppo_workspace *w, int minibatch, int64_t batch_size,
+                                fh_error *err);
+void fh_ppo_workspace_free(fh_ppo_workspace *w);
+
+/* update_mlp. lr: this iteration's (annealed) learning rate. rng: the update's
+ * shuffling stream (advanced). market: the split the batch came from (for the
+ * curiosity targets). */
+fh_status fh_ppo_update(fh_ppo_stats *stats, fh_mlp *actor, fh_mlp *critic,
+                        fh_mlp *curiosity, fh_ppo_workspace *w,
+                        const fh_trajectory_batch *b, const fh_env_market *market,
+                        const fh_train_config *cfg, double lr, fh_rng *rng, fh_error *err);
+
+#endif

@@ -1,0 +1,25 @@
+/* run_data.h — the market a run trains or evaluates on: a CSV (--data) or the
+ * synthetic market, built into features, splits and normalisation in one call, so
+ * train, eval, collect and bench all see the same data for the same config. */
+#ifndef FOXHUNT_RUN_DATA_H
+#define FOXHUNT_RUN_DATA_H
+
+#include "foxhunt/data.h"
+#include "foxhunt/error.h"
+#include "foxhunt/train_config.h"
+
+typedef struct {
+    fh_bars bars;
+    double *expected_return; /* (bars.n) synthetic only, else NULL */
+    fh_market market;
+    int synthetic;
+    char description[256];   /* "synthetic market (seed 42, 20000 bars)" or the path */
+} fh_run_data;
+
+/* norm: the training statistics to apply (from a checkpoint), or NULL to fit them on
+ * the training split. */
+fh_status fh_run_data_load(fh_run_data *d, const fh_train_config *cfg,
+                           const fh_feature_norm *norm, fh_error *err);
+void fh_run_data_free(fh_run_data *d);
+
+#endif

@@ -1,0 +1,99 @@
+/* train_config.h — every hyper-parameter of a training run, in one struct, with one
+ * table that drives the defaults, the `--flag` names, the INI config file keys and the
+ * resolved-config JSON saved with the run (so the three can never disagree).
+ *
+ * Precedence: defaults < config file (--config FILE, INI: [run] [ppo] [env] sections;
+ * a key may also appear outside any section) < flags on the command line. */
+#ifndef FOXHUNT_TRAIN_CONFIG_H
+#define FOXHUNT_TRAIN_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "foxhunt/env.h"
+#include "foxhunt/error.h"
+
+#define FH_CONFIG_STRING_MAX 512
+
+typedef struct {
+    /* [run] */
+    char data[FH_CONFIG_STRING_MAX];   /* CSV path; "" = the synthetic market */
+    char algo[8];                      /* ppo | dqn */
+    char device[8];                    /* auto | cpu | cuda */
+    char kernel[16];                   /* fast | reference (GPU collection) */
+    char precision[8];                 /* fp32 | tf32 (GPU batched critic/curiosity) */
+    char out[FH_CONFIG_STRING_MAX];    /* run directory */
+    char resume[FH_CONFIG_STRING_MAX]; /* checkpoint to resume from; "" = fresh */
+    int episodes;                      /* N */
+    int steps;                         /* L */
+    int iterations;                    /* K: collections + updates */
+    uint64_t seed;
+    int checkpoint_every;              /* iterations between checkpoints (0: end only) */
+    double train_fraction;             /* time-ordered split */
+    int synthetic_bars;
+    uint64_t synthetic_seed;
+    int threads;                       /* CPU threads (0: OpenMP default) */
+    int eval_at_end;                   /* 1: print the test-split evaluation when done */
+    /* [ppo] (CleanRL defaults, SPEC §6) */
+    double lr;
+    int anneal_lr;
+    int epochs;
+    int minibatch;
+    double gamma;
+    double gae_lambda;
+    double clip;
+    double vf_coef;
+    double ent_coef;
+    double max_grad_norm;
+    int clip_vloss;
+    double target_kl;                  /* <= 0: no early stop */
+    int norm_adv;
+    double adam_eps;
+    double curiosity_lr;
+    int curiosity_epochs;
+    /* [env] (SPEC §3) */
+    fh_env_config env;
+} fh_train_config;
+
+typedef enum {
+    FH_FIELD_STRING,
+    FH_FIELD_CHOICE,
+    FH_FIELD_INT,
+    FH_FIELD_U64,
+    FH_FIELD_DOUBLE,
+    FH_FIELD_FLOAT,
+    FH_FIELD_BOOL /* int 0/1; INI and flags accept 0/1/true/false */
+} fh_field_type;
+
+typedef struct {
+    const char *section; /* "run", "ppo", "env" */
+    const char *key;     /* INI key and JSON key; the flag is --key with '_' -> '-' */
+    fh_field_type type;
+    size_t offset;       /* into fh_train_config */
+    size_t size;         /* for strings: capacity */
+    const char *choices; /* "a|b|c" for FH_FIELD_CHOICE */
+    double min, max;     /* inclusive range for numbers */
+    const char *help;
+} fh_config_field;
+
+extern const fh_config_field fh_train_config_fields[];
+extern const int fh_train_config_n_fields;
+
+void fh_train_config_default(fh_train_config *cfg);
+/* Sets one field from text (as an INI value or flag value). FH_ERR_INPUT on a bad
+ * value, with a message naming the key and the accepted range/choices. */
+fh_status fh_config_field_set(const fh_config_field *f, fh_train_config *cfg,
+                              const char *value, fh_error *err);
+/* Formats one field's current value as text. */
+void fh_config_field_format(const fh_config_field *f, const fh_train_config *cfg,
+                            char *out, size_t out_size);
+/* Reads an INI file into cfg; errors name FILE:LINE and the key. */
+fh_status fh_train_config_load_ini(const char *path, fh_train_config *cfg, fh_error *err);
+/* Cross-field checks (minibatch divides nothing required, ranges, env). */
+fh_status fh_train_config_validate(const fh_train_config *cfg, fh_error *err);
+/* The resolved config as a JSON object text (malloc'd): {"run":{...},"ppo":{...},"env":{...}}. */
+char *fh_train_config_to_json(const fh_train_config *cfg);
+/* Parses what fh_train_config_to_json wrote (checkpoints carry it). */
+fh_status fh_train_config_from_json(const char *json, fh_train_config *cfg, fh_error *err);
+
+#endif

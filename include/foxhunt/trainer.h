@@ -1,0 +1,83 @@
+/* trainer.h — `foxhunt train`: collect, update, log, checkpoint, repeat (issue 5).
+ *
+ * A run directory (cfg.out) holds config.json (the resolved configuration),
+ * metrics.csv and metrics.jsonl (one row per iteration, same fields), and
+ * checkpoint_NNNNNN.safetensors every cfg.checkpoint_every iterations plus
+ * final.safetensors at the end. A checkpoint holds everything a bit-identical resume
+ * needs (docs/CHECKPOINTS.md): networks with Adam state, normalisation, config,
+ * iteration, every episode's full state (portfolio, barriers, window, random stream),
+ * the update's shuffling stream and the running episode returns. */
+#ifndef FOXHUNT_TRAINER_H
+#define FOXHUNT_TRAINER_H
+
+#include <signal.h>
+#include <stdio.h>
+
+#include "foxhunt/device.h"
+#include "foxhunt/nn.h"
+#include "foxhunt/ppo.h"
+#include "foxhunt/rollout.h"
+#include "foxhunt/run_data.h"
+#include "foxhunt/train_config.h"
+
+typedef struct {
+    int64_t iteration;
+    int64_t global_step;             /* transitions collected so far */
+    double lr;
+    double collect_seconds;
+    double update_seconds;
+    double steps_per_second;         /* N*L / (collect + update) */
+    double collect_steps_per_second; /* N*L / collect */
+    long episodes_finished;
+    double mean_episode_return;      /* NaN when no episode finished this iteration */
+    double mean_episode_length;
+    double mean_reward;
+    double costs;                    /* transaction costs paid / initial equity, summed over episodes */
+    double turnover;                 /* mean |exposure traded| per step */
+    long reversals;
+    long barrier_profit_take, barrier_stop_loss, barrier_time_limit;
+    double action_entropy;           /* entropy of the batch's action histogram (nats) */
+    fh_ppo_stats ppo;
+} fh_iteration_metrics;
+
+struct fh_gpu_ppo_collector;
+
+typedef struct {
+    fh_train_config cfg;
+    fh_run_data data;
+    fh_market_view train_view;
+    fh_env_market train_market;
+    fh_mlp actor, critic, curiosity;
+    fh_device_info device;
+    fh_cpu_collector cpu;
+    struct fh_gpu_ppo_collector *gpu;  /* NULL on the CPU path */
+    fh_episode_state *episodes;        /* (N) the collector's episode states */
+    fh_trajectory_batch batch;
+    fh_ppo_workspace ws;
+    fh_rng update_rng;
+    int64_t iteration;                 /* completed iterations */
+    double *episode_return;            /* (N) running return of each slot's episode */
+    int32_t *episode_length;           /* (N) */
+    FILE *metrics_csv, *metrics_jsonl;
+    char *config_json;
+    char last_checkpoint[1100];
+} fh_trainer;
+
+/* Loads data, builds networks (fresh, or from cfg->resume), picks the device, opens the
+ * run directory. Safe to fh_trainer_free on failure. */
+fh_status fh_trainer_init(fh_trainer *t, const fh_train_config *cfg, fh_error *err);
+void fh_trainer_free(fh_trainer *t);
+
+typedef void (*fh_iteration_callback)(const fh_trainer *t, const fh_iteration_metrics *m,
+                                      void *user);
+
+/* Runs iterations t->iteration+1 .. cfg.iterations; stops after the current iteration
+ * when *stop becomes non-zero (Ctrl-C), writing a final checkpoint either way. */
+fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
+                         fh_iteration_callback on_iteration, void *user, fh_error *err);
+/* Writes a checkpoint of the current state to path (atomic). */
+fh_status fh_trainer_save(const fh_trainer *t, const char *path, fh_error *err);
+/* Reads only the resolved config stored in a checkpoint. */
+fh_status fh_checkpoint_read_config(const char *path, fh_train_config *cfg, fh_error *err);
+
+#endif

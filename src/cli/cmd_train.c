@@ -1,0 +1,138 @@
+/* cmd_train.c — `foxhunt train`: resolve the config, train, checkpoint, evaluate. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/config_flags.h"
+#include "cli/eval_report.h"
+#include "foxhunt/trainer.h"
+
+/* Set by the SIGINT handler, read between iterations. A signal handler can reach
+ * nothing else, so this one flag is file-scope state by necessity. */
+static volatile sig_atomic_t g_stop_requested = 0;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    g_stop_requested = 1;
+}
+
+typedef struct {
+    int is_tty;
+    double elapsed;   /* seconds of the iterations run in this process */
+    int64_t first_iteration;
+} progress_state;
+
+static void format_duration(char *out, size_t n, double seconds)
+{
+    if (!isfinite(seconds) || seconds < 0)
+        snprintf(out, n, "?");
+    else if (seconds < 60)
+        snprintf(out, n, "%.0fs", seconds);
+    else if (seconds < 3600)
+        snprintf(out, n, "%dm%02ds", (int)seconds / 60, (int)seconds % 60);
+    else
+        snprintf(out, n, "%dh%02dm", (int)seconds / 3600, ((int)seconds % 3600) / 60);
+}
+
+static void on_iteration(const fh_trainer *t, const fh_iteration_metrics *m, void *user)
+{
+    progress_state *p = user;
+    p->elapsed += m->collect_seconds + m->update_seconds;
+    double done = (double)(m->iteration - p->first_iteration + 1);
+    double eta = p->elapsed / done * (double)(t->cfg.iterations - m->iteration);
+    char eta_text[32], ret[32];
+    format_duration(eta_text, sizeof eta_text, eta);
+    if (isfinite(m->mean_episode_return))
+        snprintf(ret, sizeof ret, "%.3f", m->mean_episode_return);
+    else
+        snprintf(ret, sizeof ret, "n/a");
+    char line[256];
+    snprintf(line, sizeof line,
+             "iter %lld/%d  %.0f steps/s (collect %.0f)  return %s  entropy %.3f  kl %.4f  "
+             "clip %.3f  ev %.2f  ETA %s",
+             (long long)m->iteration, t->cfg.iterations, m->steps_per_second,
+             m->collect_steps_per_second, ret, m->ppo.entropy, m->ppo.approx_kl,
+             m->ppo.clip_fraction, m->ppo.explained_variance, eta_text);
+    if (p->is_tty) {
+        printf("\r\033[K%s", line);
+        if (m->iteration == t->cfg.iterations)
+            printf("\n");
+    } else {
+        printf("%s\n", line);
+    }
+    fflush(stdout);
+}
+
+int fh_cmd_train(int argc, char **argv)
+{
+    fh_train_config cfg;
+    fh_error err;
+    fh_error_clear(&err);
+    int help = 0;
+    if (fh_config_from_flags(&cfg, "train",
+                             "Train a PPO agent on --data FILE or on the built-in synthetic market.\n"
+                             "Writes config.json, metrics.csv/.jsonl and checkpoints to --out; Ctrl-C stops\n"
+                             "after the current iteration with a checkpoint. Flags override --config, which\n"
+                             "overrides the config saved in --resume's checkpoint.",
+                             argc, argv, &help, &err) != FH_OK)
+        return fh_cli_report("train", &err);
+    if (help)
+        return 0;
+    if (fh_train_config_validate(&cfg, &err) != FH_OK)
+        return fh_cli_report("train", &err);
+    printf("foxhunt train: resolved configuration\n");
+    fh_config_print(&cfg, stdout);
+
+    fh_trainer t;
+    if (fh_trainer_init(&t, &cfg, &err) != FH_OK) {
+        fh_trainer_free(&t);
+        return fh_cli_report("train", &err);
+    }
+    char device[400];
+    fh_device_describe(&t.device, device, sizeof device);
+    printf("%s%s\n", device, t.gpu ? "" : "");
+    printf("data: %s; train %zu bars, test %zu bars\n", t.data.description,
+           t.data.market.n_train, t.data.market.n - t.data.market.n_train);
+    if (t.iteration > 0)
+        printf("resumed from %s at iteration %lld\n", cfg.resume, (long long)t.iteration);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigaction(SIGINT, &sa, NULL);
+    progress_state progress = {isatty(STDOUT_FILENO), 0.0, t.iteration + 1};
+    fh_status st = fh_trainer_run(&t, &g_stop_requested, on_iteration, &progress, &err);
+    signal(SIGINT, SIG_DFL);
+    if (progress.is_tty && t.iteration < cfg.iterations)
+        printf("\n");
+    if (st != FH_OK) {
+        fh_trainer_free(&t);
+        return fh_cli_report("train", &err);
+    }
+    if (g_stop_requested)
+        printf("interrupted after iteration %lld: checkpoint %s (continue with --resume %s)\n",
+               (long long)t.iteration, t.last_checkpoint, t.last_checkpoint);
+    else
+        printf("done: %lld iterations; checkpoint %s; metrics in %s/metrics.csv\n",
+               (long long)t.iteration, t.last_checkpoint, cfg.out);
+
+    int rc = 0;
+    if (cfg.eval_at_end && !g_stop_requested) {
+        fh_eval_report report;
+        char json[FH_CONFIG_STRING_MAX + 32];
+        snprintf(json, sizeof json, "%s/eval.json", cfg.out);
+        if (fh_eval_report_run(&report, &t.actor, &cfg, &t.data, FH_SPLIT_TEST, cfg.seed, &err) != FH_OK ||
+            fh_eval_report_write_json(&report, t.last_checkpoint, json, &err) != FH_OK) {
+            rc = fh_cli_report("train", &err);
+        } else {
+            fh_eval_report_print(&report, "evaluation", stdout);
+            printf("(written to %s)\n", json);
+        }
+    }
+    fh_trainer_free(&t);
+    return rc;
+}

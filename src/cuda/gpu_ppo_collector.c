@@ -1,0 +1,256 @@
+/* gpu_ppo_collector.c — see gpu_ppo_collector.h. */
+#include "cuda/gpu_ppo_collector.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_module.h"
+#include "cuda/gpu_weights.h"
+#include "env/common_device_functions.cuh"
+#include "cuda/kernels/ppo_experience_kernel.cu"
+
+#define KERNEL_FILE "ppo_experience_kernel.cu"
+#define REFERENCE_ENTRY "ppo_full_experience_kernel"
+/* One thread per episode; small blocks spread the episodes over more SMs. */
+#define REFERENCE_BLOCK 32
+
+struct fh_gpu_ppo_collector {
+    fh_device_info dev;
+    int n_episodes, n_steps;
+    fh_env_config cfg;
+    cudaStream_t stream;
+    cudaEvent_t ev_begin, ev_kernel_begin, ev_kernel_end, ev_end;
+    fh_cuda_module module;
+    cudaKernel_t reference;
+    float *d_features, *d_close, *d_sigma;
+    fh_env_market d_market;
+    fh_episode_state *d_episodes;
+    fh_episode_state *h_episodes;
+    fh_gpu_weights weights;
+    fh_ppo_outputs out;     /* device pointers */
+    fh_gpu_collect_timing timing;
+};
+
+static void free_outputs(fh_ppo_outputs *o)
+{
+    void *ptrs[] = {o->states, o->actions, o->log_probs, o->values, o->rewards, o->dones,
+                    o->terminals, o->trunc_values, o->advantages, o->returns, o->exposures,
+                    o->bars, o->last_values};
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
+        cudaFree(ptrs[i]);
+    memset(o, 0, sizeof *o);
+}
+
+void fh_gpu_ppo_collector_destroy(fh_gpu_ppo_collector *c)
+{
+    if (!c)
+        return;
+    free_outputs(&c->out);
+    fh_gpu_weights_free(&c->weights);
+    cudaFree(c->d_features);
+    cudaFree(c->d_close);
+    cudaFree(c->d_sigma);
+    cudaFree(c->d_episodes);
+    free(c->h_episodes);
+    fh_cuda_module_free(&c->module);
+    if (c->ev_begin) cudaEventDestroy(c->ev_begin);
+    if (c->ev_kernel_begin) cudaEventDestroy(c->ev_kernel_begin);
+    if (c->ev_kernel_end) cudaEventDestroy(c->ev_kernel_end);
+    if (c->ev_end) cudaEventDestroy(c->ev_end);
+    if (c->stream) cudaStreamDestroy(c->stream);
+    free(c);
+}
+
+fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_device_info *dev,
+                                      int n_episodes, int n_steps, const fh_env_config *cfg,
+                                      const fh_market_view *market, uint64_t seed,
+                                      const char *kernel, const char *precision,
+                                      fh_error *err)
+{
+    *out = NULL;
+    if (strcmp(kernel, "reference") != 0)
+        return fh_error_set(err, FH_ERR_INPUT, "--kernel %s: this build has the reference "
+                            "kernel only (use --kernel reference)", kernel);
+    if (strcmp(precision, "fp32") != 0 && strcmp(precision, "tf32") != 0)
+        return fh_error_set(err, FH_ERR_INPUT, "--precision %s: expected fp32 or tf32", precision);
+    fh_gpu_ppo_collector *c = calloc(1, sizeof *c);
+    if (!c)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+    c->dev = *dev;
+    c->n_episodes = n_episodes;
+    c->n_steps = n_steps;
+    c->cfg = *cfg;
+    size_t nl = (size_t)n_episodes * (size_t)n_steps;
+    size_t nb = market->n;
+    fh_env_market host_market = fh_env_market_from_view(market);
+    fh_status st = fh_env_market_validate(&host_market, err);
+    if (st != FH_OK)
+        goto fail_status;
+
+    CUDA_CHECK(cudaSetDevice(dev->device_index), err);
+    CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), err);
+    CUDA_CHECK(cudaEventCreate(&c->ev_begin), err);
+    CUDA_CHECK(cudaEventCreate(&c->ev_kernel_begin), err);
+    CUDA_CHECK(cudaEventCreate(&c->ev_kernel_end), err);
+    CUDA_CHECK(cudaEventCreate(&c->ev_end), err);
+
+    /* The reference kernel is compiled with --fmad=false: no fused multiply-adds, so its
+     * sums round like the CPU's and sampled actions agree (SPEC §9). */
+    const char *options[] = {"--fmad=false", "-lineinfo"};
+    st = fh_cuda_module_load(&c->module, dev, KERNEL_FILE, options, 2, err);
+    if (st != FH_OK)
+        goto fail_status;
+    c->timing.from_cache = c->module.from_cache;
+    c->timing.compile_seconds = c->module.compile_seconds;
+    if ((st = fh_cuda_module_kernel(&c->module, REFERENCE_ENTRY, &c->reference, err)) != FH_OK)
+        goto fail_status;
+
+    /* the market split, once */
+    CUDA_CHECK(cudaMalloc((void **)&c->d_features, nb * FH_N_MARKET_FEATURES * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&c->d_close, nb * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&c->d_sigma, nb * sizeof(float)), err);
+    CUDA_CHECK(cudaMemcpy(c->d_features, market->features, nb * FH_N_MARKET_FEATURES * sizeof(float),
+                          cudaMemcpyHostToDevice), err);
+    CUDA_CHECK(cudaMemcpy(c->d_close, market->close, nb * sizeof(float), cudaMemcpyHostToDevice), err);
+    CUDA_CHECK(cudaMemcpy(c->d_sigma, market->sigma, nb * sizeof(float), cudaMemcpyHostToDevice), err);
+    c->d_market.features = c->d_features;
+    c->d_market.close = c->d_close;
+    c->d_market.sigma = c->d_sigma;
+    c->d_market.n_bars = (int)nb;
+
+    /* episodes start exactly as the CPU collector's (same seeds, same code) */
+    c->h_episodes = calloc((size_t)n_episodes, sizeof *c->h_episodes);
+    if (!c->h_episodes) {
+        st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+        goto fail_status;
+    }
+    for (int n = 0; n < n_episodes; n++)
+        env_episode_init(&c->cfg, &host_market, &c->h_episodes[n], seed, (unsigned long long)n);
+    CUDA_CHECK(cudaMalloc((void **)&c->d_episodes, (size_t)n_episodes * sizeof(fh_episode_state)), err);
+    CUDA_CHECK(cudaMemcpy(c->d_episodes, c->h_episodes, (size_t)n_episodes * sizeof(fh_episode_state),
+                          cudaMemcpyHostToDevice), err);
+
+    if ((st = fh_gpu_weights_alloc(&c->weights, err)) != FH_OK)
+        goto fail_status;
+    fh_ppo_outputs *o = &c->out;
+    CUDA_CHECK(cudaMalloc((void **)&o->states, nl * FH_STATE_DIM * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&o->actions, nl * sizeof(int)), err);
+    CUDA_CHECK(cudaMalloc((void **)&o->log_probs, nl * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&o->values, nl * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&o->rewards, nl * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&o->dones, nl * sizeof(int)), err);
+    CUDA_CHECK(cudaMalloc((void **)&o->terminals, nl * sizeof(int)), err);
+    CUDA_CHECK(cudaMalloc((void **)&o->trunc_values, nl * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&o->advantages, nl * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&o->returns, nl * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&o->exposures, nl * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&o->bars, nl * sizeof(int)), err);
+    CUDA_CHECK(cudaMalloc((void **)&o->last_values, (size_t)n_episodes * sizeof(float)), err);
+    *out = c;
+    return FH_OK;
+fail:
+fail_status:
+    fh_gpu_ppo_collector_destroy(c);
+    return err->status;
+}
+
+fh_episode_state *fh_gpu_ppo_collector_episodes(fh_gpu_ppo_collector *c)
+{
+    return c->h_episodes;
+}
+
+fh_status fh_gpu_ppo_collector_upload_episodes(fh_gpu_ppo_collector *c, fh_error *err)
+{
+    CUDA_CHECK(cudaMemcpy(c->d_episodes, c->h_episodes,
+                          (size_t)c->n_episodes * sizeof(fh_episode_state),
+                          cudaMemcpyHostToDevice), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+fh_status fh_gpu_ppo_collector_poison(fh_gpu_ppo_collector *c, fh_error *err)
+{
+    size_t nl = (size_t)c->n_episodes * c->n_steps;
+    fh_ppo_outputs *o = &c->out;
+    struct { void *p; size_t bytes; } bufs[] = {
+        {o->states, nl * FH_STATE_DIM * 4}, {o->actions, nl * 4}, {o->log_probs, nl * 4},
+        {o->values, nl * 4}, {o->rewards, nl * 4}, {o->dones, nl * 4}, {o->terminals, nl * 4},
+        {o->trunc_values, nl * 4}, {o->advantages, nl * 4}, {o->returns, nl * 4},
+        {o->exposures, nl * 4}, {o->bars, nl * 4}, {o->last_values, (size_t)c->n_episodes * 4}};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        CUDA_CHECK(cudaMemsetAsync(bufs[i].p, 0xFF, bufs[i].bytes, c->stream), err);
+    CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+fh_gpu_collect_timing fh_gpu_ppo_collector_timing(const fh_gpu_ppo_collector *c)
+{
+    return c->timing;
+}
+
+static fh_status launch_reference(fh_gpu_ppo_collector *c, const fh_collect_params *p,
+                                  fh_error *err)
+{
+    const float *actor = c->weights.actor, *critic = c->weights.critic,
+                *curiosity = c->weights.curiosity;
+    int N = c->n_episodes, L = c->n_steps;
+    float gamma = p->gamma, lambda = p->gae_lambda;
+    void *args[] = {&actor, &critic, &curiosity, &c->cfg, &c->d_market, &c->d_episodes,
+                    &N, &L, &gamma, &lambda, &c->out};
+    dim3 grid = {(unsigned)((N + REFERENCE_BLOCK - 1) / REFERENCE_BLOCK), 1, 1};
+    dim3 block = {REFERENCE_BLOCK, 1, 1};
+    CUDA_CHECK(cudaLaunchKernel((const void *)c->reference, grid, block, args, 0, c->stream), err);
+    CUDA_CHECK(cudaGetLastError(), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+fh_status fh_gpu_ppo_collector_collect(fh_gpu_ppo_collector *c, const fh_collect_params *p,
+                                       fh_trajectory_batch *b, fh_error *err)
+{
+    int N = c->n_episodes, L = c->n_steps;
+    size_t nl = (size_t)N * L;
+    if (b->n_episodes != N || b->n_steps != L)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: batch is %dx%d, collector %dx%d",
+                            __FILE__, __LINE__, b->n_episodes, b->n_steps, N, L);
+    fh_status st;
+    const fh_ppo_outputs *o = &c->out;
+    CUDA_CHECK(cudaEventRecord(c->ev_begin, c->stream), err);
+    if ((st = fh_gpu_weights_sync(&c->weights, p->actor, p->critic, p->curiosity, c->stream,
+                                  err)) != FH_OK)
+        return st;
+    CUDA_CHECK(cudaEventRecord(c->ev_kernel_begin, c->stream), err);
+    if ((st = launch_reference(c, p, err)) != FH_OK)
+        return st;
+    CUDA_CHECK(cudaEventRecord(c->ev_kernel_end, c->stream), err);
+    struct { void *dst; const void *src; size_t bytes; } copies[] = {
+        {b->states, o->states, nl * FH_STATE_DIM * sizeof(float)},
+        {b->actions, o->actions, nl * sizeof(int)},
+        {b->log_probs, o->log_probs, nl * sizeof(float)},
+        {b->values, o->values, nl * sizeof(float)},
+        {b->rewards, o->rewards, nl * sizeof(float)},
+        {b->dones, o->dones, nl * sizeof(int)},
+        {b->terminals, o->terminals, nl * sizeof(int)},
+        {b->trunc_values, o->trunc_values, nl * sizeof(float)},
+        {b->advantages, o->advantages, nl * sizeof(float)},
+        {b->returns, o->returns, nl * sizeof(float)},
+        {b->exposures, o->exposures, nl * sizeof(float)},
+        {b->bars, o->bars, nl * sizeof(int)},
+        {b->last_values, o->last_values, (size_t)N * sizeof(float)},
+        {c->h_episodes, c->d_episodes, (size_t)N * sizeof(fh_episode_state)}};
+    for (size_t i = 0; i < sizeof copies / sizeof copies[0]; i++)
+        CUDA_CHECK(cudaMemcpyAsync(copies[i].dst, copies[i].src, copies[i].bytes,
+                                   cudaMemcpyDeviceToHost, c->stream), err);
+    CUDA_CHECK(cudaEventRecord(c->ev_end, c->stream), err);
+    CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
+    CUDA_CHECK(cudaEventElapsedTime(&c->timing.rollout_ms, c->ev_kernel_begin, c->ev_kernel_end), err);
+    CUDA_CHECK(cudaEventElapsedTime(&c->timing.total_ms, c->ev_begin, c->ev_end), err);
+    return FH_OK;
+fail:
+    return err->status;
+}

@@ -1,0 +1,45 @@
+/* gpu_ppo_collector.h — PPO experience collection on the GPU (issue 6; design note:
+ * gpu_ppo_collector). Owns the module, the stream, the device market, episode states,
+ * weights and output buffers. One collect = weight sync, one kernel launch (N x L
+ * steps, no host round trip per step), one download of the batch. Episode states stay
+ * on the device across collections; a host copy is refreshed after each collect. */
+#ifndef FOXHUNT_GPU_PPO_COLLECTOR_H
+#define FOXHUNT_GPU_PPO_COLLECTOR_H
+
+#include "foxhunt/data.h"
+#include "foxhunt/device.h"
+#include "foxhunt/env.h"
+#include "foxhunt/rollout.h"
+
+typedef struct fh_gpu_ppo_collector fh_gpu_ppo_collector;
+
+/* kernel: "reference" (one thread per episode) or "fast"; precision "fp32" or "tf32". */
+fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_device_info *dev,
+                                      int n_episodes, int n_steps, const fh_env_config *cfg,
+                                      const fh_market_view *market, uint64_t seed,
+                                      const char *kernel, const char *precision,
+                                      fh_error *err);
+void fh_gpu_ppo_collector_destroy(fh_gpu_ppo_collector *c);
+
+/* collect_rollouts on the GPU into batch (host). */
+fh_status fh_gpu_ppo_collector_collect(fh_gpu_ppo_collector *c, const fh_collect_params *p,
+                                       fh_trajectory_batch *batch, fh_error *err);
+/* Host copy of the episode states (N): current after each collect; edit it and call
+ * upload_episodes to push it (resume). */
+fh_episode_state *fh_gpu_ppo_collector_episodes(fh_gpu_ppo_collector *c);
+fh_status fh_gpu_ppo_collector_upload_episodes(fh_gpu_ppo_collector *c, fh_error *err);
+
+/* Fills every device output buffer with a NaN bit pattern (tests: a buffer the kernel
+ * fails to write shows up). */
+fh_status fh_gpu_ppo_collector_poison(fh_gpu_ppo_collector *c, fh_error *err);
+
+typedef struct {
+    float rollout_ms;   /* the collection kernel(s), device events */
+    float total_ms;     /* sync + kernel(s) + download */
+    int from_cache;     /* module loaded from the disk cache */
+    double compile_seconds;
+} fh_gpu_collect_timing;
+/* Timing of the last collect. */
+fh_gpu_collect_timing fh_gpu_ppo_collector_timing(const fh_gpu_ppo_collector *c);
+
+#endif

@@ -1,0 +1,120 @@
+/* evaluate.c — backtests of policies over a split (include/foxhunt/evaluate.h). */
+#include "foxhunt/evaluate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "env/common_device_functions.cuh"
+#include "cuda/kernels/ppo_experience_kernel.cu" /* softmax_sample */
+
+/* action = FH_N_URGENCIES * e + k; full urgency trades straight to the target */
+#define FULL_URGENCY (FH_N_URGENCIES - 1)
+#define ACTION_LONG (FH_N_URGENCIES * (FH_N_EXPOSURES - 1) + FULL_URGENCY)
+#define ACTION_FLAT (FH_N_URGENCIES * (FH_N_EXPOSURES / 2) + FULL_URGENCY)
+#define ACTION_SHORT (FULL_URGENCY)
+
+const char *fh_policy_name(fh_policy_kind kind)
+{
+    static const char *names[FH_POLICY_COUNT] = {"greedy", "sampled", "buy_and_hold",
+                                                 "flat", "random", "oracle"};
+    return kind >= 0 && kind < FH_POLICY_COUNT ? names[kind] : "?";
+}
+
+static int argmax(const float *x, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best])
+            best = i;
+    return best;
+}
+
+fh_status fh_backtest_run(fh_backtest_metrics *m, fh_policy_kind kind, const fh_mlp *actor,
+                          const fh_env_config *cfg_in, const fh_market_view *view,
+                          const double *expected_return, double periods_per_year,
+                          uint64_t seed, fh_error *err)
+{
+    memset(m, 0, sizeof *m);
+    if ((kind == FH_POLICY_GREEDY || kind == FH_POLICY_SAMPLED) && !actor)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s policy needs an actor", __FILE__,
+                            __LINE__, fh_policy_name(kind));
+    if (kind == FH_POLICY_ORACLE && !expected_return)
+        return fh_error_set(err, FH_ERR_INPUT,
+                            "the oracle policy needs the synthetic market's expected returns");
+    fh_env_market market = fh_env_market_from_view(view);
+    fh_status st = fh_env_market_validate(&market, err);
+    if (st != FH_OK)
+        return st;
+    fh_env_config cfg = *cfg_in;
+    int T = market.n_bars - 1;
+    cfg.horizon = T; /* one continuous episode: only the data's end truncates */
+
+    double *equity = malloc(((size_t)T + 1) * sizeof(double));
+    double *turnover = calloc((size_t)T, sizeof(double));
+    double *costs = calloc((size_t)T, sizeof(double));
+    double *held = calloc((size_t)T, sizeof(double));
+    fh_mlp_ws ws;
+    memset(&ws, 0, sizeof ws);
+    if (!equity || !turnover || !costs || !held) {
+        st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+        goto done;
+    }
+    if (actor && (st = fh_mlp_ws_init(&ws, actor, 1, err)) != FH_OK)
+        goto done;
+
+    fh_episode_state ep;
+    env_episode_init(&cfg, &market, &ep, seed, 0);
+    ep.start_bar = 0; /* a backtest starts at the split's first bar */
+    ep.bar = 0;
+    /* the oracle trades only when the expected move beats a round trip at full urgency */
+    double oracle_threshold = 2.0 * (double)action_to_tx_cost(ACTION_LONG, &cfg);
+    float state[FH_STATE_DIM], logits[FH_N_ACTIONS];
+    equity[0] = ep.equity;
+    int t = 0, ended = 0;
+    for (; t < T && !ended; t++) {
+        int action = ACTION_FLAT;
+        switch (kind) {
+        case FH_POLICY_GREEDY:
+        case FH_POLICY_SAMPLED:
+            env_observe(&cfg, &market, &ep, state);
+            if ((st = fh_mlp_forward(logits, &ws, actor, state, 1, err)) != FH_OK)
+                goto done;
+            if (kind == FH_POLICY_GREEDY) {
+                action = argmax(logits, FH_N_ACTIONS);
+            } else {
+                float lp;
+                softmax_sample(&action, &lp, logits, FH_N_ACTIONS, gpu_random(&ep.rng));
+            }
+            break;
+        case FH_POLICY_BUY_AND_HOLD: action = ACTION_LONG; break;
+        case FH_POLICY_FLAT: action = ACTION_FLAT; break;
+        case FH_POLICY_RANDOM: action = rng_uniform_int(&ep.rng, FH_N_ACTIONS); break;
+        case FH_POLICY_ORACLE: {
+            double mu = expected_return[ep.bar];
+            action = mu > oracle_threshold ? ACTION_LONG
+                   : mu < -oracle_threshold ? ACTION_SHORT : ACTION_FLAT;
+            break;
+        }
+        default: break;
+        }
+        fh_step_result res;
+        env_step(&cfg, &market, &ep, action, &res);
+        equity[t + 1] = ep.equity;
+        turnover[t] = res.turnover;
+        costs[t] = res.cost;
+        held[t] = res.units_held != 0.0 ? res.exposure : 0.0;
+        ended = res.terminal;
+    }
+    for (; t < T; t++) /* after ruin: flat at the fallen equity */
+        equity[t + 1] = equity[t];
+    fh_backtest_metrics_compute(equity, turnover, costs, held, T, periods_per_year, m);
+    st = FH_OK;
+done:
+    fh_mlp_ws_free(&ws);
+    free(equity);
+    free(turnover);
+    free(costs);
+    free(held);
+    return st;
+}

@@ -1,0 +1,249 @@
+/* ppo_update.c — update_mlp and the curiosity fit (include/foxhunt/ppo.h). */
+#include "foxhunt/ppo.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "env/common_device_functions.cuh"
+
+void fh_ppo_workspace_free(fh_ppo_workspace *w)
+{
+    fh_mlp_ws_free(&w->actor_ws);
+    fh_mlp_ws_free(&w->critic_ws);
+    fh_mlp_ws_free(&w->curiosity_ws);
+    free(w->mb_states);
+    free(w->mb_actions);
+    free(w->mb_old_logp);
+    free(w->mb_adv);
+    free(w->mb_returns);
+    free(w->mb_old_values);
+    free(w->mb_logits);
+    free(w->mb_values);
+    free(w->mb_dlogits);
+    free(w->mb_dvalues);
+    free(w->mb_cur_in);
+    free(w->mb_cur_target);
+    free(w->mb_cur_pred);
+    free(w->mb_cur_dpred);
+    free(w->scratch);
+    free(w->perm);
+    memset(w, 0, sizeof *w);
+}
+
+fh_status fh_ppo_workspace_init(fh_ppo_workspace *w, int minibatch, int64_t batch_size,
+                                fh_error *err)
+{
+    memset(w, 0, sizeof *w);
+    size_t M = (size_t)minibatch;
+    w->minibatch = minibatch;
+    w->perm_size = batch_size;
+    w->mb_states = malloc(M * FH_STATE_DIM * sizeof(float));
+    w->mb_actions = malloc(M * sizeof(int32_t));
+    w->mb_old_logp = malloc(M * sizeof(float));
+    w->mb_adv = malloc(M * sizeof(float));
+    w->mb_returns = malloc(M * sizeof(float));
+    w->mb_old_values = malloc(M * sizeof(float));
+    w->mb_logits = malloc(M * FH_N_ACTIONS * sizeof(float));
+    w->mb_values = malloc(M * sizeof(float));
+    w->mb_dlogits = malloc(M * FH_N_ACTIONS * sizeof(float));
+    w->mb_dvalues = malloc(M * sizeof(float));
+    w->mb_cur_in = malloc(M * FH_CURIOSITY_INPUT_DIM * sizeof(float));
+    w->mb_cur_target = malloc(M * FH_CURIOSITY_TARGET_DIM * sizeof(float));
+    w->mb_cur_pred = malloc(M * FH_CURIOSITY_TARGET_DIM * sizeof(float));
+    w->mb_cur_dpred = malloc(M * FH_CURIOSITY_TARGET_DIM * sizeof(float));
+    w->scratch = malloc(FH_PPO_SCRATCH_FLOATS(M, FH_N_ACTIONS) * sizeof(float));
+    w->perm = malloc((size_t)batch_size * sizeof(int64_t));
+    if (!w->mb_states || !w->mb_actions || !w->mb_old_logp || !w->mb_adv || !w->mb_returns ||
+        !w->mb_old_values || !w->mb_logits || !w->mb_values || !w->mb_dlogits ||
+        !w->mb_dvalues || !w->mb_cur_in || !w->mb_cur_target || !w->mb_cur_pred ||
+        !w->mb_cur_dpred || !w->scratch || !w->perm) {
+        fh_ppo_workspace_free(w);
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory (minibatch %d)",
+                            __FILE__, __LINE__, minibatch);
+    }
+    const fh_net_kind kinds[3] = {FH_NET_ACTOR, FH_NET_CRITIC, FH_NET_CURIOSITY};
+    fh_mlp_ws *wss[3] = {&w->actor_ws, &w->critic_ws, &w->curiosity_ws};
+    for (int k = 0; k < 3; k++) {
+        fh_mlp shape;
+        memset(&shape, 0, sizeof shape);
+        fh_status st = fh_mlp_init(&shape, kinds[k], err);
+        if (st == FH_OK)
+            st = fh_mlp_ws_init(wss[k], &shape, minibatch, err);
+        fh_mlp_free(&shape);
+        if (st != FH_OK) {
+            fh_ppo_workspace_free(w);
+            return st;
+        }
+    }
+    return FH_OK;
+}
+
+/* Fisher-Yates with the update's own stream (rng_uniform_int: the shared PCG). */
+static void shuffle(int64_t *perm, int64_t n, fh_rng *rng)
+{
+    for (int64_t i = 0; i < n; i++)
+        perm[i] = i;
+    for (int64_t i = n - 1; i > 0; i--) {
+        unsigned long long hi = pcg32(rng);
+        unsigned long long lo = pcg32(rng);
+        int64_t j = (int64_t)(((hi << 32) | lo) % (unsigned long long)(i + 1));
+        int64_t tmp = perm[i];
+        perm[i] = perm[j];
+        perm[j] = tmp;
+    }
+}
+
+static double explained_variance(const float *values, const float *returns, int64_t n)
+{
+    double mr = 0, md = 0;
+    for (int64_t i = 0; i < n; i++) {
+        mr += returns[i];
+        md += returns[i] - values[i];
+    }
+    mr /= (double)n;
+    md /= (double)n;
+    double vr = 0, vd = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double r = returns[i] - mr, d = (returns[i] - values[i]) - md;
+        vr += r * r;
+        vd += d * d;
+    }
+    return vr > 0 ? 1.0 - vd / vr : NAN;
+}
+
+static fh_status fit_curiosity(fh_ppo_stats *stats, fh_mlp *curiosity, fh_ppo_workspace *w,
+                               const fh_trajectory_batch *b, const fh_env_market *market,
+                               const fh_train_config *cfg, fh_rng *rng, fh_error *err)
+{
+    int64_t n = (int64_t)b->n_episodes * b->n_steps;
+    fh_adam_config adam;
+    fh_adam_config_default_curiosity(&adam);
+    adam.lr = (float)cfg->curiosity_lr;
+    double loss_sum = 0;
+    int count = 0;
+    for (int epoch = 0; epoch < cfg->curiosity_epochs; epoch++) {
+        shuffle(w->perm, n, rng);
+        for (int64_t start = 0; start < n; start += w->minibatch) {
+            int M = (int)(n - start < w->minibatch ? n - start : w->minibatch);
+            for (int i = 0; i < M; i++) {
+                int64_t r = w->perm[start + i];
+                float *in = w->mb_cur_in + (size_t)i * FH_CURIOSITY_INPUT_DIM;
+                memcpy(in, b->states + r * FH_STATE_DIM, FH_CURIOSITY_TARGET_DIM * sizeof(float));
+                in[FH_CURIOSITY_TARGET_DIM] = action_to_exposure(b->actions[r]);
+                in[FH_CURIOSITY_TARGET_DIM + 1] = action_to_urgency(b->actions[r]);
+                in[FH_CURIOSITY_TARGET_DIM + 2] = b->exposures[r];
+                memcpy(w->mb_cur_target + (size_t)i * FH_CURIOSITY_TARGET_DIM,
+                       market->features + (int64_t)(b->bars[r] + 1) * FH_N_MARKET_FEATURES,
+                       FH_CURIOSITY_TARGET_DIM * sizeof(float));
+            }
+            size_t elems = (size_t)M * FH_CURIOSITY_TARGET_DIM;
+            fh_status st = fh_mlp_forward(w->mb_cur_pred, &w->curiosity_ws, curiosity,
+                                          w->mb_cur_in, M, err);
+            if (st != FH_OK)
+                return st;
+            loss_sum += fh_mse_forward(w->mb_cur_pred, w->mb_cur_target, elems);
+            count++;
+            memset(w->mb_cur_dpred, 0, elems * sizeof(float));
+            fh_mse_backward(w->mb_cur_dpred, 1.0f, w->mb_cur_pred, w->mb_cur_target, elems);
+            fh_mlp_zero_grad(curiosity);
+            st = fh_mlp_backward(NULL, curiosity, &w->curiosity_ws, w->mb_cur_dpred, M, err);
+            if (st != FH_OK)
+                return st;
+            fh_mlp_adam_step(curiosity, &adam);
+        }
+    }
+    stats->curiosity_loss = count ? loss_sum / count : 0;
+    return FH_OK;
+}
+
+fh_status fh_ppo_update(fh_ppo_stats *stats, fh_mlp *actor, fh_mlp *critic,
+                        fh_mlp *curiosity, fh_ppo_workspace *w,
+                        const fh_trajectory_batch *b, const fh_env_market *market,
+                        const fh_train_config *cfg, double lr, fh_rng *rng, fh_error *err)
+{
+    memset(stats, 0, sizeof *stats);
+    int64_t n = (int64_t)b->n_episodes * b->n_steps;
+    if (n != w->perm_size)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: workspace for %lld samples, batch %lld",
+                            __FILE__, __LINE__, (long long)w->perm_size, (long long)n);
+    fh_ppo_loss_config loss_cfg;
+    fh_ppo_loss_config_default(&loss_cfg);
+    loss_cfg.clip_coef = (float)cfg->clip;
+    loss_cfg.vf_coef = (float)cfg->vf_coef;
+    loss_cfg.ent_coef = (float)cfg->ent_coef;
+    loss_cfg.vclip_coef = cfg->clip_vloss ? (float)cfg->clip : 0.0f;
+    loss_cfg.norm_adv = cfg->norm_adv;
+    fh_adam_config adam;
+    fh_adam_config_default_ppo(&adam);
+    adam.lr = (float)lr;
+    adam.eps = (float)cfg->adam_eps;
+    fh_mlp *nets[2] = {actor, critic};
+
+    double sums[7] = {0};
+    int mbs = 0;
+    for (int epoch = 0; epoch < cfg->epochs; epoch++) {
+        shuffle(w->perm, n, rng);
+        double epoch_kl = 0;
+        int epoch_mbs = 0;
+        for (int64_t start = 0; start < n; start += w->minibatch) {
+            int M = (int)(n - start < w->minibatch ? n - start : w->minibatch);
+            for (int i = 0; i < M; i++) {
+                int64_t r = w->perm[start + i];
+                memcpy(w->mb_states + (size_t)i * FH_STATE_DIM, b->states + r * FH_STATE_DIM,
+                       FH_STATE_DIM * sizeof(float));
+                w->mb_actions[i] = b->actions[r];
+                w->mb_old_logp[i] = b->log_probs[r];
+                w->mb_adv[i] = b->advantages[r];
+                w->mb_returns[i] = b->returns[r];
+                w->mb_old_values[i] = b->values[r];
+            }
+            fh_status st = fh_mlp_forward(w->mb_logits, &w->actor_ws, actor, w->mb_states, M, err);
+            if (st == FH_OK)
+                st = fh_mlp_forward(w->mb_values, &w->critic_ws, critic, w->mb_states, M, err);
+            if (st != FH_OK)
+                return st;
+            memset(w->mb_dlogits, 0, (size_t)M * FH_N_ACTIONS * sizeof(float));
+            memset(w->mb_dvalues, 0, (size_t)M * sizeof(float));
+            fh_ppo_loss_stats ls;
+            fh_ppo_loss(&ls, w->mb_dlogits, w->mb_dvalues, w->mb_logits, w->mb_values,
+                        w->mb_actions, w->mb_old_logp, w->mb_adv, w->mb_returns,
+                        w->mb_old_values, M, FH_N_ACTIONS, &loss_cfg, w->scratch);
+            fh_mlp_zero_grad(actor);
+            fh_mlp_zero_grad(critic);
+            st = fh_mlp_backward(NULL, actor, &w->actor_ws, w->mb_dlogits, M, err);
+            if (st == FH_OK)
+                st = fh_mlp_backward(NULL, critic, &w->critic_ws, w->mb_dvalues, M, err);
+            if (st != FH_OK)
+                return st;
+            double norm = cfg->max_grad_norm > 0
+                ? fh_mlp_clip_grad_norm(nets, 2, cfg->max_grad_norm)
+                : fh_mlp_clip_grad_norm(nets, 2, INFINITY);
+            fh_mlp_adam_step(actor, &adam);
+            fh_mlp_adam_step(critic, &adam);
+            sums[0] += ls.pg_loss;
+            sums[1] += ls.v_loss;
+            sums[2] += ls.entropy;
+            sums[3] += ls.approx_kl;
+            sums[4] += ls.old_approx_kl;
+            sums[5] += ls.clipfrac;
+            sums[6] += norm;
+            epoch_kl += ls.approx_kl;
+            epoch_mbs++;
+            mbs++;
+        }
+        stats->epochs_run = epoch + 1;
+        if (cfg->target_kl > 0 && epoch_kl / epoch_mbs > cfg->target_kl)
+            break;
+    }
+    stats->minibatches = mbs;
+    stats->policy_loss = sums[0] / mbs;
+    stats->value_loss = sums[1] / mbs;
+    stats->entropy = sums[2] / mbs;
+    stats->approx_kl = sums[3] / mbs;
+    stats->old_approx_kl = sums[4] / mbs;
+    stats->clip_fraction = sums[5] / mbs;
+    stats->grad_norm = sums[6] / mbs;
+    stats->explained_variance = explained_variance(b->values, b->returns, n);
+    return fit_curiosity(stats, curiosity, w, b, market, cfg, rng, err);
+}

@@ -1,0 +1,52 @@
+/* run_data.c — loading the run's market (include/foxhunt/run_data.h). */
+#include "foxhunt/run_data.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+fh_status fh_run_data_load(fh_run_data *d, const fh_train_config *cfg,
+                           const fh_feature_norm *norm, fh_error *err)
+{
+    memset(d, 0, sizeof *d);
+    fh_status st;
+    if (cfg->data[0]) {
+        st = fh_bars_load_csv(cfg->data, &d->bars, err);
+        if (st != FH_OK)
+            return st;
+        snprintf(d->description, sizeof d->description, "%.200s (%zu bars%s)", cfg->data,
+                 d->bars.n, d->bars.reversed ? ", reversed from descending order" : "");
+    } else {
+        fh_synth_config sc;
+        fh_synth_config_default(&sc);
+        sc.seed = cfg->synthetic_seed;
+        sc.n_bars = (size_t)cfg->synthetic_bars;
+        d->synthetic = 1;
+        d->expected_return = malloc(sc.n_bars * sizeof(double));
+        if (!d->expected_return)
+            return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+        st = fh_synth_generate(&sc, &d->bars, d->expected_return, err);
+        if (st != FH_OK) {
+            fh_run_data_free(d);
+            return st;
+        }
+        snprintf(d->description, sizeof d->description,
+                 "synthetic market (seed %llu, %zu bars)",
+                 (unsigned long long)cfg->synthetic_seed, d->bars.n);
+    }
+    st = fh_market_build(&d->bars, d->expected_return, cfg->train_fraction, norm, &d->market,
+                         err);
+    if (st != FH_OK) {
+        fh_error_prefix(err, "%s: ", d->description);
+        fh_run_data_free(d);
+    }
+    return st;
+}
+
+void fh_run_data_free(fh_run_data *d)
+{
+    fh_market_free(&d->market);
+    fh_bars_free(&d->bars);
+    free(d->expected_return);
+    memset(d, 0, sizeof *d);
+}

@@ -1,0 +1,343 @@
+/* train_config.c — the hyper-parameter table, INI loading and JSON round trip
+ * (include/foxhunt/train_config.h). */
+#include "foxhunt/train_config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <ini.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define RUN(key, type, member, choices, lo, hi, help)                                    \
+    {"run", key, type, offsetof(fh_train_config, member),                                \
+     sizeof(((fh_train_config *)0)->member), choices, lo, hi, help}
+#define PPO(key, type, member, lo, hi, help)                                             \
+    {"ppo", key, type, offsetof(fh_train_config, member),                                \
+     sizeof(((fh_train_config *)0)->member), NULL, lo, hi, help}
+#define ENV(key, type, member, lo, hi, help)                                             \
+    {"env", key, type, offsetof(fh_train_config, env.member),                            \
+     sizeof(((fh_train_config *)0)->env.member), NULL, lo, hi, help}
+
+const fh_config_field fh_train_config_fields[] = {
+    RUN("data", FH_FIELD_STRING, data, NULL, 0, 0, "OHLCV CSV file (empty: the built-in synthetic market)"),
+    RUN("algo", FH_FIELD_CHOICE, algo, "ppo|dqn", 0, 0, "algorithm"),
+    RUN("device", FH_FIELD_CHOICE, device, "auto|cpu|cuda", 0, 0, "where to collect experience"),
+    RUN("kernel", FH_FIELD_CHOICE, kernel, "fast|reference", 0, 0, "GPU collection kernel"),
+    RUN("precision", FH_FIELD_CHOICE, precision, "fp32|tf32", 0, 0, "GPU batched critic/curiosity precision"),
+    RUN("out", FH_FIELD_STRING, out, NULL, 0, 0, "run directory (config, metrics, checkpoints)"),
+    RUN("resume", FH_FIELD_STRING, resume, NULL, 0, 0, "checkpoint to resume from"),
+    RUN("episodes", FH_FIELD_INT, episodes, NULL, 1, 1 << 20, "N: parallel episodes per collection"),
+    RUN("steps", FH_FIELD_INT, steps, NULL, 1, 1 << 16, "L: steps per episode per collection"),
+    RUN("iterations", FH_FIELD_INT, iterations, NULL, 1, 1 << 24, "K: collect+update iterations"),
+    RUN("seed", FH_FIELD_U64, seed, NULL, 0, 0, "run seed (episodes, sampling, init)"),
+    RUN("checkpoint_every", FH_FIELD_INT, checkpoint_every, NULL, 0, 1 << 24, "iterations between checkpoints (0: at the end only)"),
+    RUN("train_fraction", FH_FIELD_DOUBLE, train_fraction, NULL, 0.05, 0.95, "share of bars (by time) in the training split"),
+    RUN("synthetic_bars", FH_FIELD_INT, synthetic_bars, NULL, 1000, 1 << 26, "bars of the synthetic market"),
+    RUN("synthetic_seed", FH_FIELD_U64, synthetic_seed, NULL, 0, 0, "seed of the synthetic market (independent of --seed)"),
+    RUN("threads", FH_FIELD_INT, threads, NULL, 0, 1024, "CPU threads (0: all cores)"),
+    RUN("eval_at_end", FH_FIELD_BOOL, eval_at_end, NULL, 0, 1, "evaluate on the test split when training ends"),
+    PPO("lr", FH_FIELD_DOUBLE, lr, 0, 1, "Adam learning rate (actor and critic)"),
+    PPO("anneal_lr", FH_FIELD_BOOL, anneal_lr, 0, 1, "linear learning-rate decay to 0"),
+    PPO("epochs", FH_FIELD_INT, epochs, 1, 1000, "PPO epochs per update"),
+    PPO("minibatch", FH_FIELD_INT, minibatch, 1, 1 << 24, "minibatch size"),
+    PPO("gamma", FH_FIELD_DOUBLE, gamma, 0, 1, "discount"),
+    PPO("gae_lambda", FH_FIELD_DOUBLE, gae_lambda, 0, 1, "GAE lambda"),
+    PPO("clip", FH_FIELD_DOUBLE, clip, 0, 10, "PPO clip coefficient"),
+    PPO("vf_coef", FH_FIELD_DOUBLE, vf_coef, 0, 100, "value loss coefficient"),
+    PPO("ent_coef", FH_FIELD_DOUBLE, ent_coef, 0, 10, "entropy bonus coefficient"),
+    PPO("max_grad_norm", FH_FIELD_DOUBLE, max_grad_norm, 0, 1e6, "global gradient-norm clip (0: off)"),
+    PPO("clip_vloss", FH_FIELD_BOOL, clip_vloss, 0, 1, "clip the value loss as CleanRL"),
+    PPO("target_kl", FH_FIELD_DOUBLE, target_kl, 0, 10, "stop the epochs when approx KL exceeds it (0: off)"),
+    PPO("norm_adv", FH_FIELD_BOOL, norm_adv, 0, 1, "normalise advantages per minibatch"),
+    PPO("adam_eps", FH_FIELD_DOUBLE, adam_eps, 1e-12, 1, "Adam epsilon"),
+    PPO("curiosity_lr", FH_FIELD_DOUBLE, curiosity_lr, 0, 1, "curiosity model Adam learning rate"),
+    PPO("curiosity_epochs", FH_FIELD_INT, curiosity_epochs, 0, 1000, "curiosity fitting epochs per iteration"),
+    ENV("initial_equity", FH_FIELD_DOUBLE, initial_equity, 1e-6, 1e15, "starting cash"),
+    ENV("half_spread", FH_FIELD_FLOAT, half_spread, 0, 0.1, "cost rate per unit turnover"),
+    ENV("impact", FH_FIELD_FLOAT, impact, 0, 0.1, "extra cost rate per unit urgency"),
+    ENV("pt", FH_FIELD_FLOAT, pt, 0, 1000, "profit-take distance in sigmas"),
+    ENV("sl", FH_FIELD_FLOAT, sl, 0, 1000, "stop-loss distance in sigmas"),
+    ENV("max_hold", FH_FIELD_INT, max_hold, 1, 1 << 20, "barrier time limit (steps)"),
+    ENV("pt_bonus", FH_FIELD_FLOAT, pt_bonus, 0, 100, "barrier_scale on a profit-take"),
+    ENV("sl_scale", FH_FIELD_FLOAT, sl_scale, 0, 100, "barrier_scale on a stop-loss"),
+    ENV("div_coef", FH_FIELD_FLOAT, div_coef, 0, 100, "diversity penalty coefficient"),
+    ENV("cur_coef", FH_FIELD_FLOAT, cur_coef, 0, 100, "curiosity bonus coefficient"),
+    ENV("risk_coef", FH_FIELD_FLOAT, risk_coef, 0, 1e6, "risk penalty coefficient"),
+    ENV("reward_scale", FH_FIELD_FLOAT, reward_scale, 0, 1e6, "reward scale"),
+    ENV("ruin", FH_FIELD_FLOAT, ruin, 0, 1, "terminal when equity < ruin * initial"),
+    ENV("horizon", FH_FIELD_INT, horizon, 1, 1 << 24, "episode horizon (steps) before truncation"),
+};
+const int fh_train_config_n_fields = sizeof fh_train_config_fields / sizeof fh_train_config_fields[0];
+
+void fh_train_config_default(fh_train_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    strcpy(cfg->algo, "ppo");
+    strcpy(cfg->device, "auto");
+    strcpy(cfg->kernel, "reference");
+    strcpy(cfg->precision, "fp32");
+    strcpy(cfg->out, "runs/latest");
+    cfg->episodes = FH_DEFAULT_EPISODES;
+    cfg->steps = FH_DEFAULT_STEPS;
+    cfg->iterations = 30;
+    cfg->seed = 1;
+    cfg->checkpoint_every = 10;
+    cfg->train_fraction = 0.8;
+    cfg->synthetic_bars = 20000;
+    cfg->synthetic_seed = 42;
+    cfg->threads = 0;
+    cfg->eval_at_end = 1;
+    cfg->lr = 3e-4;
+    cfg->anneal_lr = 1;
+    cfg->epochs = 10;
+    cfg->minibatch = 512;
+    cfg->gamma = 0.99;
+    cfg->gae_lambda = 0.95;
+    cfg->clip = 0.2;
+    cfg->vf_coef = 0.5;
+    cfg->ent_coef = 0.01;
+    cfg->max_grad_norm = 0.5;
+    cfg->clip_vloss = 1;
+    cfg->target_kl = 0;
+    cfg->norm_adv = 1;
+    cfg->adam_eps = 1e-5;
+    cfg->curiosity_lr = 1e-3;
+    cfg->curiosity_epochs = 1;
+    cfg->env = fh_env_config_default();
+}
+
+static int choice_ok(const char *choices, const char *value)
+{
+    size_t len = strlen(value);
+    for (const char *p = choices; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t n = bar ? (size_t)(bar - p) : strlen(p);
+        if (n == len && strncmp(p, value, n) == 0)
+            return 1;
+        if (!bar)
+            break;
+        p = bar + 1;
+    }
+    return 0;
+}
+
+static fh_status range_check(const fh_config_field *f, double v, const char *value,
+                             fh_error *err)
+{
+    if (f->min < f->max && (v < f->min || v > f->max))
+        return fh_error_set(err, FH_ERR_INPUT, "%s = %s is out of range %g..%g (%s)",
+                            f->key, value, f->min, f->max, f->help);
+    return FH_OK;
+}
+
+fh_status fh_config_field_set(const fh_config_field *f, fh_train_config *cfg,
+                              const char *value, fh_error *err)
+{
+    char *base = (char *)cfg + f->offset;
+    char *end = NULL;
+    errno = 0;
+    switch (f->type) {
+    case FH_FIELD_STRING:
+        if (strlen(value) >= f->size)
+            return fh_error_set(err, FH_ERR_INPUT, "%s is longer than %zu characters",
+                                f->key, f->size - 1);
+        strcpy(base, value);
+        return FH_OK;
+    case FH_FIELD_CHOICE:
+        if (!choice_ok(f->choices, value))
+            return fh_error_set(err, FH_ERR_INPUT, "%s = '%s' is not one of %s", f->key,
+                                value, f->choices);
+        strcpy(base, value);
+        return FH_OK;
+    case FH_FIELD_BOOL:
+        if (!strcmp(value, "1") || !strcasecmp(value, "true") || !strcasecmp(value, "yes"))
+            *(int *)base = 1;
+        else if (!strcmp(value, "0") || !strcasecmp(value, "false") || !strcasecmp(value, "no"))
+            *(int *)base = 0;
+        else
+            return fh_error_set(err, FH_ERR_INPUT, "%s = '%s': expected 0/1/true/false",
+                                f->key, value);
+        return FH_OK;
+    case FH_FIELD_INT: {
+        long v = strtol(value, &end, 10);
+        if (errno || end == value || *end)
+            return fh_error_set(err, FH_ERR_INPUT, "%s = '%s': expected an integer", f->key,
+                                value);
+        if (range_check(f, (double)v, value, err) != FH_OK)
+            return FH_ERR_INPUT;
+        *(int *)base = (int)v;
+        return FH_OK;
+    }
+    case FH_FIELD_U64: {
+        unsigned long long v = strtoull(value, &end, 10);
+        if (errno || end == value || *end || value[0] == '-')
+            return fh_error_set(err, FH_ERR_INPUT,
+                                "%s = '%s': expected a non-negative integer", f->key, value);
+        *(uint64_t *)base = (uint64_t)v;
+        return FH_OK;
+    }
+    case FH_FIELD_DOUBLE:
+    case FH_FIELD_FLOAT: {
+        double v = strtod(value, &end);
+        if (errno || end == value || *end || !isfinite(v))
+            return fh_error_set(err, FH_ERR_INPUT, "%s = '%s': expected a finite number",
+                                f->key, value);
+        if (range_check(f, v, value, err) != FH_OK)
+            return FH_ERR_INPUT;
+        if (f->type == FH_FIELD_FLOAT)
+            *(float *)base = (float)v;
+        else
+            *(double *)base = v;
+        return FH_OK;
+    }
+    }
+    return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: unknown field type", __FILE__, __LINE__);
+}
+
+void fh_config_field_format(const fh_config_field *f, const fh_train_config *cfg,
+                            char *out, size_t out_size)
+{
+    const char *base = (const char *)cfg + f->offset;
+    switch (f->type) {
+    case FH_FIELD_STRING:
+    case FH_FIELD_CHOICE: snprintf(out, out_size, "%s", base); break;
+    case FH_FIELD_BOOL:
+    case FH_FIELD_INT: snprintf(out, out_size, "%d", *(const int *)base); break;
+    case FH_FIELD_U64: snprintf(out, out_size, "%" PRIu64, *(const uint64_t *)base); break;
+    case FH_FIELD_DOUBLE: snprintf(out, out_size, "%.17g", *(const double *)base); break;
+    case FH_FIELD_FLOAT: snprintf(out, out_size, "%.9g", (double)*(const float *)base); break;
+    }
+}
+
+static const fh_config_field *find_field(const char *section, const char *key)
+{
+    for (int i = 0; i < fh_train_config_n_fields; i++) {
+        const fh_config_field *f = &fh_train_config_fields[i];
+        if (strcmp(f->key, key) == 0 && (!section || !*section || !strcmp(f->section, section)))
+            return f;
+    }
+    return NULL;
+}
+
+typedef struct {
+    fh_train_config *cfg;
+    const char *path;
+    fh_error *err;
+    int failed;
+} ini_context;
+
+/* Debian's inih passes no line number to the handler; ini_parse returns the line of
+ * the first key the handler refused, and the message gets "FILE:LINE: " then. */
+static int on_ini_key(void *user, const char *section, const char *name, const char *value)
+{
+    ini_context *ctx = user;
+    if (ctx->failed)
+        return 0;
+    const fh_config_field *f = find_field(section, name);
+    if (!f) {
+        fh_error_set(ctx->err, FH_ERR_INPUT,
+                     "unknown key '%s'%s%s%s (see foxhunt train --help for the keys)", name, section && *section ? " in section [" : "",
+                     section && *section ? section : "", section && *section ? "]" : "");
+        ctx->failed = 1;
+        return 0;
+    }
+    if (fh_config_field_set(f, ctx->cfg, value, ctx->err) != FH_OK) {
+        ctx->failed = 1;
+        return 0;
+    }
+    return 1;
+}
+
+fh_status fh_train_config_load_ini(const char *path, fh_train_config *cfg, fh_error *err)
+{
+    fh_train_config tmp = *cfg; /* nothing changes unless the whole file is good */
+    ini_context ctx = {&tmp, path, err, 0};
+    int rc = ini_parse(path, on_ini_key, &ctx);
+    if (ctx.failed) {
+        fh_error_prefix(err, "%s:%d: ", path, rc);
+        return FH_ERR_INPUT;
+    }
+    if (rc == -1)
+        return fh_error_set(err, FH_ERR_INPUT, "%s: cannot open the config file", path);
+    if (rc != 0)
+        return fh_error_set(err, FH_ERR_INPUT,
+                            "%s:%d: syntax error (expected [section] or key = value)", path, rc);
+    *cfg = tmp;
+    return FH_OK;
+}
+
+fh_status fh_train_config_validate(const fh_train_config *cfg, fh_error *err)
+{
+    if (strcmp(cfg->algo, "ppo") != 0)
+        return fh_error_set(err, FH_ERR_INPUT,
+                            "algo = %s: only ppo is implemented in this build (DQN is planned; "
+                            "use --algo ppo)", cfg->algo);
+    long batch = (long)cfg->episodes * cfg->steps;
+    if (cfg->minibatch > batch)
+        return fh_error_set(err, FH_ERR_INPUT,
+                            "minibatch %d is larger than the batch N*L = %ld (lower --minibatch)",
+                            cfg->minibatch, batch);
+    if (cfg->env.ruin >= 1.0f)
+        return fh_error_set(err, FH_ERR_INPUT, "ruin must be below 1");
+    return fh_env_config_validate(&cfg->env, err);
+}
+
+char *fh_train_config_to_json(const fh_train_config *cfg)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    const char *sections[3] = {"run", "ppo", "env"};
+    for (int s = 0; s < 3; s++) {
+        cJSON *obj = cJSON_AddObjectToObject(root, sections[s]);
+        for (int i = 0; obj && i < fh_train_config_n_fields; i++) {
+            const fh_config_field *f = &fh_train_config_fields[i];
+            if (strcmp(f->section, sections[s]) != 0)
+                continue;
+            char text[FH_CONFIG_STRING_MAX + 32];
+            fh_config_field_format(f, cfg, text, sizeof text);
+            if (f->type == FH_FIELD_STRING || f->type == FH_FIELD_CHOICE ||
+                f->type == FH_FIELD_U64) /* u64 as a string: JSON numbers are doubles */
+                cJSON_AddStringToObject(obj, f->key, text);
+            else
+                cJSON_AddRawToObject(obj, f->key, text);
+        }
+    }
+    char *out = cJSON_Print(root);
+    cJSON_Delete(root);
+    return out;
+}
+
+fh_status fh_train_config_from_json(const char *json, fh_train_config *cfg, fh_error *err)
+{
+    cJSON *root = cJSON_Parse(json);
+    if (!root)
+        return fh_error_set(err, FH_ERR_INPUT, "the saved config is not valid JSON");
+    fh_train_config tmp = *cfg;
+    fh_status st = FH_OK;
+    for (int i = 0; st == FH_OK && i < fh_train_config_n_fields; i++) {
+        const fh_config_field *f = &fh_train_config_fields[i];
+        cJSON *sec = cJSON_GetObjectItemCaseSensitive(root, f->section);
+        cJSON *item = sec ? cJSON_GetObjectItemCaseSensitive(sec, f->key) : NULL;
+        if (!item)
+            continue; /* older files: keep the default */
+        char text[FH_CONFIG_STRING_MAX + 32];
+        if (cJSON_IsString(item))
+            snprintf(text, sizeof text, "%s", item->valuestring);
+        else if (cJSON_IsNumber(item))
+            snprintf(text, sizeof text, "%.17g", item->valuedouble);
+        else
+            continue;
+        if (f->type == FH_FIELD_INT || f->type == FH_FIELD_BOOL)
+            snprintf(text, sizeof text, "%d", (int)item->valuedouble);
+        st = fh_config_field_set(f, &tmp, text, err);
+    }
+    cJSON_Delete(root);
+    if (st == FH_OK)
+        *cfg = tmp;
+    return st;
+}

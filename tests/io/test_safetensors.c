@@ -1,0 +1,221 @@
+/* test_safetensors.c — the generic safetensors writer/reader: a round trip of every
+ * dtype (bit-exact, shapes, metadata, scalar and empty tensors), the header layout
+ * (8-byte aligned, starts with '{'), and one malformed file per validation rule, each
+ * of which must fail with FH_ERR_INPUT and a message naming the file and the fault. */
+#include <sys/stat.h>
+
+#include "foxhunt/safetensors.h"
+#include "io_test_helpers.h"
+#include "test_util.h"
+
+static char g_dir[64];
+
+static const char *tpath(const char *name)
+{
+    static char buf[8][256];
+    static int k = 0;
+    k = (k + 1) % 8;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
+    return buf[k];
+}
+
+/* reads path, expects failure with both path and `needle` in the message */
+static void expect_bad(const char *name, const char *header, const void *data, size_t n,
+                       const char *needle)
+{
+    const char *p = tpath(name);
+    CHECK(io_write_raw(p, header, data, n) == 0);
+    fh_st_file f;
+    fh_error err;
+    fh_error_clear(&err);
+    fh_status st = fh_st_read(&f, p, &err);
+    CHECK_MSG(st == FH_ERR_INPUT, "%s: status %d (message: %s)", name, (int)st, err.message);
+    CHECK_MSG(strstr(err.message, p) && strstr(err.message, needle),
+              "%s: message \"%s\" should name the file and say \"%s\"", name, err.message,
+              needle);
+    CHECK(f.n_tensors == 0 && f.file == NULL);
+    fh_st_file_free(&f);
+}
+
+static void test_round_trip(void)
+{
+    float f32[6] = {1.5f, -2.25f, 3.0f, 1e-30f, -0.0f, 7.0f};
+    double f64[4] = {3.141592653589793, -1e300, 0.1, 2.0};
+    int32_t i32[4] = {-1, 2, INT32_MAX, INT32_MIN};
+    int64_t i64 = INT64_MIN + 5;
+    uint64_t u64[3] = {0, UINT64_MAX, 0x9E3779B97F4A7C15ull};
+    uint8_t u8[5] = {0, 1, 127, 128, 255};
+    int64_t s23[2] = {2, 3}, s4[1] = {4}, s22[2] = {2, 2}, s3[1] = {3}, s5[1] = {5},
+            s0[2] = {0, 7};
+    fh_st_writer w;
+    fh_error err;
+    fh_st_writer_init(&w);
+    CHECK(fh_st_writer_add(&w, "a.f32", FH_DTYPE_F32, 2, s23, f32, &err) == FH_OK);
+    CHECK(fh_st_writer_add(&w, "b.u8", FH_DTYPE_U8, 1, s5, u8, &err) == FH_OK);
+    CHECK(fh_st_writer_add(&w, "c.f64", FH_DTYPE_F64, 1, s4, f64, &err) == FH_OK);
+    CHECK(fh_st_writer_add(&w, "d.i32", FH_DTYPE_I32, 2, s22, i32, &err) == FH_OK);
+    CHECK(fh_st_writer_add(&w, "e.i64", FH_DTYPE_I64, 0, NULL, &i64, &err) == FH_OK);
+    CHECK(fh_st_writer_add(&w, "f.u64", FH_DTYPE_U64, 1, s3, u64, &err) == FH_OK);
+    CHECK(fh_st_writer_add(&w, "g.empty", FH_DTYPE_F32, 2, s0, NULL, &err) == FH_OK);
+    CHECK(fh_st_writer_add(&w, "a.f32", FH_DTYPE_F32, 2, s23, f32, &err) == FH_ERR_FAILURE);
+    CHECK(strstr(err.message, "twice") != NULL);
+    CHECK(fh_st_writer_add(&w, "__metadata__", FH_DTYPE_F32, 2, s23, f32, &err) != FH_OK);
+    CHECK(fh_st_writer_set_metadata(&w, "note", "hello \"world\"\n", &err) == FH_OK);
+    CHECK(fh_st_writer_set_metadata(&w, "k", "1", &err) == FH_OK);
+    CHECK(fh_st_writer_set_metadata(&w, "k", "2", &err) == FH_OK);
+    const char *p = tpath("rt.safetensors");
+    CHECK(fh_st_writer_write(&w, p, &err) == FH_OK);
+    fh_st_writer_free(&w);
+    fh_st_writer_free(&w);
+    CHECK(access(tpath("rt.safetensors.tmp"), F_OK) != 0);
+
+    size_t len;
+    unsigned char *raw = io_read_all(p, &len);
+    uint64_t h = 0;
+    for (int i = 0; i < 8; i++)
+        h |= (uint64_t)raw[i] << (8 * i);
+    CHECK(h % 8 == 0 && raw[8] == '{');
+    CHECK(len == 8 + h + 24 + 5 + 32 + 16 + 8 + 24);
+    free(raw);
+
+    fh_st_file f;
+    CHECK(fh_st_read(&f, p, &err) == FH_OK);
+    CHECK(f.n_tensors == 7);
+    const fh_st_tensor *t;
+    CHECK(fh_st_expect(&t, &f, "a.f32", FH_DTYPE_F32, 2, s23, &err) == FH_OK &&
+          memcmp(t->data, f32, sizeof f32) == 0);
+    CHECK(fh_st_expect(&t, &f, "b.u8", FH_DTYPE_U8, 1, s5, &err) == FH_OK &&
+          memcmp(t->data, u8, sizeof u8) == 0);
+    CHECK(fh_st_expect(&t, &f, "c.f64", FH_DTYPE_F64, 1, s4, &err) == FH_OK &&
+          memcmp(t->data, f64, sizeof f64) == 0);
+    CHECK(fh_st_expect(&t, &f, "d.i32", FH_DTYPE_I32, 2, s22, &err) == FH_OK &&
+          memcmp(t->data, i32, sizeof i32) == 0);
+    CHECK(fh_st_expect(&t, &f, "e.i64", FH_DTYPE_I64, 0, NULL, &err) == FH_OK &&
+          memcmp(t->data, &i64, sizeof i64) == 0);
+    CHECK(fh_st_expect(&t, &f, "f.u64", FH_DTYPE_U64, 1, s3, &err) == FH_OK &&
+          memcmp(t->data, u64, sizeof u64) == 0);
+    CHECK(fh_st_expect(&t, &f, "g.empty", FH_DTYPE_F32, 2, s0, &err) == FH_OK &&
+          t->nbytes == 0);
+    CHECK(fh_st_metadata(&f, "note") && strcmp(fh_st_metadata(&f, "note"), "hello \"world\"\n") == 0);
+    CHECK(fh_st_metadata(&f, "k") && strcmp(fh_st_metadata(&f, "k"), "2") == 0);
+    CHECK(fh_st_metadata(&f, "absent") == NULL);
+    /* expectation failures say what is wrong */
+    CHECK(fh_st_expect(&t, &f, "zzz", FH_DTYPE_F32, 1, s3, &err) == FH_ERR_INPUT &&
+          strstr(err.message, "missing key \"zzz\""));
+    CHECK(fh_st_expect(&t, &f, "a.f32", FH_DTYPE_F64, 2, s23, &err) == FH_ERR_INPUT &&
+          strstr(err.message, "wrong dtype F32, expected F64"));
+    int64_t s32[2] = {3, 2};
+    CHECK(fh_st_expect(&t, &f, "a.f32", FH_DTYPE_F32, 2, s32, &err) == FH_ERR_INPUT &&
+          strstr(err.message, "wrong shape [2, 3], expected [3, 2]"));
+    fh_st_file_free(&f);
+    fh_st_file_free(&f);
+}
+
+static void test_malformed(void)
+{
+    float d[4] = {1, 2, 3, 4};
+    const char *ok = "{\"x\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}";
+    /* sanity: the well-formed one reads */
+    const char *p = tpath("ok.safetensors");
+    CHECK(io_write_raw(p, ok, d, 16) == 0);
+    fh_st_file f;
+    fh_error err;
+    CHECK_MSG(fh_st_read(&f, p, &err) == FH_OK, "%s", err.message);
+    fh_st_file_free(&f);
+
+    unsigned char tiny[4] = {1, 2, 3, 4};
+    CHECK(io_write_all(tpath("short.safetensors"), tiny, 4) == 0);
+    CHECK(fh_st_read(&f, tpath("short.safetensors"), &err) == FH_ERR_INPUT &&
+          strstr(err.message, "too short"));
+    /* truncated: header length claims more than the file has */
+    size_t len;
+    unsigned char *raw = io_read_all(p, &len);
+    CHECK(io_write_all(tpath("trunc_hdr.safetensors"), raw, 30) == 0);
+    CHECK(fh_st_read(&f, tpath("trunc_hdr.safetensors"), &err) == FH_ERR_INPUT &&
+          strstr(err.message, "truncated"));
+    CHECK(io_write_all(tpath("trunc_data.safetensors"), raw, len - 5) == 0);
+    CHECK_MSG(fh_st_read(&f, tpath("trunc_data.safetensors"), &err) == FH_ERR_INPUT &&
+              strstr(err.message, "truncated"), "%s", err.message);
+    free(raw);
+    CHECK(fh_st_read(&f, tpath("no_such_file"), &err) == FH_ERR_INPUT &&
+          strstr(err.message, "cannot open"));
+
+    expect_bad("json.safetensors", "{\"x\":{\"dtype\":\"F32\",\"shape\":[4],", d, 16,
+               "does not parse");
+    expect_bad("notobj.safetensors", "[1, 2]", d, 16, "start with '{'");
+    expect_bad("dtype.safetensors",
+               "{\"x\":{\"dtype\":\"BF16\",\"shape\":[8],\"data_offsets\":[0,16]}}", d, 16,
+               "unsupported dtype \"BF16\"");
+    expect_bad("range.safetensors",
+               "{\"x\":{\"dtype\":\"F32\",\"shape\":[5],\"data_offsets\":[0,20]}}", d, 16,
+               "beyond");
+    expect_bad("span.safetensors",
+               "{\"x\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,16]}}", d, 16,
+               "needs 12 bytes");
+    expect_bad("overlap.safetensors",
+               "{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+               "\"y\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]},"
+               "\"z\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[12,16]}}",
+               d, 16, "overlaps");
+    expect_bad("gap.safetensors",
+               "{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+               "\"y\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}",
+               d, 16, "gap");
+    expect_bad("trailing.safetensors",
+               "{\"x\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,12]}}", d, 16,
+               "trailing bytes");
+    expect_bad("negoff.safetensors",
+               "{\"x\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[-4,12]}}", d, 16,
+               "non-negative");
+    expect_bad("meta.safetensors",
+               "{\"__metadata__\":{\"a\":1},"
+               "\"x\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", d, 16,
+               "not a string");
+    expect_bad("dup.safetensors",
+               "{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+               "\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}",
+               d, 16, "twice");
+    expect_bad("fields.safetensors", "{\"x\":{\"dtype\":\"F32\",\"shape\":[4]}}", d, 16,
+               "data_offsets");
+}
+
+static void test_atomic_write(void)
+{
+    float d[2] = {1, 2};
+    int64_t s2[1] = {2};
+    fh_st_writer w;
+    fh_error err;
+    fh_st_writer_init(&w);
+    CHECK(fh_st_writer_add(&w, "x", FH_DTYPE_F32, 1, s2, d, &err) == FH_OK);
+    const char *p = tpath("atomic.safetensors");
+    CHECK(fh_st_writer_write(&w, p, &err) == FH_OK);
+    size_t len;
+    unsigned char *before = io_read_all(p, &len);
+    /* PATH.tmp blocked by a directory: the write fails, PATH is untouched */
+    CHECK(mkdir(tpath("atomic.safetensors.tmp"), 0700) == 0);
+    d[0] = 99;
+    CHECK(fh_st_writer_write(&w, p, &err) == FH_ERR_FAILURE);
+    CHECK_MSG(strstr(err.message, "untouched") || strstr(err.message, "cannot create"), "%s",
+              err.message);
+    CHECK(io_same_bytes(p, before, len));
+    rmdir(tpath("atomic.safetensors.tmp"));
+    /* a directory that does not exist */
+    CHECK(fh_st_writer_write(&w, tpath("nodir/x.safetensors"), &err) == FH_ERR_FAILURE);
+    free(before);
+    fh_st_writer_free(&w);
+}
+
+int main(void)
+{
+    snprintf(g_dir, sizeof g_dir, "/tmp/fh_st_XXXXXX");
+    if (!mkdtemp(g_dir))
+        fh_test_skip("cannot create a temporary directory");
+    test_round_trip();
+    test_malformed();
+    test_atomic_write();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "note: could not remove %s\n", g_dir);
+    return fh_test_finish();
+}
