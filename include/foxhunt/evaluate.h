@@ -4,10 +4,12 @@
  * split's first bar with the initial equity and steps with the shared env_step (same
  * costs, barriers and accounting as training) until the last bar, with no horizon
  * truncation; ruin ends it early and the equity then stays where it fell. Policies:
- * the trained actor greedy (argmax) and sampled, and the baselines buy-and-hold
- * (target +1), flat (target 0), uniformly random actions, and, on the synthetic market,
- * an oracle that knows the predictable component (long when the expected next return
- * beats the round-trip cost, short when below minus it, else flat). */
+ * the trained actor greedy (argmax) and sampled, and the baselines buy-and-hold (one
+ * purchase at the first bar held to the end: barriers out of reach, the market's own
+ * return after one entry cost), flat (target 0), uniformly random actions, and, on the
+ * synthetic market, an oracle that knows the predictable component (full long while
+ * the hidden drift is up, full short while down, flat while none) and trades in the
+ * same environment as the agent, barriers included. */
 #ifndef FOXHUNT_EVALUATE_H
 #define FOXHUNT_EVALUATE_H
 

@@ -24,7 +24,10 @@ fh_status fh_device_select(const char *choice, fh_device_info *info, fh_error *e
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
         snprintf(info->reason, sizeof info->reason, "no CUDA device: %s",
-                 e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports none");
+                 e == cudaErrorInsufficientDriver
+                     ? "no CUDA driver is installed, or it is older than this build's CUDA runtime"
+                 : e == cudaErrorNoDevice ? "the driver reports no GPU"
+                 : e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports no GPU");
         cudaGetLastError(); /* clear the sticky "no driver" state */
     } else {
         struct cudaDeviceProp prop;

@@ -208,8 +208,25 @@ void fh_config_field_format(const fh_config_field *f, const fh_train_config *cfg
     case FH_FIELD_BOOL:
     case FH_FIELD_INT: snprintf(out, out_size, "%d", *(const int *)base); break;
     case FH_FIELD_U64: snprintf(out, out_size, "%" PRIu64, *(const uint64_t *)base); break;
-    case FH_FIELD_DOUBLE: snprintf(out, out_size, "%.17g", *(const double *)base); break;
-    case FH_FIELD_FLOAT: snprintf(out, out_size, "%.9g", (double)*(const float *)base); break;
+    case FH_FIELD_DOUBLE: {
+        /* the shortest text that reads back to the same value */
+        double v = *(const double *)base;
+        for (int digits = 6; digits <= 17; digits++) {
+            snprintf(out, out_size, "%.*g", digits, v);
+            if (strtod(out, NULL) == v)
+                break;
+        }
+        break;
+    }
+    case FH_FIELD_FLOAT: {
+        float v = *(const float *)base;
+        for (int digits = 6; digits <= 9; digits++) {
+            snprintf(out, out_size, "%.*g", digits, (double)v);
+            if ((float)strtod(out, NULL) == v)
+                break;
+        }
+        break;
+    }
     }
 }
 
