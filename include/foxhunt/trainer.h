@@ -63,9 +63,13 @@ typedef struct {
     char last_checkpoint[1100];
 } fh_trainer;
 
-/* Loads data, builds networks (fresh, or from cfg->resume), picks the device, opens the
- * run directory. Safe to fh_trainer_free on failure. */
+/* Loads data, builds networks (fresh, or from cfg->resume), picks the device and
+ * builds the collector. Safe to fh_trainer_free on failure. */
 fh_status fh_trainer_init(fh_trainer *t, const fh_train_config *cfg, fh_error *err);
+/* Creates the run directory (cfg.out), writes config.json and opens the metrics files
+ * (on resume keeping the rows up to the checkpoint's iteration). Without it, a run
+ * writes no metrics (`foxhunt collect` and tests use the trainer that way). */
+fh_status fh_trainer_open_run(fh_trainer *t, fh_error *err);
 void fh_trainer_free(fh_trainer *t);
 
 typedef void (*fh_iteration_callback)(const fh_trainer *t, const fh_iteration_metrics *m,

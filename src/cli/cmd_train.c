@@ -88,7 +88,7 @@ int fh_cmd_train(int argc, char **argv)
     fh_config_print(&cfg, stdout);
 
     fh_trainer t;
-    if (fh_trainer_init(&t, &cfg, &err) != FH_OK) {
+    if (fh_trainer_init(&t, &cfg, &err) != FH_OK || fh_trainer_open_run(&t, &err) != FH_OK) {
         fh_trainer_free(&t);
         return fh_cli_report("train", &err);
     }

@@ -304,7 +304,14 @@ fh_status fh_trainer_init(fh_trainer *t, const fh_train_config *cfg, fh_error *e
             return st;
     }
 
-    if ((st = make_dirs(cfg->out, err)) != FH_OK)
+    return FH_OK;
+}
+
+fh_status fh_trainer_open_run(fh_trainer *t, fh_error *err)
+{
+    const fh_train_config *cfg = &t->cfg;
+    fh_status st = make_dirs(cfg->out, err);
+    if (st != FH_OK)
         return st;
     char path[FH_CONFIG_STRING_MAX + 32];
     snprintf(path, sizeof path, "%s/config.json", cfg->out);
@@ -409,7 +416,8 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
         m.barrier_profit_take = after.hits[FH_BARRIER_PROFIT_TAKE] - before.hits[FH_BARRIER_PROFIT_TAKE];
         m.barrier_stop_loss = after.hits[FH_BARRIER_STOP_LOSS] - before.hits[FH_BARRIER_STOP_LOSS];
         m.barrier_time_limit = after.hits[FH_BARRIER_TIME_LIMIT] - before.hits[FH_BARRIER_TIME_LIMIT];
-        write_metrics(t, &m);
+        if (t->metrics_csv)
+            write_metrics(t, &m);
         if (on_iteration)
             on_iteration(t, &m, user);
         if (cfg->checkpoint_every > 0 && it % cfg->checkpoint_every == 0 &&

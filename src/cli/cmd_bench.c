@@ -1,0 +1,248 @@
+/* cmd_bench.c — `foxhunt bench`: transitions per second of experience collection,
+ * GPU kernels (timed with device events) and the CPU path, median of several
+ * collections after a warm-up (issue 6/7). FLOPs per transition count the three
+ * networks' multiply-adds (actor 17,984 + critic 363,584 + curiosity 4,288) x 2. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "foxhunt/device.h"
+#include "foxhunt/rollout.h"
+#include "foxhunt/run_data.h"
+#if FH_HAVE_CUDA
+#include "cuda/gpu_ppo_collector.h"
+#endif
+
+#define FLOPS_PER_TRANSITION (2.0 * (17984.0 + 363584.0 + 4288.0))
+#define FP32_GEMM_CEILING_TFLOPS 50.9 /* measured on the H200 (cuBLAS SGEMM) */
+#define MAX_SIZES 16
+#define MAX_REPEATS 64
+
+typedef struct {
+    char device[16], kernel[16];
+    int n, l, repeats;
+    double median_ms, kernel_ms; /* kernel_ms: device-event time of the kernels alone */
+} bench_row;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static fh_status bench_cpu(bench_row *row, const fh_market_view *view, const fh_env_config *env,
+                           const fh_collect_params *p, int n, int l, int repeats, fh_error *err)
+{
+    fh_cpu_collector c;
+    fh_trajectory_batch b;
+    memset(&b, 0, sizeof b);
+    fh_status st = fh_cpu_collector_init(&c, n, l, env, view, 1, err);
+    if (st == FH_OK)
+        st = fh_trajectory_batch_alloc(&b, n, l, err);
+    double times[MAX_REPEATS];
+    for (int r = -1; st == FH_OK && r < repeats; r++) { /* r = -1: warm-up */
+        double t0 = now_ms();
+        st = fh_cpu_collect_rollouts(&c, p, &b, err);
+        if (r >= 0)
+            times[r] = now_ms() - t0;
+    }
+    if (st == FH_OK) {
+        snprintf(row->device, sizeof row->device, "cpu");
+        snprintf(row->kernel, sizeof row->kernel, "cpu");
+        row->n = n;
+        row->l = l;
+        row->repeats = repeats;
+        row->median_ms = median(times, repeats);
+        row->kernel_ms = NAN;
+    }
+    fh_trajectory_batch_free(&b);
+    fh_cpu_collector_free(&c);
+    return st;
+}
+
+#if FH_HAVE_CUDA
+static fh_status bench_gpu(bench_row *row, const fh_device_info *dev, const char *kernel,
+                           const char *precision, const fh_market_view *view,
+                           const fh_env_config *env, const fh_collect_params *p, int n, int l,
+                           int repeats, fh_error *err)
+{
+    fh_gpu_ppo_collector *c = NULL;
+    fh_trajectory_batch b;
+    memset(&b, 0, sizeof b);
+    fh_status st = fh_gpu_ppo_collector_create(&c, dev, n, l, env, view, 1, kernel, precision, err);
+    if (st == FH_OK)
+        st = fh_trajectory_batch_alloc(&b, n, l, err);
+    double total[MAX_REPEATS], kern[MAX_REPEATS];
+    for (int r = -1; st == FH_OK && r < repeats; r++) {
+        st = fh_gpu_ppo_collector_collect(c, p, &b, err);
+        if (st == FH_OK && r >= 0) {
+            fh_gpu_collect_timing tm = fh_gpu_ppo_collector_timing(c);
+            total[r] = tm.total_ms;
+            kern[r] = tm.rollout_ms;
+        }
+    }
+    if (st == FH_OK) {
+        snprintf(row->device, sizeof row->device, "cuda");
+        snprintf(row->kernel, sizeof row->kernel, "%s", kernel);
+        row->n = n;
+        row->l = l;
+        row->repeats = repeats;
+        row->median_ms = median(total, repeats);
+        row->kernel_ms = median(kern, repeats);
+    }
+    fh_trajectory_batch_free(&b);
+    fh_gpu_ppo_collector_destroy(c);
+    return st;
+}
+#endif
+
+static void print_row(const bench_row *r)
+{
+    double transitions = (double)r->n * r->l;
+    double ms = isfinite(r->kernel_ms) ? r->kernel_ms : r->median_ms;
+    double tflops = transitions * FLOPS_PER_TRANSITION / (ms * 1e-3) / 1e12;
+    printf("%-6s %-10s %7d %5d %12.3f %12.3f %14.0f %9.3f %8.2f%%\n", r->device, r->kernel,
+           r->n, r->l, r->median_ms, r->kernel_ms, transitions / (r->median_ms * 1e-3), tflops,
+           100.0 * tflops / FP32_GEMM_CEILING_TFLOPS);
+}
+
+int fh_cmd_bench(int argc, char **argv)
+{
+    const char *device = "auto", *episodes_text = "128,1024,16384", *json = NULL;
+    const char *kernel = "reference", *precision = "fp32";
+    int steps = 500, repeats = 5, cpu_max = 1024, cpu_repeats = 3;
+    fh_arg args[] = {
+        {"--device", FH_ARG_CHOICE, &device, NULL, "auto: GPU (if any) and CPU; cpu or cuda: that one only", "auto|cpu|cuda", 0, 0, 0},
+        {"--episodes", FH_ARG_STRING, &episodes_text, "N[,N...]", "episode counts to measure", NULL, 0, 0, 0},
+        {"--steps", FH_ARG_INT, &steps, "L", "steps per episode", NULL, 1, 1 << 16, 0},
+        {"--kernel", FH_ARG_CHOICE, &kernel, NULL, "GPU kernel(s) to time", "fast|reference|both", 0, 0, 0},
+        {"--precision", FH_ARG_CHOICE, &precision, NULL, "GPU batched-network precision", "fp32|tf32", 0, 0, 0},
+        {"--repeats", FH_ARG_INT, &repeats, "R", "timed GPU collections per size (after one warm-up)", NULL, 1, MAX_REPEATS, 0},
+        {"--cpu-repeats", FH_ARG_INT, &cpu_repeats, "R", "timed CPU collections per size", NULL, 1, MAX_REPEATS, 0},
+        {"--cpu-max-episodes", FH_ARG_INT, &cpu_max, "N", "skip the CPU path above this N (it is slow)", NULL, 0, 1 << 20, 0},
+        {"--json", FH_ARG_STRING, &json, "FILE", "also write the rows as JSON", NULL, 0, 0, 0},
+    };
+    fh_arg_spec spec = {"bench", "Measure experience-collection throughput (median of several collections).",
+                        args, (int)(sizeof args / sizeof args[0])};
+    fh_error err;
+    fh_error_clear(&err);
+    int help = 0;
+    if (fh_args_parse(&spec, argc, argv, &help, &err) != FH_OK)
+        return fh_cli_report("bench", &err);
+    if (help)
+        return 0;
+    int sizes[MAX_SIZES];
+    int n_sizes = fh_args_parse_int_list(episodes_text, sizes, MAX_SIZES);
+    if (n_sizes < 0) {
+        fh_error_set(&err, FH_ERR_INPUT, "--episodes '%s': expected positive integers separated by commas",
+                     episodes_text);
+        return fh_cli_report("bench", &err);
+    }
+    fh_device_info dev;
+    if (fh_device_select(device, &dev, &err) != FH_OK)
+        return fh_cli_report("bench", &err);
+    char line[400];
+    fh_device_describe(&dev, line, sizeof line);
+    printf("%s\n", line);
+
+    fh_train_config cfg;
+    fh_train_config_default(&cfg);
+    fh_run_data data;
+    fh_mlp nets[3];
+    memset(nets, 0, sizeof nets);
+    int rc = 0, n_rows = 0;
+    bench_row rows[MAX_SIZES * 3];
+    if (fh_run_data_load(&data, &cfg, NULL, &err) != FH_OK)
+        return fh_cli_report("bench", &err);
+    const fh_net_kind kinds[3] = {FH_NET_ACTOR, FH_NET_CRITIC, FH_NET_CURIOSITY};
+    for (int k = 0; k < 3; k++) {
+        if (fh_mlp_init(&nets[k], kinds[k], &err) != FH_OK) {
+            rc = fh_cli_report("bench", &err);
+            goto done;
+        }
+        fh_mlp_init_orthogonal(&nets[k], 1000 + (uint64_t)k);
+    }
+    fh_market_view view = fh_market_view_of(&data.market, FH_SPLIT_TRAIN);
+    fh_collect_params p = {&nets[0], &nets[1], &nets[2], (float)cfg.gamma, (float)cfg.gae_lambda};
+    printf("%-6s %-10s %7s %5s %12s %12s %14s %9s %9s\n", "device", "kernel", "N", "L",
+           "median ms", "kernel ms", "transitions/s", "TFLOP/s", "of fp32");
+    for (int s = 0; s < n_sizes; s++) {
+#if FH_HAVE_CUDA
+        if (dev.use_gpu) {
+            const char *which[2] = {"reference", "fast"};
+            for (int k = 0; k < 2; k++) {
+                if (strcmp(kernel, "both") != 0 && strcmp(kernel, which[k]) != 0)
+                    continue;
+                if (bench_gpu(&rows[n_rows], &dev, which[k], precision, &view, &cfg.env, &p,
+                              sizes[s], steps, repeats, &err) != FH_OK) {
+                    rc = fh_cli_report("bench", &err);
+                    goto done;
+                }
+                print_row(&rows[n_rows++]);
+                fflush(stdout);
+            }
+        }
+#endif
+        if ((!dev.use_gpu || strcmp(device, "auto") == 0) && sizes[s] <= cpu_max) {
+            if (bench_cpu(&rows[n_rows], &view, &cfg.env, &p, sizes[s], steps, cpu_repeats,
+                          &err) != FH_OK) {
+                rc = fh_cli_report("bench", &err);
+                goto done;
+            }
+            print_row(&rows[n_rows++]);
+            fflush(stdout);
+        }
+    }
+    if (json) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "device", line);
+        cJSON_AddNumberToObject(root, "flops_per_transition", FLOPS_PER_TRANSITION);
+        cJSON *arr = cJSON_AddArrayToObject(root, "rows");
+        for (int i = 0; i < n_rows; i++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "device", rows[i].device);
+            cJSON_AddStringToObject(o, "kernel", rows[i].kernel);
+            cJSON_AddNumberToObject(o, "episodes", rows[i].n);
+            cJSON_AddNumberToObject(o, "steps", rows[i].l);
+            cJSON_AddNumberToObject(o, "repeats", rows[i].repeats);
+            cJSON_AddNumberToObject(o, "median_ms", rows[i].median_ms);
+            if (isfinite(rows[i].kernel_ms))
+                cJSON_AddNumberToObject(o, "kernel_ms", rows[i].kernel_ms);
+            cJSON_AddNumberToObject(o, "transitions_per_second",
+                                    (double)rows[i].n * rows[i].l / (rows[i].median_ms * 1e-3));
+            cJSON_AddItemToArray(arr, o);
+        }
+        char *text = cJSON_Print(root);
+        cJSON_Delete(root);
+        FILE *f = text ? fopen(json, "w") : NULL;
+        if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+            fh_error_set(&err, FH_ERR_INPUT, "cannot write %s", json);
+            rc = fh_cli_report("bench", &err);
+        }
+        cJSON_free(text);
+    }
+done:
+    for (int k = 0; k < 3; k++)
+        fh_mlp_free(&nets[k]);
+    fh_run_data_free(&data);
+    return rc;
+}
