@@ -11,6 +11,9 @@
 #include "foxhunt/safetensors.h"
 #include "foxhunt/trainer.h"
 #include "rl/collector.h"
+#if FH_HAVE_CUDA
+#include "cuda/gpu_ppo_collector.h"
+#endif
 
 static fh_status write_batch(const fh_trajectory_batch *b, const char *path,
                              const char *config_json, const char *device, fh_error *err)
@@ -114,6 +117,16 @@ int fh_cmd_collect(int argc, char **argv)
         write_batch(&t.batch, out, t.config_json, t.gpu ? t.device.name : "cpu", &err) != FH_OK)
         goto fail;
     printf("collected %d x %d transitions -> %s\n", episodes, steps, out);
+#if FH_HAVE_CUDA
+    if (t.gpu) {
+        fh_gpu_collect_timing tm = fh_gpu_ppo_collector_timing(t.gpu);
+        if (tm.from_cache)
+            printf("kernel module: loaded from the disk cache (no NVRTC compile)\n");
+        else
+            printf("kernel module: compiled by NVRTC in %.2f s (now cached)\n", tm.compile_seconds);
+        printf("collection: %.3f ms on the device (kernel %.3f ms)\n", tm.total_ms, tm.rollout_ms);
+    }
+#endif
     fh_trainer_free(&t);
     return 0;
 fail:

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# gpu-check.sh — the whole GPU check as one command on a machine with an NVIDIA GPU:
+# GPU facts, the kernel module cache, CPU<->GPU parity (poisoned outputs included),
+# the device-code test, compute-sanitizer memcheck and racecheck on a small launch,
+# the collection benchmark, and a short training run on the GPU; a table last.
+#
+#   bash scripts/gpu-check.sh [STEP...]     (default: every step)
+#   steps: info cache parity parity_fast device_env memcheck racecheck bench train
+#
+# Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
+# logs under OUT (default /tmp/foxhunt-gpu-check). Debian packages in .deps/ (cJSON,
+# inih, OpenBLAS; `apt-get download` them beside a prebuilt tree) are unpacked into
+# /opt/deps and put on the library path when the machine lacks them.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/foxhunt-gpu-check}
+BUILD=${BUILD:-build-gpu}
+mkdir -p "$OUT"
+export FOXHUNT_CACHE_DIR=${FOXHUNT_CACHE_DIR:-/tmp/foxhunt-cache}
+
+if [ -d .deps ] && ls .deps/*.deb >/dev/null 2>&1; then
+  mkdir -p /opt/deps
+  for f in .deps/*.deb; do dpkg -x "$f" /opt/deps; done
+  export LD_LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu:/opt/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+  for pc in $(find /opt/deps -name '*.pc'); do sed -i 's|=/usr|=/opt/deps/usr|g' "$pc"; done
+  export PKG_CONFIG_PATH=/opt/deps/usr/lib/x86_64-linux-gnu/pkgconfig:/opt/deps/usr/lib/x86_64-linux-gnu/openblas-pthread/pkgconfig:${PKG_CONFIG_PATH:-}
+  export CPATH=/opt/deps/usr/include:/opt/deps/usr/include/x86_64-linux-gnu/openblas-pthread:${CPATH:-}
+  export LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu:/opt/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:${LIBRARY_PATH:-}
+fi
+if [ ! -x "$BUILD/foxhunt" ]; then
+  echo "== building $BUILD =="
+  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >"$OUT/build.log" 2>&1 &&
+    cmake --build "$BUILD" -j "$(nproc)" >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+fi
+FH="$BUILD/foxhunt"
+STEPS=${*:-info cache parity device_env memcheck racecheck bench train}
+ROWS=()
+
+run_step() { # name, command...
+  local name=$1; shift
+  local t0=$(date +%s.%N)
+  echo "== $name: $* =="
+  "$@" >"$OUT/$name.log" 2>&1
+  local rc=$?
+  local t1=$(date +%s.%N)
+  tail -n 25 "$OUT/$name.log"
+  ROWS+=("$(printf '%-12s rc=%-3s %7.1fs' "$name" "$rc" "$(awk "BEGIN{print $t1 - $t0}")")")
+}
+
+for step in $STEPS; do
+  case $step in
+    info) run_step info bash -c "nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu --format=csv; $FH info" ;;
+    cache) rm -rf "$FOXHUNT_CACHE_DIR"
+           run_step cache bash -c "$FH collect --device cuda --episodes 64 --steps 8 --out /tmp/fh-c1.safetensors && $FH collect --device cuda --episodes 64 --steps 8 --out /tmp/fh-c2.safetensors && ls -la $FOXHUNT_CACHE_DIR" ;;
+    parity) run_step parity "$BUILD/tests/cuda/test_gpu_parity" reference ;;
+    parity_fast) run_step parity_fast "$BUILD/tests/cuda/test_gpu_parity" fast 128 64 2 100 64 2 128 500 2 100 500 2 16384 64 1 ;;
+    device_env) run_step device_env "$BUILD/tests/env/test_nvrtc_common" ;;
+    memcheck) run_step memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$FH" collect --device cuda --kernel ${KERNEL:-reference} --episodes 40 --steps 12 --out /tmp/fh-m.safetensors ;;
+    racecheck) run_step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$FH" collect --device cuda --kernel ${KERNEL:-reference} --episodes 40 --steps 12 --out /tmp/fh-r.safetensors ;;
+    bench) run_step bench "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel ${BENCH_KERNEL:-reference} --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench.json" ;;
+    train) run_step train "$FH" train --device cuda --kernel ${KERNEL:-reference} ${TRAIN_FLAGS:-} --out /tmp/fh-gpu-train ;;
+    *) echo "unknown step $step"; exit 2 ;;
+  esac
+done
+echo
+echo "== summary ($(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null), commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)) =="
+printf '%s\n' "${ROWS[@]}"

@@ -1,0 +1,268 @@
+/* test_gpu_parity.c — the GPU collector against the CPU collector (SPEC §9, issue 6),
+ * on the same market, seeds and random weights, over two consecutive collections (the
+ * episode state persists across launches). Skips without a CUDA device.
+ *
+ * Per episode row, up to its first divergence of sampled actions:
+ *   states: |a-b| <= 1e-5 + 1e-5|b|      log-probs: |a-b| <= 1e-5
+ *   values, trunc/last values, rewards: |a-b| <= 1e-5 + 1e-4|b|
+ *   dones and terminals identical
+ * and for rows that never diverge, advantages and returns |a-b| <= 2e-4 + 1e-3|b|
+ * (GAE sums ~1/(1-gamma*lambda) = 17 rounded terms) and the episode's random stream,
+ * bar and step are bit-identical afterwards. A divergence must be between adjacent
+ * actions (a uniform draw at the CDF boundary they share; SPEC §9) and first
+ * divergences must be at most 0.1% of steps. Before each GPU collection every output
+ * buffer is poisoned with NaN bytes, and every downloaded value must be written
+ * (finite, actions in range, flags 0/1).
+ * Usage: test_gpu_parity [kernel] [N L seeds]... (default: reference kernel, the
+ * configurations below). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/gpu_ppo_collector.h"
+#include "foxhunt/device.h"
+#include "foxhunt/rollout.h"
+#include "foxhunt/run_data.h"
+#include "test_util.h"
+
+#define COLLECTIONS 2
+#define WEIGHT_NOISE 0.05f
+#define MAX_DIVERGENCE_FRACTION 0.001
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* orthogonal init, then uniform noise in [-WEIGHT_NOISE, WEIGHT_NOISE] on every param so
+ * biases are non-zero and the policy is far from uniform */
+static void random_weights(fh_mlp *m, uint64_t seed)
+{
+    fh_mlp_init_orthogonal(m, seed);
+    uint64_t s = seed * 7919u + 17u;
+    for (size_t i = 0; i < m->n_params; i++) {
+        double u = (double)(splitmix(&s) >> 11) * 0x1.0p-53;
+        m->params[i] += (float)((2.0 * u - 1.0) * WEIGHT_NOISE);
+    }
+}
+
+static int close_to(double a, double b, double atol, double rtol)
+{
+    return isfinite(a) && isfinite(b) && fabs(a - b) <= atol + rtol * fabs(b);
+}
+
+static int check_written(const fh_trajectory_batch *g)
+{
+    size_t nl = (size_t)g->n_episodes * g->n_steps;
+    for (size_t i = 0; i < nl; i++) {
+        if (g->actions[i] < 0 || g->actions[i] >= FH_N_ACTIONS || (g->dones[i] & ~1) ||
+            (g->terminals[i] & ~1) || !isfinite(g->log_probs[i]) || !isfinite(g->values[i]) ||
+            !isfinite(g->rewards[i]) || !isfinite(g->advantages[i]) ||
+            !isfinite(g->returns[i]) || !isfinite(g->trunc_values[i])) {
+            fprintf(stderr, "unwritten or invalid GPU output at flat index %zu\n", i);
+            return 0;
+        }
+        for (int j = 0; j < FH_STATE_DIM; j++)
+            if (!isfinite(g->states[i * FH_STATE_DIM + j])) {
+                fprintf(stderr, "unwritten state at %zu[%d]\n", i, j);
+                return 0;
+            }
+    }
+    for (int n = 0; n < g->n_episodes; n++)
+        if (!isfinite(g->last_values[n])) {
+            fprintf(stderr, "unwritten last value of episode %d\n", n);
+            return 0;
+        }
+    return 1;
+}
+
+typedef struct {
+    long steps, divergences, rows_compared_gae;
+    double max_logp_err, max_value_err, max_adv_err;
+} parity_stats;
+
+/* Compares one collection; diverged[n] persists: a row that diverged stays excluded. */
+static void compare(const fh_trajectory_batch *c, const fh_trajectory_batch *g, int *diverged,
+                    const fh_episode_state *ce, const fh_episode_state *ge, parity_stats *ps,
+                    const char *label)
+{
+    int N = c->n_episodes, L = c->n_steps;
+    for (int n = 0; n < N; n++) {
+        int first_div = -1;
+        for (int t = 0; t < L && !diverged[n]; t++) {
+            int64_t i = (int64_t)n * L + t;
+            ps->steps++;
+            for (int j = 0; j < FH_STATE_DIM; j++) {
+                double a = g->states[i * FH_STATE_DIM + j], b = c->states[i * FH_STATE_DIM + j];
+                if (!close_to(a, b, 1e-5, 1e-5)) {
+                    fh_test_failed++;
+                    fprintf(stderr, "%s: state mismatch at episode %d step %d feature %d: gpu %.9g cpu %.9g\n",
+                            label, n, t, j, a, b);
+                    diverged[n] = 1;
+                    break;
+                }
+            }
+            if (diverged[n])
+                break;
+            double verr = fabs(g->values[i] - c->values[i]);
+            if (verr > ps->max_value_err)
+                ps->max_value_err = verr;
+            if (!close_to(g->values[i], c->values[i], 1e-5, 1e-4)) {
+                fh_test_failed++;
+                fprintf(stderr, "%s: value mismatch at episode %d step %d: gpu %.9g cpu %.9g\n",
+                        label, n, t, g->values[i], c->values[i]);
+                diverged[n] = 1;
+                break;
+            }
+            if (g->actions[i] != c->actions[i]) {
+                ps->divergences++;
+                if (abs(g->actions[i] - c->actions[i]) != 1) {
+                    fh_test_failed++;
+                    fprintf(stderr, "%s: episode %d step %d: gpu action %d, cpu action %d are not "
+                            "neighbours at a CDF boundary\n", label, n, t, g->actions[i], c->actions[i]);
+                }
+                first_div = t;
+                diverged[n] = 1;
+                break;
+            }
+            double lerr = fabs(g->log_probs[i] - c->log_probs[i]);
+            if (lerr > ps->max_logp_err)
+                ps->max_logp_err = lerr;
+            int ok = lerr <= 1e-5 && g->dones[i] == c->dones[i] && g->terminals[i] == c->terminals[i] &&
+                     close_to(g->rewards[i], c->rewards[i], 1e-5, 1e-4) &&
+                     close_to(g->trunc_values[i], c->trunc_values[i], 1e-5, 1e-4);
+            if (!ok) {
+                fh_test_failed++;
+                fprintf(stderr, "%s: episode %d step %d: logp %.9g/%.9g done %d/%d terminal %d/%d "
+                        "reward %.9g/%.9g trunc_value %.9g/%.9g (gpu/cpu)\n", label, n, t,
+                        g->log_probs[i], c->log_probs[i], g->dones[i], c->dones[i], g->terminals[i],
+                        c->terminals[i], g->rewards[i], c->rewards[i], g->trunc_values[i],
+                        c->trunc_values[i]);
+                diverged[n] = 1;
+                break;
+            }
+        }
+        (void)first_div;
+        if (diverged[n])
+            continue;
+        if (!close_to(g->last_values[n], c->last_values[n], 1e-5, 1e-4)) {
+            fh_test_failed++;
+            fprintf(stderr, "%s: last value of episode %d: gpu %.9g cpu %.9g\n", label, n,
+                    g->last_values[n], c->last_values[n]);
+        }
+        for (int t = 0; t < L; t++) {
+            int64_t i = (int64_t)n * L + t;
+            double e = fabs(g->advantages[i] - c->advantages[i]);
+            if (e > ps->max_adv_err)
+                ps->max_adv_err = e;
+            if (!close_to(g->advantages[i], c->advantages[i], 2e-4, 1e-3) ||
+                !close_to(g->returns[i], c->returns[i], 2e-4, 1e-3)) {
+                fh_test_failed++;
+                fprintf(stderr, "%s: GAE mismatch at episode %d step %d: adv %.9g/%.9g ret %.9g/%.9g\n",
+                        label, n, t, g->advantages[i], c->advantages[i], g->returns[i], c->returns[i]);
+                break;
+            }
+        }
+        ps->rows_compared_gae++;
+        if (ce[n].rng.state != ge[n].rng.state || ce[n].rng.inc != ge[n].rng.inc ||
+            ce[n].bar != ge[n].bar || ce[n].step != ge[n].step) {
+            fh_test_failed++;
+            fprintf(stderr, "%s: episode %d state after the collection differs (bar %d/%d step %d/%d)\n",
+                    label, n, ge[n].bar, ce[n].bar, ge[n].step, ce[n].step);
+        }
+    }
+}
+
+static void run_case(const fh_device_info *dev, const char *kernel, const fh_run_data *data,
+                     const fh_env_config *env, int N, int L, uint64_t seed)
+{
+    char label[128];
+    snprintf(label, sizeof label, "%s N=%d L=%d seed=%llu", kernel, N, L, (unsigned long long)seed);
+    fh_market_view view = fh_market_view_of(&data->market, FH_SPLIT_TRAIN);
+    fh_mlp nets[3];
+    memset(nets, 0, sizeof nets);
+    fh_error err;
+    const fh_net_kind kinds[3] = {FH_NET_ACTOR, FH_NET_CRITIC, FH_NET_CURIOSITY};
+    for (int k = 0; k < 3; k++) {
+        if (fh_mlp_init(&nets[k], kinds[k], &err) != FH_OK) {
+            fprintf(stderr, "%s\n", err.message);
+            exit(1);
+        }
+        random_weights(&nets[k], seed * 31 + (uint64_t)k);
+    }
+    fh_collect_params p = {&nets[0], &nets[1], &nets[2], 0.99f, 0.95f};
+    fh_cpu_collector cpu;
+    fh_gpu_ppo_collector *gpu = NULL;
+    fh_trajectory_batch cb, gb;
+    memset(&cb, 0, sizeof cb);
+    memset(&gb, 0, sizeof gb);
+    if (fh_cpu_collector_init(&cpu, N, L, env, &view, seed, &err) != FH_OK ||
+        fh_gpu_ppo_collector_create(&gpu, dev, N, L, env, &view, seed, kernel, "fp32", &err) != FH_OK ||
+        fh_trajectory_batch_alloc(&cb, N, L, &err) != FH_OK ||
+        fh_trajectory_batch_alloc(&gb, N, L, &err) != FH_OK) {
+        fprintf(stderr, "%s: setup failed: %s\n", label, err.message);
+        exit(1);
+    }
+    int *diverged = calloc((size_t)N, sizeof(int));
+    parity_stats ps;
+    memset(&ps, 0, sizeof ps);
+    for (int k = 0; k < COLLECTIONS; k++) {
+        CHECK_MSG(fh_gpu_ppo_collector_poison(gpu, &err) == FH_OK, "%s", err.message);
+        CHECK_MSG(fh_cpu_collect_rollouts(&cpu, &p, &cb, &err) == FH_OK, "%s", err.message);
+        CHECK_MSG(fh_gpu_ppo_collector_collect(gpu, &p, &gb, &err) == FH_OK, "%s", err.message);
+        CHECK_MSG(check_written(&gb), "%s collection %d: GPU outputs not fully written", label, k);
+        compare(&cb, &gb, diverged, cpu.episodes, fh_gpu_ppo_collector_episodes(gpu), &ps, label);
+    }
+    double frac = (double)ps.divergences / (double)((long)N * L * COLLECTIONS);
+    CHECK_MSG(frac <= MAX_DIVERGENCE_FRACTION, "%s: %ld divergences = %.4f%% of steps",
+              label, ps.divergences, 100 * frac);
+    fh_gpu_collect_timing tm = fh_gpu_ppo_collector_timing(gpu);
+    printf("%-32s steps compared %7ld  divergences %3ld  rows with GAE compared %4ld/%d  "
+           "max |dlogp| %.2e |dV| %.2e |dA| %.2e  kernel %.2f ms\n", label, ps.steps,
+           ps.divergences, ps.rows_compared_gae, N, ps.max_logp_err, ps.max_value_err,
+           ps.max_adv_err, tm.rollout_ms);
+    CHECK_MSG(ps.rows_compared_gae >= N / 2, "%s: too few rows without divergence", label);
+    free(diverged);
+    fh_trajectory_batch_free(&cb);
+    fh_trajectory_batch_free(&gb);
+    fh_gpu_ppo_collector_destroy(gpu);
+    fh_cpu_collector_free(&cpu);
+    for (int k = 0; k < 3; k++)
+        fh_mlp_free(&nets[k]);
+}
+
+int main(int argc, char **argv)
+{
+    fh_device_info dev;
+    fh_error err;
+    if (fh_device_select("auto", &dev, &err) != FH_OK || !dev.use_gpu)
+        fh_test_skip("no CUDA device: GPU parity needs a GPU (runs in scripts/gpu-check.sh)");
+    const char *kernel = argc > 1 ? argv[1] : "reference";
+    fh_train_config cfg;
+    fh_train_config_default(&cfg);
+    cfg.synthetic_bars = 6000;
+    fh_run_data data;
+    if (fh_run_data_load(&data, &cfg, NULL, &err) != FH_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        return 1;
+    }
+    /* a short horizon so truncations (final-observation values) happen inside L */
+    fh_env_config env = cfg.env;
+    env.horizon = 40;
+    if (argc > 4) {
+        for (int a = 2; a + 2 < argc; a += 3)
+            for (uint64_t s = 1; s <= (uint64_t)atoi(argv[a + 2]); s++)
+                run_case(&dev, kernel, &data, &env, atoi(argv[a]), atoi(argv[a + 1]), s);
+    } else {
+        const int configs[4][2] = {{128, 64}, {100, 64}, {128, 500}, {100, 500}};
+        for (int k = 0; k < 4; k++)
+            for (uint64_t s = 1; s <= 3; s++)
+                run_case(&dev, kernel, &data, &env, configs[k][0], configs[k][1], s);
+    }
+    fh_run_data_free(&data);
+    return fh_test_finish();
+}

@@ -1,0 +1,127 @@
+/* test_kernel_sources.c — runs in CI with no GPU (issue 6):
+ * 1. every embedded source equals the file in the tree, byte for byte;
+ * 2. NVRTC compiles each kernel (common header + kernel, concatenated as at run time)
+ *    to PTX for compute_90, and every entry point the collectors launch is in the PTX;
+ * 3. the program text starts with the common header and ends with the kernel. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/embedded_sources.h"
+#include "cuda/nvrtc_compile.h"
+#include "test_util.h"
+
+static char *read_all(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = '\0';
+        *size = (size_t)n;
+    }
+    return buf;
+}
+
+static void test_embedded_equal_tree(void)
+{
+    int count = 0;
+    for (const fh_embedded_source *s = fh_embedded_sources; s->path; s++, count++) {
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", FH_SOURCE_DIR, s->path);
+        size_t size = 0;
+        char *disk = read_all(path, &size);
+        CHECK_MSG(disk != NULL, "cannot read %s", path);
+        if (!disk)
+            continue;
+        CHECK_MSG(size == s->size && memcmp(disk, s->text, size) == 0,
+                  "embedded %s differs from the tree (%zu vs %zu bytes)", s->path, s->size, size);
+        CHECK(strlen(s->text) == s->size); /* NUL-terminated, no embedded NUL */
+        free(disk);
+    }
+    CHECK_MSG(count >= 3, "expected shapes.h, the common header and a kernel, found %d", count);
+    CHECK(fh_embedded_source_find("common_device_functions.cuh") != NULL);
+    CHECK(fh_embedded_source_find("ppo_experience_kernel.cu") != NULL);
+    CHECK(fh_embedded_source_find("no_such_kernel.cu") == NULL);
+}
+
+static void test_program_text(void)
+{
+    const fh_embedded_source *common = fh_embedded_source_find("common_device_functions.cuh");
+    const fh_embedded_source *kernel = fh_embedded_source_find("ppo_experience_kernel.cu");
+    char *text = fh_nvrtc_program_text("ppo_experience_kernel.cu");
+    CHECK(text != NULL);
+    if (!text || !common || !kernel)
+        return;
+    CHECK(strncmp(text, common->text, common->size) == 0);
+    CHECK(strcmp(text + strlen(text) - kernel->size, kernel->text) == 0);
+    free(text);
+}
+
+typedef struct {
+    const char *kernel_file;
+    const char *entries[4];
+} kernel_case;
+
+static void test_compiles_to_ptx(void)
+{
+    const kernel_case cases[] = {
+        {"ppo_experience_kernel.cu", {"ppo_full_experience_kernel", NULL}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const char *const opts_variants[2][2] = {{"--fmad=false", "-lineinfo"}, {"-lineinfo", NULL}};
+        for (int v = 0; v < 2; v++) {
+            fh_nvrtc_output out;
+            fh_error err;
+            fh_error_clear(&err);
+            int n_opts = opts_variants[v][1] ? 2 : 1;
+            fh_status st = fh_nvrtc_compile(cases[k].kernel_file, "compute_90", opts_variants[v],
+                                            n_opts, &out, &err);
+            CHECK_MSG(st == FH_OK, "%s: %s", cases[k].kernel_file, err.message);
+            if (st != FH_OK)
+                continue;
+            CHECK(!out.is_cubin && out.size > 0);
+            CHECK_MSG(strstr(out.image, ".target sm_90") != NULL, "PTX target is not sm_90");
+            for (int e = 0; cases[k].entries[e]; e++) {
+                char needle[256];
+                snprintf(needle, sizeof needle, ".entry %s(", cases[k].entries[e]);
+                CHECK_MSG(strstr(out.image, needle) != NULL, "%s: no entry %s in the PTX",
+                          cases[k].kernel_file, cases[k].entries[e]);
+            }
+            CHECK_MSG(out.log[0] == '\0' || strstr(out.log, "warning") == NULL,
+                      "NVRTC warnings for %s:\n%s", cases[k].kernel_file, out.log);
+            fh_nvrtc_output_free(&out);
+        }
+    }
+}
+
+static void test_compile_error_reports_log(void)
+{
+    fh_nvrtc_output out;
+    fh_error err;
+    fh_error_clear(&err);
+    const char *bad[1] = {"-Dfh_rng=int"}; /* breaks the header: a real compile error */
+    fh_status st = fh_nvrtc_compile("ppo_experience_kernel.cu", "compute_90", bad, 1, &out, &err);
+    CHECK(st != FH_OK);
+    CHECK_MSG(strstr(err.message, "program log") != NULL, "message lacks the log: %s", err.message);
+    fh_status st2 = fh_nvrtc_compile("missing_kernel.cu", "compute_90", NULL, 0, &out, &err);
+    CHECK(st2 != FH_OK && strstr(err.message, "not embedded") != NULL);
+}
+
+int main(void)
+{
+    test_embedded_equal_tree();
+    test_program_text();
+    test_compiles_to_ptx();
+    test_compile_error_reports_log();
+    return fh_test_finish();
+}
