@@ -144,7 +144,7 @@ fh_status fh_args_parse(fh_arg_spec *spec, int argc, char **argv, int *help_show
                                     spec->command, a->name);
         } else if (eq) {
             value = eq + 1;
-        } else if (i + 1 < argc) {
+        } else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
             value = argv[++i];
         } else {
             return fh_error_set(err, FH_ERR_INPUT, "foxhunt %s: %s needs a value (%s)",

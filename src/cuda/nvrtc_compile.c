@@ -10,6 +10,7 @@
 
 #define COMMON_HEADER "common_device_functions.cuh"
 #define SHAPES_HEADER "foxhunt/shapes.h"
+#define FH_NVRTC_MAX_HEADERS 16
 
 #define NVRTC_CHECK(call, err)                                                          \
     do {                                                                                \
@@ -61,10 +62,23 @@ fh_status fh_nvrtc_compile(const char *kernel_file, const char *arch,
                             "%s:%d: kernel source '%s' is not embedded in this binary",
                             __FILE__, __LINE__, kernel_file);
     }
-    const char *header_text[1] = {shapes->text};
-    const char *header_name[1] = {SHAPES_HEADER};
-    NVRTC_CHECK(nvrtcCreateProgram(&prog, text, kernel_file, 1, header_text, header_name),
-                err);
+    /* shapes.h under its include name; every other embedded source under its base
+     * name, so a kernel file can include another (the fast kernels reuse the PPO
+     * device functions of ppo_experience_kernel.cu) */
+    const char *header_text[FH_NVRTC_MAX_HEADERS];
+    const char *header_name[FH_NVRTC_MAX_HEADERS];
+    int n_headers = 0;
+    header_text[n_headers] = shapes->text;
+    header_name[n_headers++] = SHAPES_HEADER;
+    for (const fh_embedded_source *s = fh_embedded_sources; s->path; s++) {
+        const char *base = strrchr(s->path, '/');
+        if (s == shapes || n_headers == FH_NVRTC_MAX_HEADERS)
+            continue;
+        header_text[n_headers] = s->text;
+        header_name[n_headers++] = base ? base + 1 : s->path;
+    }
+    NVRTC_CHECK(nvrtcCreateProgram(&prog, text, kernel_file, n_headers, header_text,
+                                   header_name), err);
 
     all_options = calloc((size_t)n_options + 2, sizeof *all_options);
     if (!all_options) {

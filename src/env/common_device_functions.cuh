@@ -454,17 +454,26 @@ FH_DEVICE void env_episode_init(const fh_env_config *cfg, const fh_env_market *m
 /* state (FH_STATE_DIM): the 51 features of the current bar, equity/initial - 1,
  * exposure clipped to [-1, 1], and spread = (half_spread + impact * 0.6) / max(sigma,
  * FH_SIGMA_FLOOR) clipped to [0, 5]. */
+/* The 3 portfolio features of the observation (state[51..53]); split out so that a
+ * kernel whose lanes copy the 51 market features in parallel computes these with the
+ * same code. */
+FH_DEVICE void env_portfolio_features(const fh_env_config *cfg, const fh_env_market *m,
+                                      const fh_episode_state *ep, float *out3)
+{
+    float exposure = (float)ep->exposure;
+    float spread = env_observed_cost_rate(cfg) / fmaxf(m->sigma[ep->bar], FH_SIGMA_FLOOR);
+    out3[0] = (float)(ep->equity / ep->initial_equity - 1.0);
+    out3[1] = fminf(fmaxf(exposure, FH_EXPOSURE_MIN), FH_EXPOSURE_MAX);
+    out3[2] = fminf(fmaxf(spread, 0.0f), FH_SPREAD_FEATURE_MAX);
+}
+
 FH_DEVICE void env_observe(const fh_env_config *cfg, const fh_env_market *m,
                            const fh_episode_state *ep, float *state)
 {
     const float *f = m->features + (long long)ep->bar * FH_N_MARKET_FEATURES;
     for (int j = 0; j < FH_N_MARKET_FEATURES; j++)
         state[j] = f[j];
-    float exposure = (float)ep->exposure;
-    float spread = env_observed_cost_rate(cfg) / fmaxf(m->sigma[ep->bar], FH_SIGMA_FLOOR);
-    state[FH_N_MARKET_FEATURES] = (float)(ep->equity / ep->initial_equity - 1.0);
-    state[FH_N_MARKET_FEATURES + 1] = fminf(fmaxf(exposure, FH_EXPOSURE_MIN), FH_EXPOSURE_MAX);
-    state[FH_N_MARKET_FEATURES + 2] = fminf(fmaxf(spread, 0.0f), FH_SPREAD_FEATURE_MAX);
+    env_portfolio_features(cfg, m, ep, state + FH_N_MARKET_FEATURES);
 }
 
 FH_DEVICE int env_sign(double v)

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -253,8 +254,10 @@ fh_status fh_trainer_init(fh_trainer *t, const fh_train_config *cfg, fh_error *e
     fh_status st = fh_train_config_validate(cfg, err);
     if (st != FH_OK)
         return st;
-    if (cfg->threads > 0)
+    if (cfg->threads > 0) { /* both pools: OpenBLAS (networks) and OpenMP (collection) */
         fh_nn_set_threads(cfg->threads);
+        omp_set_num_threads(cfg->threads);
+    }
 
     /* on resume the data is normalised with the checkpoint's statistics */
     fh_feature_norm resume_norm;

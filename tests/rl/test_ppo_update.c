@@ -56,6 +56,7 @@ static fh_status fixture_init(fixture *f, fh_error *err)
     f->cfg.lr = 3e-4;
     f->cfg.clip = 0.2;
     f->cfg.target_kl = 0;
+    f->cfg.env.horizon = 40; /* truncations inside the batch */
     fh_status st = fh_run_data_load(&f->data, &f->cfg, NULL, err);
     if (st != FH_OK)
         return st;

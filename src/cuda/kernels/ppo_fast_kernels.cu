@@ -1,0 +1,343 @@
+/* ppo_fast_kernels.cu — the fast PPO collection path (issue 7; docs/ARCHITECTURE.md).
+ *
+ * The design note's single kernel does everything per thread. Here the work is split
+ * by what is sequential in time and what is not, all on one stream and captured into
+ * one CUDA graph per collector (one launch per collection, no host round trip inside):
+ *
+ *   1. ppo_rollout_fast_kernel: the only sequential part — observe, actor forward,
+ *      sample, env_step — with one warp per episode and the actor's weights held in
+ *      shared memory (transposed, so each lane reads consecutive outputs). It writes
+ *      every state the critic must value into one buffer: the N*L states, the final
+ *      observations of truncated episodes (K slots per episode) and s_L.
+ *   2. the critic over all those rows at once (cuBLAS SGEMMs + fh_bias_act_kernel),
+ *      and the curiosity model over the N*L transitions (curiosity_input_kernel,
+ *      SGEMMs, curiosity_reward_kernel adds the bonus to the rewards);
+ *   3. scatter_trunc_values_kernel and gae_kernel (compute_gae_backward per row).
+ *
+ * The environment and sampling arithmetic are the shared device functions
+ * (common_device_functions.cuh, ppo_experience_kernel.cu); only the matrix-vector
+ * products and the softmax reductions are spread over the warp's lanes, so sums are
+ * ordered differently from the reference and results agree within SPEC §9's
+ * tolerances (sampled actions identical except at CDF boundaries). */
+#ifndef FOXHUNT_PPO_FAST_KERNELS_CU
+#define FOXHUNT_PPO_FAST_KERNELS_CU
+
+#include "ppo_experience_kernel.cu"
+
+#define FH_WARP 32
+#define FH_FULL_MASK 0xffffffffu
+/* The actor in shared memory, transposed: W0T (54, 128), b0, W1T (128, 64), b1,
+ * W2T (64, 48) with outputs padded to 48, b2 (48). */
+#define FH_FAST_OUT_PAD 48
+#define FH_FAST_SM_W0 0
+#define FH_FAST_SM_B0 (FH_FAST_SM_W0 + FH_STATE_DIM * FH_ACTOR_H1)
+#define FH_FAST_SM_W1 (FH_FAST_SM_B0 + FH_ACTOR_H1)
+#define FH_FAST_SM_B1 (FH_FAST_SM_W1 + FH_ACTOR_H1 * FH_ACTOR_H2)
+#define FH_FAST_SM_W2 (FH_FAST_SM_B1 + FH_ACTOR_H2)
+#define FH_FAST_SM_B2 (FH_FAST_SM_W2 + FH_ACTOR_H2 * FH_FAST_OUT_PAD)
+#define FH_FAST_SM_WEIGHTS (FH_FAST_SM_B2 + FH_FAST_OUT_PAD)
+/* Per-warp scratch: state (padded to 64), h1, h2, the episode's bar. */
+#define FH_FAST_SM_STATE 0
+#define FH_FAST_SM_H1 64
+#define FH_FAST_SM_H2 (FH_FAST_SM_H1 + FH_ACTOR_H1)
+#define FH_FAST_SM_MISC (FH_FAST_SM_H2 + FH_ACTOR_H2)
+#define FH_FAST_SM_PER_WARP (FH_FAST_SM_MISC + 8)
+#define FH_FAST_MAX_WARPS 8
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+
+/* Copies one observation (51 market features of `bar` in parallel over the lanes,
+ * the 3 portfolio features from lane 0's episode state) to dst (global) and sm. */
+__device__ __forceinline__ void fast_observe(float *dst, float *sm_state, const fh_env_config *cfg,
+                                             const fh_env_market *m, const fh_episode_state *ep,
+                                             int bar, int lane)
+{
+    const float *f = m->features + (long long)bar * FH_N_MARKET_FEATURES;
+    for (int j = lane; j < FH_N_MARKET_FEATURES; j += FH_WARP)
+        sm_state[j] = f[j];
+    if (lane == 0)
+        env_portfolio_features(cfg, m, ep, sm_state + FH_N_MARKET_FEATURES);
+    __syncwarp();
+    for (int j = lane; j < FH_STATE_DIM; j += FH_WARP)
+        dst[j] = sm_state[j];
+}
+
+/* logits for actions lane and lane + 32 (the second only when < FH_N_ACTIONS). */
+__device__ __forceinline__ void fast_actor(float *l0, float *l1, const float *w, float *scratch,
+                                           int lane)
+{
+    const float *state = scratch + FH_FAST_SM_STATE;
+    float *h1 = scratch + FH_FAST_SM_H1;
+    float *h2 = scratch + FH_FAST_SM_H2;
+    /* layer 0: lane owns outputs 4*lane .. 4*lane+3 */
+    float4 acc = ((const float4 *)(w + FH_FAST_SM_B0))[lane];
+#pragma unroll 6
+    for (int k = 0; k < FH_STATE_DIM; k++) {
+        float x = state[k];
+        float4 wk = ((const float4 *)(w + FH_FAST_SM_W0 + k * FH_ACTOR_H1))[lane];
+        acc.x = fmaf(wk.x, x, acc.x);
+        acc.y = fmaf(wk.y, x, acc.y);
+        acc.z = fmaf(wk.z, x, acc.z);
+        acc.w = fmaf(wk.w, x, acc.w);
+    }
+    acc.x = fmaxf(acc.x, 0.0f);
+    acc.y = fmaxf(acc.y, 0.0f);
+    acc.z = fmaxf(acc.z, 0.0f);
+    acc.w = fmaxf(acc.w, 0.0f);
+    ((float4 *)h1)[lane] = acc;
+    __syncwarp();
+    /* layer 1: lane owns outputs 2*lane, 2*lane+1 */
+    float2 acc2 = ((const float2 *)(w + FH_FAST_SM_B1))[lane];
+#pragma unroll 8
+    for (int k = 0; k < FH_ACTOR_H1; k++) {
+        float x = h1[k];
+        float2 wk = ((const float2 *)(w + FH_FAST_SM_W1 + k * FH_ACTOR_H2))[lane];
+        acc2.x = fmaf(wk.x, x, acc2.x);
+        acc2.y = fmaf(wk.y, x, acc2.y);
+    }
+    acc2.x = fmaxf(acc2.x, 0.0f);
+    acc2.y = fmaxf(acc2.y, 0.0f);
+    ((float2 *)h2)[lane] = acc2;
+    __syncwarp();
+    /* output layer: lane owns actions lane and lane + 32 */
+    int second = lane + FH_WARP < FH_FAST_OUT_PAD ? lane + FH_WARP : lane;
+    float a0 = w[FH_FAST_SM_B2 + lane], a1 = w[FH_FAST_SM_B2 + second];
+#pragma unroll 8
+    for (int k = 0; k < FH_ACTOR_H2; k++) {
+        float x = h2[k];
+        a0 = fmaf(w[FH_FAST_SM_W2 + k * FH_FAST_OUT_PAD + lane], x, a0);
+        a1 = fmaf(w[FH_FAST_SM_W2 + k * FH_FAST_OUT_PAD + second], x, a1);
+    }
+    *l0 = a0;
+    *l1 = a1;
+}
+
+__device__ __forceinline__ float warp_max(float v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(FH_FULL_MASK, v, o));
+    return v;
+}
+
+__device__ __forceinline__ float warp_inclusive_scan(float v, int lane)
+{
+    for (int o = 1; o < FH_WARP; o <<= 1) {
+        float u = __shfl_up_sync(FH_FULL_MASK, v, o);
+        if (lane >= o)
+            v += u;
+    }
+    return v;
+}
+
+/* softmax_sample over the warp: the same rule (first action whose running sum of
+ * exp(logit - max) exceeds u * total), with the sums formed by a warp scan. */
+__device__ __forceinline__ void fast_softmax_sample(int *action, float *log_prob, float l0,
+                                                    float l1, float u, int lane)
+{
+    int has1 = lane + FH_WARP < FH_N_ACTIONS;
+    float m = warp_max(fmaxf(l0, has1 ? l1 : l0));
+    float e0 = expf(l0 - m);
+    float e1 = has1 ? expf(l1 - m) : 0.0f;
+    float p0 = warp_inclusive_scan(e0, lane);
+    float total0 = __shfl_sync(FH_FULL_MASK, p0, FH_WARP - 1);
+    float p1 = warp_inclusive_scan(e1, lane) + total0;
+    float total = __shfl_sync(FH_FULL_MASK, p1, FH_WARP - 1);
+    float threshold = u * total;
+    unsigned b0 = __ballot_sync(FH_FULL_MASK, p0 > threshold);
+    unsigned b1 = __ballot_sync(FH_FULL_MASK, has1 && p1 > threshold);
+    int chosen = b0 ? __ffs(b0) - 1 : b1 ? FH_WARP + __ffs(b1) - 1 : FH_N_ACTIONS - 1;
+    float logit = __shfl_sync(FH_FULL_MASK, chosen < FH_WARP ? l0 : l1, chosen % FH_WARP);
+    *action = chosen;
+    *log_prob = logit - m - logf(total);
+}
+
+/* Phase 1. Grid: ceil(N / warps) blocks of `warps` warps; one warp per episode.
+ * critic_in (N*L + N*K + N, 54): states, truncation final observations (slot j of
+ * episode n at row N*L + n*K + j, step in trunc_step[n*K + j], -1 unused), s_L. */
+extern "C" __global__ void __launch_bounds__(FH_FAST_MAX_WARPS * FH_WARP)
+ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
+                        fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
+                        float *critic_in, int *trunc_step, fh_ppo_outputs out)
+{
+    extern __shared__ float sm[];
+    float *w = sm;
+    /* load the actor transposed (and padded); every thread of the block helps */
+    for (int i = threadIdx.x; i < FH_FAST_SM_WEIGHTS; i += blockDim.x)
+        w[i] = 0.0f;
+    __syncthreads();
+    for (int i = threadIdx.x; i < FH_ACTOR_H1 * FH_STATE_DIM; i += blockDim.x) {
+        int o = i / FH_STATE_DIM, k = i % FH_STATE_DIM;
+        w[FH_FAST_SM_W0 + k * FH_ACTOR_H1 + o] = actor_w[FH_ACTOR_OFF_W0 + i];
+    }
+    for (int i = threadIdx.x; i < FH_ACTOR_H2 * FH_ACTOR_H1; i += blockDim.x) {
+        int o = i / FH_ACTOR_H1, k = i % FH_ACTOR_H1;
+        w[FH_FAST_SM_W1 + k * FH_ACTOR_H2 + o] = actor_w[FH_ACTOR_OFF_W1 + i];
+    }
+    for (int i = threadIdx.x; i < FH_N_ACTIONS * FH_ACTOR_H2; i += blockDim.x) {
+        int o = i / FH_ACTOR_H2, k = i % FH_ACTOR_H2;
+        w[FH_FAST_SM_W2 + k * FH_FAST_OUT_PAD + o] = actor_w[FH_ACTOR_OFF_W2 + i];
+    }
+    for (int i = threadIdx.x; i < FH_ACTOR_H1; i += blockDim.x)
+        w[FH_FAST_SM_B0 + i] = actor_w[FH_ACTOR_OFF_B0 + i];
+    for (int i = threadIdx.x; i < FH_ACTOR_H2; i += blockDim.x)
+        w[FH_FAST_SM_B1 + i] = actor_w[FH_ACTOR_OFF_B1 + i];
+    for (int i = threadIdx.x; i < FH_N_ACTIONS; i += blockDim.x)
+        w[FH_FAST_SM_B2 + i] = actor_w[FH_ACTOR_OFF_B2 + i];
+    __syncthreads();
+
+    int warp = threadIdx.x / FH_WARP, lane = threadIdx.x % FH_WARP;
+    int n = blockIdx.x * (blockDim.x / FH_WARP) + warp;
+    if (n >= n_episodes)
+        return; /* no block-wide barrier follows */
+    float *scratch = sm + FH_FAST_SM_WEIGHTS + warp * FH_FAST_SM_PER_WARP;
+    int *sm_bar = (int *)(scratch + FH_FAST_SM_MISC);
+    long long NL = (long long)n_episodes * n_steps;
+    long long row = (long long)n * n_steps;
+    fh_episode_state ep = episodes[n]; /* only lane 0's copy evolves */
+    int n_trunc = 0;
+    for (int j = lane; j < k_slots; j += FH_WARP)
+        trunc_step[(long long)n * k_slots + j] = -1;
+    if (lane == 0)
+        sm_bar[0] = ep.bar;
+    __syncwarp();
+
+    for (int t = 0; t < n_steps; t++) {
+        long long i = row + t;
+        int bar = sm_bar[0];
+        fast_observe(critic_in + i * FH_STATE_DIM, scratch + FH_FAST_SM_STATE, &cfg, &market, &ep,
+                     bar, lane);
+        float l0, l1;
+        fast_actor(&l0, &l1, w, scratch, lane);
+        float u = 0.0f;
+        if (lane == 0)
+            u = gpu_random(&ep.rng);
+        u = __shfl_sync(FH_FULL_MASK, u, 0);
+        int action;
+        float log_prob;
+        fast_softmax_sample(&action, &log_prob, l0, l1, u, lane);
+        int truncated = 0, next_bar = 0, done = 0;
+        if (lane == 0) {
+            fh_step_result res;
+            env_step(&cfg, &market, &ep, action, &res);
+            out.actions[i] = action;
+            out.log_probs[i] = log_prob;
+            out.rewards[i] = res.reward;
+            out.dones[i] = res.done;
+            out.terminals[i] = res.terminal;
+            out.trunc_values[i] = 0.0f;
+            out.exposures[i] = res.exposure;
+            out.bars[i] = bar;
+            truncated = res.truncated;
+            done = res.done;
+            next_bar = ep.bar;
+            if (done)
+                ep.episodes_done++;
+        }
+        truncated = __shfl_sync(FH_FULL_MASK, truncated, 0);
+        next_bar = __shfl_sync(FH_FULL_MASK, next_bar, 0);
+        if (truncated && n_trunc < k_slots) {
+            /* the final observation, before the reset: its value bootstraps the GAE */
+            long long slot = (long long)n * k_slots + n_trunc;
+            fast_observe(critic_in + (NL + slot) * FH_STATE_DIM, scratch + FH_FAST_SM_STATE, &cfg,
+                         &market, &ep, next_bar, lane);
+            if (lane == 0)
+                trunc_step[slot] = t;
+            n_trunc++;
+        }
+        if (lane == 0) {
+            if (done)
+                env_episode_reset(&cfg, &market, &ep);
+            sm_bar[0] = ep.bar;
+        }
+        __syncwarp();
+    }
+    long long last_row = NL + (long long)n_episodes * k_slots + n;
+    fast_observe(critic_in + last_row * FH_STATE_DIM, scratch + FH_FAST_SM_STATE, &cfg, &market,
+                 &ep, sm_bar[0], lane);
+    if (lane == 0)
+        episodes[n] = ep;
+}
+
+/* Y (M, n_out) row-major += bias, then ReLU when relu != 0. */
+extern "C" __global__ void fh_bias_act_kernel(float *y, const float *__restrict__ bias, int n_out,
+                                              long long m_rows, int relu)
+{
+    long long total = m_rows * n_out;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x) {
+        float v = y[i] + bias[i % n_out];
+        y[i] = relu ? fmaxf(v, 0.0f) : v;
+    }
+}
+
+/* cin (NL, 35) = [s[0..31], x(a), u(a), e'] per transition (SPEC §3.5). */
+extern "C" __global__ void curiosity_input_kernel(float *cin, const float *__restrict__ states,
+                                                  const int *__restrict__ actions,
+                                                  const float *__restrict__ exposures, long long nl)
+{
+    long long total = nl * FH_CURIOSITY_INPUT_DIM;
+    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+         idx += (long long)gridDim.x * blockDim.x) {
+        long long i = idx / FH_CURIOSITY_INPUT_DIM;
+        int j = (int)(idx % FH_CURIOSITY_INPUT_DIM);
+        float v;
+        if (j < FH_CURIOSITY_TARGET_DIM)
+            v = states[i * FH_STATE_DIM + j];
+        else if (j == FH_CURIOSITY_TARGET_DIM)
+            v = action_to_exposure(actions[i]);
+        else if (j == FH_CURIOSITY_TARGET_DIM + 1)
+            v = action_to_urgency(actions[i]);
+        else
+            v = exposures[i];
+        cin[idx] = v;
+    }
+}
+
+/* rewards[i] += curiosity_bonus(MSE(pred[i], next bar's features 0..31)). */
+extern "C" __global__ void curiosity_reward_kernel(float *rewards, const float *__restrict__ pred,
+                                                   const int *__restrict__ bars, fh_env_config cfg,
+                                                   fh_env_market market, long long nl)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < nl;
+         i += (long long)gridDim.x * blockDim.x) {
+        const float *p = pred + i * FH_CURIOSITY_TARGET_DIM;
+        const float *next = market.features + (long long)(bars[i] + 1) * FH_N_MARKET_FEATURES;
+        float sum = 0.0f;
+        for (int j = 0; j < FH_CURIOSITY_TARGET_DIM; j++) {
+            float d = p[j] - next[j];
+            sum += d * d;
+        }
+        rewards[i] += curiosity_bonus(&cfg, sum / (float)FH_CURIOSITY_TARGET_DIM);
+    }
+}
+
+/* trunc_values[n, t] = V(final observation in slot j) for every used slot. */
+extern "C" __global__ void scatter_trunc_values_kernel(float *trunc_values,
+                                                       const float *__restrict__ slot_values,
+                                                       const int *__restrict__ trunc_step,
+                                                       int n_episodes, int n_steps, int k_slots)
+{
+    long long total = (long long)n_episodes * k_slots;
+    for (long long s = blockIdx.x * (long long)blockDim.x + threadIdx.x; s < total;
+         s += (long long)gridDim.x * blockDim.x) {
+        int t = trunc_step[s];
+        if (t >= 0)
+            trunc_values[(s / k_slots) * n_steps + t] = slot_values[s];
+    }
+}
+
+/* Phase B of the design note, one thread per episode row. */
+extern "C" __global__ void gae_kernel(fh_ppo_outputs out, int n_episodes, int n_steps,
+                                      float gamma, float lambda)
+{
+    int n = blockIdx.x * blockDim.x + threadIdx.x;
+    if (n >= n_episodes)
+        return;
+    long long row = (long long)n * n_steps;
+    compute_gae_backward(out.advantages + row, out.returns + row, out.rewards + row,
+                         out.values + row, out.dones + row, out.terminals + row,
+                         out.trunc_values + row, out.last_values[n], n_steps, gamma, lambda);
+}
+
+#endif
+#endif

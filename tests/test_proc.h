@@ -1,0 +1,154 @@
+/* test_proc.h — running the foxhunt binary from a test: spawn with fork/exec (no shell),
+ * stdout and stderr captured to files, the exit status returned; a temporary directory
+ * per test, removed when the test passes (kept, and named, when it fails). */
+#ifndef FOXHUNT_TEST_PROC_H
+#define FOXHUNT_TEST_PROC_H
+
+/* Include it first: nftw's flags need _GNU_SOURCE before any system header. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FH_PROC_MAX_ARGS 64
+
+/* Starts argv (argv[0] a path, NULL-terminated) with stdout/stderr to the given files
+ * (NULL: /dev/null). Returns the pid, or -1. */
+static inline pid_t fh_proc_spawn(char *const argv[], const char *stdout_path,
+                                  const char *stderr_path)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    const char *paths[2] = {stdout_path ? stdout_path : "/dev/null",
+                            stderr_path ? stderr_path : "/dev/null"};
+    for (int k = 0; k < 2; k++) {
+        int fd = open(paths[k], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || dup2(fd, k + 1) < 0)
+            _exit(126);
+        close(fd);
+    }
+    execv(argv[0], argv);
+    _exit(127);
+}
+
+/* Exit status of pid (128 + signal when killed), -1 on a wait error. */
+static inline int fh_proc_wait(pid_t pid)
+{
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return -1;
+}
+
+/* Runs argv to completion; returns its exit status. */
+static inline int fh_proc_run(char *const argv[], const char *stdout_path,
+                              const char *stderr_path)
+{
+    pid_t pid = fh_proc_spawn(argv, stdout_path, stderr_path);
+    return pid < 0 ? -1 : fh_proc_wait(pid);
+}
+
+/* Whole file as a NUL-terminated malloc'd string (NULL if unreadable). */
+static inline char *fh_read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (cap - len - 1 == 0) {
+            char *bigger = realloc(buf, cap * 2);
+            if (!bigger) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (buf)
+        buf[len] = '\0';
+    return buf;
+}
+
+static inline int fh_file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static inline int fh_write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return 0;
+    int ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+/* Lines in a text (a last line without '\n' counts). */
+static inline int fh_count_lines(const char *text)
+{
+    int n = 0;
+    for (const char *p = text; *p; p++)
+        if (*p == '\n' || p[1] == '\0')
+            n++;
+    return n;
+}
+
+static inline int fh_rm_entry(const char *path, const struct stat *sb, int flag,
+                              struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+/* rm -rf path */
+static inline void fh_remove_tree(const char *path)
+{
+    nftw(path, fh_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A fresh directory /tmp/NAME.XXXXXX written into out (size >= 64). */
+static inline int fh_make_temp_dir(char *out, size_t size, const char *name)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(out, size, "%s/%s.XXXXXX", base && base[0] ? base : "/tmp", name);
+    return mkdtemp(out) != NULL;
+}
+
+static inline double fh_now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+#endif
