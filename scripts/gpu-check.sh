@@ -5,7 +5,8 @@
 # the collection benchmark, and a short training run on the GPU; a table last.
 #
 #   bash scripts/gpu-check.sh [STEP...]     (default: every step)
-#   steps: info cache parity parity_fast device_env memcheck racecheck bench train
+#   steps: info cache parity parity_fast parity_fvr tf32 device_env memcheck racecheck
+#          bench bench_tf32 train
 #
 # Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
 # logs under OUT (default /tmp/foxhunt-gpu-check). Debian packages in .deps/ (cJSON,
@@ -33,7 +34,7 @@ if [ ! -x "$BUILD/foxhunt" ]; then
     cmake --build "$BUILD" -j "$(nproc)" >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 fi
 FH="$BUILD/foxhunt"
-STEPS=${*:-info cache parity device_env memcheck racecheck bench train}
+STEPS=${*:-info cache parity parity_fast parity_fvr tf32 device_env memcheck racecheck bench bench_tf32 train}
 ROWS=()
 
 run_step() { # name, command...
@@ -53,15 +54,18 @@ for step in $STEPS; do
     cache) rm -rf "$FOXHUNT_CACHE_DIR"
            run_step cache bash -c "$FH collect --device cuda --episodes 64 --steps 8 --out /tmp/fh-c1.safetensors && $FH collect --device cuda --episodes 64 --steps 8 --out /tmp/fh-c2.safetensors && ls -la $FOXHUNT_CACHE_DIR" ;;
     parity) run_step parity "$BUILD/tests/cuda/test_gpu_parity" reference ;;
-    parity_fast) run_step parity_fast "$BUILD/tests/cuda/test_gpu_parity" fast 128 64 2 100 64 2 128 500 2 100 500 2 16384 64 1 ;;
+    parity_fast) run_step parity_fast "$BUILD/tests/cuda/test_gpu_parity" fast 128 64 2 100 64 2 128 500 2 100 500 2 ;;
+    parity_fvr) run_step parity_fvr "$BUILD/tests/cuda/test_gpu_parity" fast-vs-reference 128 500 1 100 500 1 16384 64 1 ;;
+    tf32) run_step tf32 "$BUILD/tests/cuda/test_gpu_parity" tf32 128 500 1 1024 500 1 16384 100 1 ;;
+    bench_tf32) run_step bench_tf32 "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel fast --precision tf32 --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench_tf32.json" ;;
     device_env) run_step device_env "$BUILD/tests/env/test_nvrtc_common" ;;
-    memcheck) run_step memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$FH" collect --device cuda --kernel ${KERNEL:-reference} --episodes 40 --steps 12 --out /tmp/fh-m.safetensors ;;
-    racecheck) run_step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$FH" collect --device cuda --kernel ${KERNEL:-reference} --episodes 40 --steps 12 --out /tmp/fh-r.safetensors ;;
-    bench) run_step bench "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel ${BENCH_KERNEL:-reference} --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench.json" ;;
-    train) run_step train "$FH" train --device cuda --kernel ${KERNEL:-reference} ${TRAIN_FLAGS:-} --out /tmp/fh-gpu-train ;;
+    memcheck) run_step memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$FH" collect --device cuda --kernel ${KERNEL:-fast} --episodes 40 --steps 12 --out /tmp/fh-m.safetensors ;;
+    racecheck) run_step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$FH" collect --device cuda --kernel ${KERNEL:-fast} --episodes 40 --steps 12 --out /tmp/fh-r.safetensors ;;
+    bench) run_step bench "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel ${BENCH_KERNEL:-both} --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench.json" ;;
+    train) run_step train "$FH" train --device cuda --kernel ${KERNEL:-fast} ${TRAIN_FLAGS:-} --out /tmp/fh-gpu-train ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
 done
 echo
-echo "== summary ($(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null), commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)) =="
+echo "== summary ($(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null), commit ${FH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo ?)}) =="
 printf '%s\n' "${ROWS[@]}"

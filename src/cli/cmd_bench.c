@@ -28,6 +28,7 @@ typedef struct {
     char device[16], kernel[16];
     int n, l, repeats;
     double median_ms, kernel_ms; /* kernel_ms: device-event time of the kernels alone */
+    double phase_ms[3];          /* fast path, one profiled collection: rollout, networks, GAE */
 } bench_row;
 
 static double now_ms(void)
@@ -73,6 +74,7 @@ static fh_status bench_cpu(bench_row *row, const fh_market_view *view, const fh_
         row->repeats = repeats;
         row->median_ms = median(times, repeats);
         row->kernel_ms = NAN;
+        row->phase_ms[0] = row->phase_ms[1] = row->phase_ms[2] = NAN;
     }
     fh_trajectory_batch_free(&b);
     fh_cpu_collector_free(&c);
@@ -100,9 +102,21 @@ static fh_status bench_gpu(bench_row *row, const fh_device_info *dev, const char
             kern[r] = tm.rollout_ms;
         }
     }
+    row->phase_ms[0] = row->phase_ms[1] = row->phase_ms[2] = NAN;
+    if (st == FH_OK && strcmp(kernel, "fast") == 0) {
+        /* the phases, from eager (un-graphed) collections with events between them */
+        fh_gpu_ppo_collector_set_profile(c, 1);
+        for (int r = 0; st == FH_OK && r < 2; r++)
+            st = fh_gpu_ppo_collector_collect(c, p, &b, err);
+        fh_gpu_collect_timing tm = fh_gpu_ppo_collector_timing(c);
+        row->phase_ms[0] = tm.phase_rollout_ms;
+        row->phase_ms[1] = tm.phase_networks_ms;
+        row->phase_ms[2] = tm.phase_gae_ms;
+    }
     if (st == FH_OK) {
         snprintf(row->device, sizeof row->device, "cuda");
-        snprintf(row->kernel, sizeof row->kernel, "%s", kernel);
+        snprintf(row->kernel, sizeof row->kernel, "%s%s", kernel,
+                 strcmp(precision, "tf32") == 0 ? "/tf32" : "");
         row->n = n;
         row->l = l;
         row->repeats = repeats;
@@ -120,15 +134,19 @@ static void print_row(const bench_row *r)
     double transitions = (double)r->n * r->l;
     double ms = isfinite(r->kernel_ms) ? r->kernel_ms : r->median_ms;
     double tflops = transitions * FLOPS_PER_TRANSITION / (ms * 1e-3) / 1e12;
-    printf("%-6s %-10s %7d %5d %12.3f %12.3f %14.0f %9.3f %8.2f%%\n", r->device, r->kernel,
+    printf("%-6s %-14s %7d %5d %12.3f %12.3f %14.0f %9.3f %8.2f%%", r->device, r->kernel,
            r->n, r->l, r->median_ms, r->kernel_ms, transitions / (r->median_ms * 1e-3), tflops,
            100.0 * tflops / FP32_GEMM_CEILING_TFLOPS);
+    if (isfinite(r->phase_ms[0]))
+        printf("   phases: rollout %.3f, networks %.3f, GAE %.3f ms", r->phase_ms[0],
+               r->phase_ms[1], r->phase_ms[2]);
+    printf("\n");
 }
 
 int fh_cmd_bench(int argc, char **argv)
 {
     const char *device = "auto", *episodes_text = "128,1024,16384", *json = NULL;
-    const char *kernel = "reference", *precision = "fp32";
+    const char *kernel = "both", *precision = "fp32";
     int steps = 500, repeats = 5, cpu_max = 1024, cpu_repeats = 3;
     fh_arg args[] = {
         {"--device", FH_ARG_CHOICE, &device, NULL, "auto: GPU (if any) and CPU; cpu or cuda: that one only", "auto|cpu|cuda", 0, 0, 0},
@@ -183,7 +201,7 @@ int fh_cmd_bench(int argc, char **argv)
     }
     fh_market_view view = fh_market_view_of(&data.market, FH_SPLIT_TRAIN);
     fh_collect_params p = {&nets[0], &nets[1], &nets[2], (float)cfg.gamma, (float)cfg.gae_lambda};
-    printf("%-6s %-10s %7s %5s %12s %12s %14s %9s %9s\n", "device", "kernel", "N", "L",
+    printf("%-6s %-14s %7s %5s %12s %12s %14s %9s %9s\n", "device", "kernel", "N", "L",
            "median ms", "kernel ms", "transitions/s", "TFLOP/s", "of fp32");
     for (int s = 0; s < n_sizes; s++) {
 #if FH_HAVE_CUDA
@@ -227,6 +245,11 @@ int fh_cmd_bench(int argc, char **argv)
             cJSON_AddNumberToObject(o, "median_ms", rows[i].median_ms);
             if (isfinite(rows[i].kernel_ms))
                 cJSON_AddNumberToObject(o, "kernel_ms", rows[i].kernel_ms);
+            if (isfinite(rows[i].phase_ms[0])) {
+                cJSON_AddNumberToObject(o, "phase_rollout_ms", rows[i].phase_ms[0]);
+                cJSON_AddNumberToObject(o, "phase_networks_ms", rows[i].phase_ms[1]);
+                cJSON_AddNumberToObject(o, "phase_gae_ms", rows[i].phase_ms[2]);
+            }
             cJSON_AddNumberToObject(o, "transitions_per_second",
                                     (double)rows[i].n * rows[i].l / (rows[i].median_ms * 1e-3));
             cJSON_AddItemToArray(arr, o);

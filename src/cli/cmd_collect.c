@@ -55,7 +55,7 @@ int fh_cmd_collect(int argc, char **argv)
     fh_train_config cfg;
     fh_train_config_default(&cfg);
     const char *checkpoint = NULL, *data = NULL, *device = "auto", *out = NULL;
-    const char *kernel = "reference";
+    const char *kernel = "fast";
     int episodes = cfg.episodes, steps = cfg.steps;
     uint64_t seed = cfg.seed;
     fh_arg args[] = {

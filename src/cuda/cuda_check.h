@@ -21,4 +21,17 @@
 /* After every kernel launch: the launch error, then (when sync) the execution error. */
 #define CUDA_CHECK_LAUNCH(what, err) CUDA_CHECK(cudaGetLastError(), err)
 
+
+#include <cublas_v2.h>
+
+#define CUBLAS_CHECK(call, err)                                                          \
+    do {                                                                                 \
+        cublasStatus_t s_ = (call);                                                      \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                               \
+            fh_error_set((err), FH_ERR_FAILURE, "%s:%d: %s failed: %s", __FILE__,         \
+                         __LINE__, #call, cublasGetStatusString(s_));                     \
+            goto fail;                                                                   \
+        }                                                                                \
+    } while (0)
+
 #endif

@@ -6,7 +6,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_module.h"
-#include "cuda/gpu_weights.h"
+#include "cuda/gpu_ppo_collector_internal.h"
 #include "env/common_device_functions.cuh"
 #include "cuda/kernels/ppo_experience_kernel.cu"
 
@@ -15,22 +15,6 @@
 /* One thread per episode; small blocks spread the episodes over more SMs. */
 #define REFERENCE_BLOCK 32
 
-struct fh_gpu_ppo_collector {
-    fh_device_info dev;
-    int n_episodes, n_steps;
-    fh_env_config cfg;
-    cudaStream_t stream;
-    cudaEvent_t ev_begin, ev_kernel_begin, ev_kernel_end, ev_end;
-    fh_cuda_module module;
-    cudaKernel_t reference;
-    float *d_features, *d_close, *d_sigma;
-    fh_env_market d_market;
-    fh_episode_state *d_episodes;
-    fh_episode_state *h_episodes;
-    fh_gpu_weights weights;
-    fh_ppo_outputs out;     /* device pointers */
-    fh_gpu_collect_timing timing;
-};
 
 static void free_outputs(fh_ppo_outputs *o)
 {
@@ -46,6 +30,12 @@ void fh_gpu_ppo_collector_destroy(fh_gpu_ppo_collector *c)
 {
     if (!c)
         return;
+    if (c->use_fast) { /* these alias the fast path's buffers */
+        c->out.states = NULL;
+        c->out.values = NULL;
+        c->out.last_values = NULL;
+    }
+    fh_fast_path_free(c);
     free_outputs(&c->out);
     fh_gpu_weights_free(&c->weights);
     cudaFree(c->d_features);
@@ -69,9 +59,8 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
                                       fh_error *err)
 {
     *out = NULL;
-    if (strcmp(kernel, "reference") != 0)
-        return fh_error_set(err, FH_ERR_INPUT, "--kernel %s: this build has the reference "
-                            "kernel only (use --kernel reference)", kernel);
+    if (strcmp(kernel, "reference") != 0 && strcmp(kernel, "fast") != 0)
+        return fh_error_set(err, FH_ERR_INPUT, "--kernel %s: expected fast or reference", kernel);
     if (strcmp(precision, "fp32") != 0 && strcmp(precision, "tf32") != 0)
         return fh_error_set(err, FH_ERR_INPUT, "--precision %s: expected fp32 or tf32", precision);
     fh_gpu_ppo_collector *c = calloc(1, sizeof *c);
@@ -81,6 +70,8 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
     c->n_episodes = n_episodes;
     c->n_steps = n_steps;
     c->cfg = *cfg;
+    c->use_fast = strcmp(kernel, "fast") == 0;
+    c->tf32 = strcmp(precision, "tf32") == 0;
     size_t nl = (size_t)n_episodes * (size_t)n_steps;
     size_t nb = market->n;
     fh_env_market host_market = fh_env_market_from_view(market);
@@ -134,10 +125,13 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
     if ((st = fh_gpu_weights_alloc(&c->weights, err)) != FH_OK)
         goto fail_status;
     fh_ppo_outputs *o = &c->out;
-    CUDA_CHECK(cudaMalloc((void **)&o->states, nl * FH_STATE_DIM * sizeof(float)), err);
+    if (!c->use_fast) {
+        CUDA_CHECK(cudaMalloc((void **)&o->states, nl * FH_STATE_DIM * sizeof(float)), err);
+        CUDA_CHECK(cudaMalloc((void **)&o->values, nl * sizeof(float)), err);
+        CUDA_CHECK(cudaMalloc((void **)&o->last_values, (size_t)n_episodes * sizeof(float)), err);
+    }
     CUDA_CHECK(cudaMalloc((void **)&o->actions, nl * sizeof(int)), err);
     CUDA_CHECK(cudaMalloc((void **)&o->log_probs, nl * sizeof(float)), err);
-    CUDA_CHECK(cudaMalloc((void **)&o->values, nl * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&o->rewards, nl * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&o->dones, nl * sizeof(int)), err);
     CUDA_CHECK(cudaMalloc((void **)&o->terminals, nl * sizeof(int)), err);
@@ -146,7 +140,8 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
     CUDA_CHECK(cudaMalloc((void **)&o->returns, nl * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&o->exposures, nl * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&o->bars, nl * sizeof(int)), err);
-    CUDA_CHECK(cudaMalloc((void **)&o->last_values, (size_t)n_episodes * sizeof(float)), err);
+    if (c->use_fast && (st = fh_fast_path_init(c, err)) != FH_OK)
+        goto fail_status;
     *out = c;
     return FH_OK;
 fail:
@@ -181,6 +176,9 @@ fh_status fh_gpu_ppo_collector_poison(fh_gpu_ppo_collector *c, fh_error *err)
         {o->exposures, nl * 4}, {o->bars, nl * 4}, {o->last_values, (size_t)c->n_episodes * 4}};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         CUDA_CHECK(cudaMemsetAsync(bufs[i].p, 0xFF, bufs[i].bytes, c->stream), err);
+    if (c->use_fast) /* every row the critic reads, final observations included */
+        CUDA_CHECK(cudaMemsetAsync(c->fast.values_all, 0xFF,
+                                   (size_t)c->fast.critic_rows * sizeof(float), c->stream), err);
     CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
     return FH_OK;
 fail:
@@ -190,6 +188,11 @@ fail:
 fh_gpu_collect_timing fh_gpu_ppo_collector_timing(const fh_gpu_ppo_collector *c)
 {
     return c->timing;
+}
+
+void fh_gpu_ppo_collector_set_profile(fh_gpu_ppo_collector *c, int profile)
+{
+    c->profile = profile;
 }
 
 static fh_status launch_reference(fh_gpu_ppo_collector *c, const fh_collect_params *p,
@@ -225,7 +228,8 @@ fh_status fh_gpu_ppo_collector_collect(fh_gpu_ppo_collector *c, const fh_collect
                                   err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaEventRecord(c->ev_kernel_begin, c->stream), err);
-    if ((st = launch_reference(c, p, err)) != FH_OK)
+    st = c->use_fast ? fh_fast_path_run(c, p, err) : launch_reference(c, p, err);
+    if (st != FH_OK)
         return st;
     CUDA_CHECK(cudaEventRecord(c->ev_kernel_end, c->stream), err);
     struct { void *dst; const void *src; size_t bytes; } copies[] = {
@@ -250,6 +254,12 @@ fh_status fh_gpu_ppo_collector_collect(fh_gpu_ppo_collector *c, const fh_collect
     CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
     CUDA_CHECK(cudaEventElapsedTime(&c->timing.rollout_ms, c->ev_kernel_begin, c->ev_kernel_end), err);
     CUDA_CHECK(cudaEventElapsedTime(&c->timing.total_ms, c->ev_begin, c->ev_end), err);
+    if (c->use_fast && c->profile) {
+        fh_fast_path *f = &c->fast;
+        CUDA_CHECK(cudaEventElapsedTime(&c->timing.phase_rollout_ms, f->ev_phase[0], f->ev_phase[1]), err);
+        CUDA_CHECK(cudaEventElapsedTime(&c->timing.phase_networks_ms, f->ev_phase[1], f->ev_phase[2]), err);
+        CUDA_CHECK(cudaEventElapsedTime(&c->timing.phase_gae_ms, f->ev_phase[2], f->ev_phase[3]), err);
+    }
     return FH_OK;
 fail:
     return err->status;

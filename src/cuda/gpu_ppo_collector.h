@@ -34,11 +34,19 @@ fh_status fh_gpu_ppo_collector_upload_episodes(fh_gpu_ppo_collector *c, fh_error
 fh_status fh_gpu_ppo_collector_poison(fh_gpu_ppo_collector *c, fh_error *err);
 
 typedef struct {
-    float rollout_ms;   /* the collection kernel(s), device events */
-    float total_ms;     /* sync + kernel(s) + download */
+    float rollout_ms;   /* the whole collection on the device (kernels, GEMMs), events */
+    float total_ms;     /* weight sync + collection + download of the batch */
+    /* fast path with profiling on (fh_gpu_ppo_collector_set_profile): the phases */
+    float phase_rollout_ms;  /* actor + sampling + env over L steps */
+    float phase_networks_ms; /* batched critic + curiosity */
+    float phase_gae_ms;      /* truncation values + GAE */
     int from_cache;     /* module loaded from the disk cache */
     double compile_seconds;
 } fh_gpu_collect_timing;
+
+/* profile = 1: the fast path runs eagerly (not as one graph) with events between its
+ * phases, so fh_gpu_ppo_collector_timing reports them. */
+void fh_gpu_ppo_collector_set_profile(fh_gpu_ppo_collector *c, int profile);
 /* Timing of the last collect. */
 fh_gpu_collect_timing fh_gpu_ppo_collector_timing(const fh_gpu_ppo_collector *c);
 

@@ -78,7 +78,7 @@ void fh_train_config_default(fh_train_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     strcpy(cfg->algo, "ppo");
     strcpy(cfg->device, "auto");
-    strcpy(cfg->kernel, "reference");
+    strcpy(cfg->kernel, "fast");
     strcpy(cfg->precision, "fp32");
     strcpy(cfg->out, "runs/latest");
     cfg->episodes = FH_DEFAULT_EPISODES;

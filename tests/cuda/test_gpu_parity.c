@@ -13,8 +13,13 @@
  * divergences must be at most 0.1% of steps. Before each GPU collection every output
  * buffer is poisoned with NaN bytes, and every downloaded value must be written
  * (finite, actions in range, flags 0/1).
- * Usage: test_gpu_parity [kernel] [N L seeds]... (default: reference kernel, the
- * configurations below). */
+ * Usage: test_gpu_parity [MODE] [N L seeds]...   MODE is what is compared:
+ *   reference          CPU collector vs GPU reference kernel (default)
+ *   fast               CPU collector vs GPU fast path
+ *   fast-vs-reference  GPU reference kernel vs GPU fast path
+ *   tf32               fast path fp32 vs fast path TF32: the same trajectories, and the
+ *                      measured deviation of values, rewards and advantages (looser
+ *                      bounds: values 2e-2 relative, rewards 1e-4, GAE 5e-2 + 5e-2|b|). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,13 +87,62 @@ static int check_written(const fh_trajectory_batch *g)
 
 typedef struct {
     long steps, divergences, rows_compared_gae;
-    double max_logp_err, max_value_err, max_adv_err;
+    double max_logp_err, max_value_err, max_adv_err, max_value_rel, max_reward_err;
 } parity_stats;
+
+typedef struct {
+    double value_rtol, reward_atol, gae_atol, gae_rtol;
+} tolerances;
+
+static const tolerances TOL_FP32 = {1e-4, 1e-5, 2e-4, 1e-3};
+static const tolerances TOL_TF32 = {2e-2, 1e-4, 5e-2, 5e-2};
+
+/* One side of a comparison: the CPU collector or a GPU collector. */
+typedef struct {
+    const char *kernel;  /* "cpu", "reference" or "fast" */
+    const char *precision;
+    fh_cpu_collector cpu;
+    fh_gpu_ppo_collector *gpu;
+} side;
+
+static fh_status side_init(side *sd, const char *kernel, const char *precision,
+                           const fh_device_info *dev, int N, int L, const fh_env_config *env,
+                           const fh_market_view *view, uint64_t seed, fh_error *err)
+{
+    memset(sd, 0, sizeof *sd);
+    sd->kernel = kernel;
+    sd->precision = precision;
+    if (strcmp(kernel, "cpu") == 0)
+        return fh_cpu_collector_init(&sd->cpu, N, L, env, view, seed, err);
+    return fh_gpu_ppo_collector_create(&sd->gpu, dev, N, L, env, view, seed, kernel, precision, err);
+}
+
+static fh_status side_collect(side *sd, const fh_collect_params *p, fh_trajectory_batch *b,
+                              fh_error *err)
+{
+    if (!sd->gpu)
+        return fh_cpu_collect_rollouts(&sd->cpu, p, b, err);
+    fh_status st = fh_gpu_ppo_collector_poison(sd->gpu, err);
+    return st == FH_OK ? fh_gpu_ppo_collector_collect(sd->gpu, p, b, err) : st;
+}
+
+static const fh_episode_state *side_episodes(side *sd)
+{
+    return sd->gpu ? fh_gpu_ppo_collector_episodes(sd->gpu) : sd->cpu.episodes;
+}
+
+static void side_free(side *sd)
+{
+    if (sd->gpu)
+        fh_gpu_ppo_collector_destroy(sd->gpu);
+    else
+        fh_cpu_collector_free(&sd->cpu);
+}
 
 /* Compares one collection; diverged[n] persists: a row that diverged stays excluded. */
 static void compare(const fh_trajectory_batch *c, const fh_trajectory_batch *g, int *diverged,
                     const fh_episode_state *ce, const fh_episode_state *ge, parity_stats *ps,
-                    const char *label)
+                    const tolerances *tol, const char *label)
 {
     int N = c->n_episodes, L = c->n_steps;
     for (int n = 0; n < N; n++) {
@@ -111,7 +165,12 @@ static void compare(const fh_trajectory_batch *c, const fh_trajectory_batch *g, 
             double verr = fabs(g->values[i] - c->values[i]);
             if (verr > ps->max_value_err)
                 ps->max_value_err = verr;
-            if (!close_to(g->values[i], c->values[i], 1e-5, 1e-4)) {
+            if (verr / (fabs(c->values[i]) + 1e-3) > ps->max_value_rel)
+                ps->max_value_rel = verr / (fabs(c->values[i]) + 1e-3);
+            double rerr = fabs(g->rewards[i] - c->rewards[i]);
+            if (rerr > ps->max_reward_err)
+                ps->max_reward_err = rerr;
+            if (!close_to(g->values[i], c->values[i], 1e-5, tol->value_rtol)) {
                 fh_test_failed++;
                 fprintf(stderr, "%s: value mismatch at episode %d step %d: gpu %.9g cpu %.9g\n",
                         label, n, t, g->values[i], c->values[i]);
@@ -133,8 +192,8 @@ static void compare(const fh_trajectory_batch *c, const fh_trajectory_batch *g, 
             if (lerr > ps->max_logp_err)
                 ps->max_logp_err = lerr;
             int ok = lerr <= 1e-5 && g->dones[i] == c->dones[i] && g->terminals[i] == c->terminals[i] &&
-                     close_to(g->rewards[i], c->rewards[i], 1e-5, 1e-4) &&
-                     close_to(g->trunc_values[i], c->trunc_values[i], 1e-5, 1e-4);
+                     close_to(g->rewards[i], c->rewards[i], tol->reward_atol, 1e-4) &&
+                     close_to(g->trunc_values[i], c->trunc_values[i], 1e-5, tol->value_rtol);
             if (!ok) {
                 fh_test_failed++;
                 fprintf(stderr, "%s: episode %d step %d: logp %.9g/%.9g done %d/%d terminal %d/%d "
@@ -149,7 +208,7 @@ static void compare(const fh_trajectory_batch *c, const fh_trajectory_batch *g, 
         (void)first_div;
         if (diverged[n])
             continue;
-        if (!close_to(g->last_values[n], c->last_values[n], 1e-5, 1e-4)) {
+        if (!close_to(g->last_values[n], c->last_values[n], 1e-5, tol->value_rtol)) {
             fh_test_failed++;
             fprintf(stderr, "%s: last value of episode %d: gpu %.9g cpu %.9g\n", label, n,
                     g->last_values[n], c->last_values[n]);
@@ -159,8 +218,8 @@ static void compare(const fh_trajectory_batch *c, const fh_trajectory_batch *g, 
             double e = fabs(g->advantages[i] - c->advantages[i]);
             if (e > ps->max_adv_err)
                 ps->max_adv_err = e;
-            if (!close_to(g->advantages[i], c->advantages[i], 2e-4, 1e-3) ||
-                !close_to(g->returns[i], c->returns[i], 2e-4, 1e-3)) {
+            if (!close_to(g->advantages[i], c->advantages[i], tol->gae_atol, tol->gae_rtol) ||
+                !close_to(g->returns[i], c->returns[i], tol->gae_atol, tol->gae_rtol)) {
                 fh_test_failed++;
                 fprintf(stderr, "%s: GAE mismatch at episode %d step %d: adv %.9g/%.9g ret %.9g/%.9g\n",
                         label, n, t, g->advantages[i], c->advantages[i], g->returns[i], c->returns[i]);
@@ -177,11 +236,23 @@ static void compare(const fh_trajectory_batch *c, const fh_trajectory_batch *g, 
     }
 }
 
-static void run_case(const fh_device_info *dev, const char *kernel, const fh_run_data *data,
+static void run_case(const fh_device_info *dev, const char *mode, const fh_run_data *data,
                      const fh_env_config *env, int N, int L, uint64_t seed)
 {
+    /* (baseline, candidate) per mode */
+    const char *base_kernel = "cpu", *cand_kernel = mode, *cand_precision = "fp32";
+    const tolerances *tol = &TOL_FP32;
+    if (strcmp(mode, "fast-vs-reference") == 0) {
+        base_kernel = "reference";
+        cand_kernel = "fast";
+    } else if (strcmp(mode, "tf32") == 0) {
+        base_kernel = "fast";
+        cand_kernel = "fast";
+        cand_precision = "tf32";
+        tol = &TOL_TF32;
+    }
     char label[128];
-    snprintf(label, sizeof label, "%s N=%d L=%d seed=%llu", kernel, N, L, (unsigned long long)seed);
+    snprintf(label, sizeof label, "%s N=%d L=%d seed=%llu", mode, N, L, (unsigned long long)seed);
     fh_market_view view = fh_market_view_of(&data->market, FH_SPLIT_TRAIN);
     fh_mlp nets[3];
     memset(nets, 0, sizeof nets);
@@ -195,15 +266,14 @@ static void run_case(const fh_device_info *dev, const char *kernel, const fh_run
         random_weights(&nets[k], seed * 31 + (uint64_t)k);
     }
     fh_collect_params p = {&nets[0], &nets[1], &nets[2], 0.99f, 0.95f};
-    fh_cpu_collector cpu;
-    fh_gpu_ppo_collector *gpu = NULL;
-    fh_trajectory_batch cb, gb;
+    side base, cand;
+    fh_trajectory_batch bb, cb;
+    memset(&bb, 0, sizeof bb);
     memset(&cb, 0, sizeof cb);
-    memset(&gb, 0, sizeof gb);
-    if (fh_cpu_collector_init(&cpu, N, L, env, &view, seed, &err) != FH_OK ||
-        fh_gpu_ppo_collector_create(&gpu, dev, N, L, env, &view, seed, kernel, "fp32", &err) != FH_OK ||
-        fh_trajectory_batch_alloc(&cb, N, L, &err) != FH_OK ||
-        fh_trajectory_batch_alloc(&gb, N, L, &err) != FH_OK) {
+    if (side_init(&base, base_kernel, "fp32", dev, N, L, env, &view, seed, &err) != FH_OK ||
+        side_init(&cand, cand_kernel, cand_precision, dev, N, L, env, &view, seed, &err) != FH_OK ||
+        fh_trajectory_batch_alloc(&bb, N, L, &err) != FH_OK ||
+        fh_trajectory_batch_alloc(&cb, N, L, &err) != FH_OK) {
         fprintf(stderr, "%s: setup failed: %s\n", label, err.message);
         exit(1);
     }
@@ -211,26 +281,25 @@ static void run_case(const fh_device_info *dev, const char *kernel, const fh_run
     parity_stats ps;
     memset(&ps, 0, sizeof ps);
     for (int k = 0; k < COLLECTIONS; k++) {
-        CHECK_MSG(fh_gpu_ppo_collector_poison(gpu, &err) == FH_OK, "%s", err.message);
-        CHECK_MSG(fh_cpu_collect_rollouts(&cpu, &p, &cb, &err) == FH_OK, "%s", err.message);
-        CHECK_MSG(fh_gpu_ppo_collector_collect(gpu, &p, &gb, &err) == FH_OK, "%s", err.message);
-        CHECK_MSG(check_written(&gb), "%s collection %d: GPU outputs not fully written", label, k);
-        compare(&cb, &gb, diverged, cpu.episodes, fh_gpu_ppo_collector_episodes(gpu), &ps, label);
+        CHECK_MSG(side_collect(&base, &p, &bb, &err) == FH_OK, "%s", err.message);
+        CHECK_MSG(side_collect(&cand, &p, &cb, &err) == FH_OK, "%s", err.message);
+        CHECK_MSG(check_written(&cb), "%s collection %d: GPU outputs not fully written", label, k);
+        compare(&bb, &cb, diverged, side_episodes(&base), side_episodes(&cand), &ps, tol, label);
     }
     double frac = (double)ps.divergences / (double)((long)N * L * COLLECTIONS);
     CHECK_MSG(frac <= MAX_DIVERGENCE_FRACTION, "%s: %ld divergences = %.4f%% of steps",
               label, ps.divergences, 100 * frac);
-    fh_gpu_collect_timing tm = fh_gpu_ppo_collector_timing(gpu);
-    printf("%-32s steps compared %7ld  divergences %3ld  rows with GAE compared %4ld/%d  "
-           "max |dlogp| %.2e |dV| %.2e |dA| %.2e  kernel %.2f ms\n", label, ps.steps,
-           ps.divergences, ps.rows_compared_gae, N, ps.max_logp_err, ps.max_value_err,
-           ps.max_adv_err, tm.rollout_ms);
+    double kernel_ms = cand.gpu ? fh_gpu_ppo_collector_timing(cand.gpu).rollout_ms : 0;
+    printf("%-36s steps %8ld  diverged %3ld  GAE rows %5ld/%d  max |dlogp| %.1e |dV| %.1e "
+           "(rel %.1e) |dr| %.1e |dA| %.1e  %.2f ms\n", label, ps.steps, ps.divergences,
+           ps.rows_compared_gae, N, ps.max_logp_err, ps.max_value_err, ps.max_value_rel,
+           ps.max_reward_err, ps.max_adv_err, kernel_ms);
     CHECK_MSG(ps.rows_compared_gae >= N / 2, "%s: too few rows without divergence", label);
     free(diverged);
+    fh_trajectory_batch_free(&bb);
     fh_trajectory_batch_free(&cb);
-    fh_trajectory_batch_free(&gb);
-    fh_gpu_ppo_collector_destroy(gpu);
-    fh_cpu_collector_free(&cpu);
+    side_free(&base);
+    side_free(&cand);
     for (int k = 0; k < 3; k++)
         fh_mlp_free(&nets[k]);
 }
@@ -241,7 +310,12 @@ int main(int argc, char **argv)
     fh_error err;
     if (fh_device_select("auto", &dev, &err) != FH_OK || !dev.use_gpu)
         fh_test_skip("no CUDA device: GPU parity needs a GPU (runs in scripts/gpu-check.sh)");
-    const char *kernel = argc > 1 ? argv[1] : "reference";
+    const char *mode = argc > 1 ? argv[1] : "reference";
+    if (strcmp(mode, "reference") && strcmp(mode, "fast") && strcmp(mode, "fast-vs-reference") &&
+        strcmp(mode, "tf32")) {
+        fprintf(stderr, "unknown mode %s\n", mode);
+        return 2;
+    }
     fh_train_config cfg;
     fh_train_config_default(&cfg);
     cfg.synthetic_bars = 6000;
@@ -256,12 +330,12 @@ int main(int argc, char **argv)
     if (argc > 4) {
         for (int a = 2; a + 2 < argc; a += 3)
             for (uint64_t s = 1; s <= (uint64_t)atoi(argv[a + 2]); s++)
-                run_case(&dev, kernel, &data, &env, atoi(argv[a]), atoi(argv[a + 1]), s);
+                run_case(&dev, mode, &data, &env, atoi(argv[a]), atoi(argv[a + 1]), s);
     } else {
         const int configs[4][2] = {{128, 64}, {100, 64}, {128, 500}, {100, 500}};
         for (int k = 0; k < 4; k++)
             for (uint64_t s = 1; s <= 3; s++)
-                run_case(&dev, kernel, &data, &env, configs[k][0], configs[k][1], s);
+                run_case(&dev, mode, &data, &env, configs[k][0], configs[k][1], s);
     }
     fh_run_data_free(&data);
     return fh_test_finish();

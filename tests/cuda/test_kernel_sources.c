@@ -51,6 +51,7 @@ static void test_embedded_equal_tree(void)
     CHECK_MSG(count >= 3, "expected shapes.h, the common header and a kernel, found %d", count);
     CHECK(fh_embedded_source_find("common_device_functions.cuh") != NULL);
     CHECK(fh_embedded_source_find("ppo_experience_kernel.cu") != NULL);
+    CHECK(fh_embedded_source_find("ppo_fast_kernels.cu") != NULL);
     CHECK(fh_embedded_source_find("no_such_kernel.cu") == NULL);
 }
 
@@ -69,13 +70,14 @@ static void test_program_text(void)
 
 typedef struct {
     const char *kernel_file;
-    const char *entries[4];
+    const char *entries[8];
 } kernel_case;
 
 static void test_compiles_to_ptx(void)
 {
     const kernel_case cases[] = {
         {"ppo_experience_kernel.cu", {"ppo_full_experience_kernel", NULL}},
+        {"ppo_fast_kernels.cu", {"ppo_rollout_fast_kernel", "fh_bias_act_kernel", "gae_kernel", NULL}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const char *const opts_variants[2][2] = {{"--fmad=false", "-lineinfo"}, {"-lineinfo", NULL}};

@@ -1,0 +1,251 @@
+/* gpu_fast_collect.c — the fast collection path (issue 7): host side of
+ * kernels/ppo_fast_kernels.cu. One stream; the sequence rollout kernel -> batched
+ * critic and curiosity (cuBLAS SGEMM, fp32 or TF32) -> truncation values -> GAE is
+ * captured once into a CUDA graph and replayed per collection (one launch, no host
+ * round trip inside a collection). docs/ARCHITECTURE.md has the napkin math. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda_check.h"
+#include "cuda/gpu_ppo_collector_internal.h"
+#include "cuda/kernels/ppo_fast_kernels.cu"
+
+#define FAST_KERNEL_FILE "ppo_fast_kernels.cu"
+#define ELEMENTWISE_BLOCK 256
+#define GAE_BLOCK 64
+#define BLAS_WORKSPACE_BYTES (32u << 20)
+
+static const int CRITIC_DIMS[FH_CRITIC_N_LAYERS + 1] = {
+    FH_STATE_DIM, FH_CRITIC_H1, FH_CRITIC_H2, FH_CRITIC_H3, FH_CRITIC_H4, FH_CRITIC_H5, 1};
+static const int CRITIC_W[FH_CRITIC_N_LAYERS] = {FH_CRITIC_OFF_W0, FH_CRITIC_OFF_W1,
+                                                 FH_CRITIC_OFF_W2, FH_CRITIC_OFF_W3,
+                                                 FH_CRITIC_OFF_W4, FH_CRITIC_OFF_W5};
+static const int CRITIC_B[FH_CRITIC_N_LAYERS] = {FH_CRITIC_OFF_B0, FH_CRITIC_OFF_B1,
+                                                 FH_CRITIC_OFF_B2, FH_CRITIC_OFF_B3,
+                                                 FH_CRITIC_OFF_B4, FH_CRITIC_OFF_B5};
+
+static unsigned elementwise_grid(const fh_gpu_ppo_collector *c, long long total)
+{
+    long long blocks = (total + ELEMENTWISE_BLOCK - 1) / ELEMENTWISE_BLOCK;
+    long long cap = (long long)c->dev.sm_count * 16;
+    return (unsigned)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
+}
+
+static fh_status launch(fh_gpu_ppo_collector *c, cudaKernel_t k, unsigned grid, unsigned block,
+                        size_t smem, void **args, fh_error *err)
+{
+    dim3 g = {grid, 1, 1}, b = {block, 1, 1};
+    CUDA_CHECK(cudaLaunchKernel((const void *)k, g, b, args, smem, c->stream), err);
+    CUDA_CHECK(cudaGetLastError(), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+/* y (rows, n_out) row-major = act(x (rows, n_in) W^T + b), W (n_out, n_in) row-major:
+ * in cuBLAS's column-major terms y^T = W x^T. */
+static fh_status dense(fh_gpu_ppo_collector *c, float *y, const float *x, const float *w,
+                       const float *b, int n_in, int n_out, long long rows, int relu,
+                       fh_error *err)
+{
+    const float one = 1.0f, zero = 0.0f;
+    CUBLAS_CHECK(cublasSgemm(c->fast.blas, CUBLAS_OP_T, CUBLAS_OP_N, n_out, (int)rows, n_in,
+                             &one, w, n_in, x, n_in, &zero, y, n_out), err);
+    long long total = rows * n_out;
+    void *args[] = {&y, &b, &n_out, &rows, &relu};
+    return launch(c, c->fast.bias_act, elementwise_grid(c, total), ELEMENTWISE_BLOCK, 0, args, err);
+fail:
+    return err->status;
+}
+
+void fh_fast_path_free(fh_gpu_ppo_collector *c)
+{
+    fh_fast_path *f = &c->fast;
+    if (f->graph_exec)
+        cudaGraphExecDestroy(f->graph_exec);
+    if (f->graph)
+        cudaGraphDestroy(f->graph);
+    if (f->blas)
+        cublasDestroy(f->blas);
+    cudaFree(f->blas_workspace);
+    cudaFree(f->critic_in);
+    cudaFree(f->values_all);
+    cudaFree(f->trunc_step);
+    cudaFree(f->act_a);
+    cudaFree(f->act_b);
+    cudaFree(f->cur_in);
+    for (int i = 0; i < 4; i++)
+        if (f->ev_phase[i])
+            cudaEventDestroy(f->ev_phase[i]);
+    fh_cuda_module_free(&f->module);
+    memset(f, 0, sizeof *f);
+}
+
+fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
+{
+    fh_fast_path *f = &c->fast;
+    int N = c->n_episodes, L = c->n_steps;
+    long long NL = (long long)N * L;
+    const char *options[] = {"-lineinfo"};
+    fh_status st = fh_cuda_module_load(&f->module, &c->dev, FAST_KERNEL_FILE, options, 1, err);
+    if (st != FH_OK)
+        return st;
+    struct { cudaKernel_t *k; const char *name; } entries[] = {
+        {&f->rollout, "ppo_rollout_fast_kernel"}, {&f->bias_act, "fh_bias_act_kernel"},
+        {&f->cur_input, "curiosity_input_kernel"}, {&f->cur_reward, "curiosity_reward_kernel"},
+        {&f->scatter, "scatter_trunc_values_kernel"}, {&f->gae, "gae_kernel"}};
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
+        if ((st = fh_cuda_module_kernel(&f->module, entries[i].name, entries[i].k, err)) != FH_OK)
+            return st;
+
+    /* Launch shape from the device: spread the episodes over the SMs first (latency
+     * bound at small N), then pack up to FH_FAST_MAX_WARPS warps per block. */
+    int per_sm = (N + c->dev.sm_count - 1) / c->dev.sm_count;
+    f->warps_per_block = per_sm < 1 ? 1 : per_sm > FH_FAST_MAX_WARPS ? FH_FAST_MAX_WARPS : per_sm;
+    f->rollout_smem = (size_t)(FH_FAST_SM_WEIGHTS + f->warps_per_block * FH_FAST_SM_PER_WARP) * sizeof(float);
+    if (f->rollout_smem > c->dev.shared_mem_per_block_optin)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the fast kernel needs %zu B of shared "
+                            "memory per block; %s allows %zu", __FILE__, __LINE__, f->rollout_smem,
+                            c->dev.name, c->dev.shared_mem_per_block_optin);
+    CUDA_CHECK(cudaKernelSetAttributeForDevice(f->rollout, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               (int)f->rollout_smem, c->dev.device_index), err);
+
+    /* An episode truncates at most once per horizon (plus one partial episode) when its
+     * start leaves a full horizon of data; on shorter data any step may truncate. */
+    int horizon = c->cfg.horizon;
+    f->k_slots = c->d_market.n_bars - 1 - horizon >= 0 ? L / horizon + 2 : L;
+    if (f->k_slots > L)
+        f->k_slots = L;
+    f->critic_rows = NL + (long long)N * f->k_slots + N;
+    f->chunk_rows = f->critic_rows < FH_FAST_CHUNK_ROWS ? f->critic_rows : FH_FAST_CHUNK_ROWS;
+    CUDA_CHECK(cudaMalloc((void **)&f->critic_in, (size_t)f->critic_rows * FH_STATE_DIM * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&f->values_all, (size_t)f->critic_rows * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&f->trunc_step, (size_t)N * f->k_slots * sizeof(int)), err);
+    CUDA_CHECK(cudaMalloc((void **)&f->act_a, (size_t)f->chunk_rows * FH_CRITIC_H1 * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&f->act_b, (size_t)f->chunk_rows * FH_CRITIC_H1 * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&f->cur_in, (size_t)f->chunk_rows * FH_CURIOSITY_INPUT_DIM * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc(&f->blas_workspace, BLAS_WORKSPACE_BYTES), err);
+    for (int i = 0; i < 4; i++)
+        CUDA_CHECK(cudaEventCreate(&f->ev_phase[i]), err);
+    CUBLAS_CHECK(cublasCreate(&f->blas), err);
+    CUBLAS_CHECK(cublasSetStream(f->blas, c->stream), err);
+    CUBLAS_CHECK(cublasSetWorkspace(f->blas, f->blas_workspace, BLAS_WORKSPACE_BYTES), err);
+    CUBLAS_CHECK(cublasSetMathMode(f->blas, c->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                    : CUBLAS_PEDANTIC_MATH), err);
+    c->out.states = f->critic_in;
+    c->out.values = f->values_all;
+    c->out.last_values = f->values_all + NL + (long long)N * f->k_slots;
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+/* The whole collection on c->stream; with_events records the phase events. */
+static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambda,
+                               int with_events, fh_error *err)
+{
+    fh_fast_path *f = &c->fast;
+    int N = c->n_episodes, L = c->n_steps, K = f->k_slots;
+    long long NL = (long long)N * L;
+    fh_status st;
+    if (with_events)
+        CUDA_CHECK(cudaEventRecord(f->ev_phase[0], c->stream), err);
+    {
+        const float *actor = c->weights.actor;
+        void *args[] = {&actor, &c->cfg, &c->d_market, &c->d_episodes, &N, &L, &K,
+                        &f->critic_in, &f->trunc_step, &c->out};
+        unsigned grid = (unsigned)((N + f->warps_per_block - 1) / f->warps_per_block);
+        if ((st = launch(c, f->rollout, grid, (unsigned)(f->warps_per_block * 32), f->rollout_smem,
+                         args, err)) != FH_OK)
+            return st;
+    }
+    if (with_events)
+        CUDA_CHECK(cudaEventRecord(f->ev_phase[1], c->stream), err);
+    /* the critic over every row: states, final observations, s_L */
+    for (long long r0 = 0; r0 < f->critic_rows; r0 += f->chunk_rows) {
+        long long rows = f->critic_rows - r0 < f->chunk_rows ? f->critic_rows - r0 : f->chunk_rows;
+        const float *x = f->critic_in + r0 * FH_STATE_DIM;
+        for (int l = 0; l < FH_CRITIC_N_LAYERS; l++) {
+            int last = l == FH_CRITIC_N_LAYERS - 1;
+            float *y = last ? f->values_all + r0 : (l % 2 == 0 ? f->act_a : f->act_b);
+            if ((st = dense(c, y, x, c->weights.critic + CRITIC_W[l], c->weights.critic + CRITIC_B[l],
+                            CRITIC_DIMS[l], CRITIC_DIMS[l + 1], rows, !last, err)) != FH_OK)
+                return st;
+            x = y;
+        }
+    }
+    /* the curiosity model over the N*L transitions; its bonus joins the rewards */
+    for (long long r0 = 0; r0 < NL; r0 += f->chunk_rows) {
+        long long rows = NL - r0 < f->chunk_rows ? NL - r0 : f->chunk_rows;
+        float *states = f->critic_in + r0 * FH_STATE_DIM;
+        int *actions = c->out.actions + r0;
+        float *exposures = c->out.exposures + r0;
+        void *in_args[] = {&f->cur_in, &states, &actions, &exposures, &rows};
+        if ((st = launch(c, f->cur_input, elementwise_grid(c, rows * FH_CURIOSITY_INPUT_DIM),
+                         ELEMENTWISE_BLOCK, 0, in_args, err)) != FH_OK)
+            return st;
+        const float *w = c->weights.curiosity;
+        if ((st = dense(c, f->act_a, f->cur_in, w + FH_CURIOSITY_OFF_W0, w + FH_CURIOSITY_OFF_B0,
+                        FH_CURIOSITY_INPUT_DIM, FH_CURIOSITY_HIDDEN, rows, 1, err)) != FH_OK ||
+            (st = dense(c, f->act_b, f->act_a, w + FH_CURIOSITY_OFF_W1, w + FH_CURIOSITY_OFF_B1,
+                        FH_CURIOSITY_HIDDEN, FH_CURIOSITY_TARGET_DIM, rows, 0, err)) != FH_OK)
+            return st;
+        float *rewards = c->out.rewards + r0;
+        int *bars = c->out.bars + r0;
+        void *r_args[] = {&rewards, &f->act_b, &bars, &c->cfg, &c->d_market, &rows};
+        if ((st = launch(c, f->cur_reward, elementwise_grid(c, rows), ELEMENTWISE_BLOCK, 0, r_args,
+                         err)) != FH_OK)
+            return st;
+    }
+    if (with_events)
+        CUDA_CHECK(cudaEventRecord(f->ev_phase[2], c->stream), err);
+    {
+        float *slot_values = f->values_all + NL;
+        void *s_args[] = {&c->out.trunc_values, &slot_values, &f->trunc_step, &N, &L, &K};
+        if ((st = launch(c, f->scatter, elementwise_grid(c, (long long)N * K), ELEMENTWISE_BLOCK,
+                         0, s_args, err)) != FH_OK)
+            return st;
+        void *g_args[] = {&c->out, &N, &L, &gamma, &lambda};
+        if ((st = launch(c, f->gae, (unsigned)((N + GAE_BLOCK - 1) / GAE_BLOCK), GAE_BLOCK, 0,
+                         g_args, err)) != FH_OK)
+            return st;
+    }
+    if (with_events)
+        CUDA_CHECK(cudaEventRecord(f->ev_phase[3], c->stream), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+fh_status fh_fast_path_run(fh_gpu_ppo_collector *c, const fh_collect_params *p, fh_error *err)
+{
+    fh_fast_path *f = &c->fast;
+    if (c->profile)
+        return fast_sequence(c, p->gamma, p->gae_lambda, 1, err);
+    if (!f->graph_exec || f->graph_gamma != p->gamma || f->graph_lambda != p->gae_lambda) {
+        if (f->graph_exec) {
+            cudaGraphExecDestroy(f->graph_exec);
+            cudaGraphDestroy(f->graph);
+            f->graph_exec = NULL;
+            f->graph = NULL;
+        }
+        CUDA_CHECK(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal), err);
+        fh_status st = fast_sequence(c, p->gamma, p->gae_lambda, 0, err);
+        cudaGraph_t graph = NULL;
+        cudaError_t end = cudaStreamEndCapture(c->stream, &graph);
+        if (st != FH_OK) {
+            if (graph)
+                cudaGraphDestroy(graph);
+            return st;
+        }
+        CUDA_CHECK(end, err);
+        f->graph = graph;
+        CUDA_CHECK(cudaGraphInstantiate(&f->graph_exec, f->graph, 0), err);
+        f->graph_gamma = p->gamma;
+        f->graph_lambda = p->gae_lambda;
+    }
+    CUDA_CHECK(cudaGraphLaunch(f->graph_exec, c->stream), err);
+    return FH_OK;
+fail:
+    return err->status;
+}

@@ -1,0 +1,67 @@
+/* gpu_ppo_collector_internal.h — the collector's state, shared by its two files:
+ * gpu_ppo_collector.c (setup, reference kernel, downloads) and gpu_fast_collect.c (the
+ * fast path: rollout kernel, batched networks on cuBLAS, GAE; one CUDA graph). */
+#ifndef FOXHUNT_GPU_PPO_COLLECTOR_INTERNAL_H
+#define FOXHUNT_GPU_PPO_COLLECTOR_INTERNAL_H
+
+#include <cublas_v2.h>
+
+#include "cuda/cuda_module.h"
+#include "cuda/gpu_ppo_collector.h"
+#include "cuda/gpu_weights.h"
+#include "env/common_device_functions.cuh"
+#include "cuda/kernels/ppo_experience_kernel.cu"
+
+/* Rows per batched critic/curiosity GEMM chunk: bounds the activation buffers
+ * (2 x rows x 512 floats = 4 GB at 2^20 rows) whatever N*L is. */
+#define FH_FAST_CHUNK_ROWS (1 << 20)
+
+typedef struct {
+    fh_cuda_module module;
+    cudaKernel_t rollout, bias_act, cur_input, cur_reward, scatter, gae;
+    cublasHandle_t blas;
+    void *blas_workspace;
+    int warps_per_block;
+    size_t rollout_smem;
+    int k_slots;           /* truncation final-observation slots per episode */
+    long long critic_rows; /* N*L + N*K + N */
+    long long chunk_rows;
+    float *critic_in;      /* (critic_rows, 54); rows [0, N*L) are the states */
+    float *values_all;     /* (critic_rows) */
+    int *trunc_step;       /* (N, K) */
+    float *act_a, *act_b;  /* (chunk_rows, 512) ping-pong activations */
+    float *cur_in;         /* (chunk_rows, 35) */
+    cudaGraph_t graph;
+    cudaGraphExec_t graph_exec;
+    float graph_gamma, graph_lambda;
+    cudaEvent_t ev_phase[4]; /* profiling: rollout | networks | GAE */
+} fh_fast_path;
+
+struct fh_gpu_ppo_collector {
+    fh_device_info dev;
+    int n_episodes, n_steps;
+    fh_env_config cfg;
+    int use_fast;
+    int tf32;
+    int profile;            /* 1: run the fast path eagerly with phase events */
+    cudaStream_t stream;
+    cudaEvent_t ev_begin, ev_kernel_begin, ev_kernel_end, ev_end;
+    fh_cuda_module module;
+    cudaKernel_t reference;
+    float *d_features, *d_close, *d_sigma;
+    fh_env_market d_market;
+    fh_episode_state *d_episodes;
+    fh_episode_state *h_episodes;
+    fh_gpu_weights weights;
+    fh_ppo_outputs out;     /* device pointers; in fast mode states/values/last_values
+                               point into fast.critic_in / fast.values_all */
+    fh_fast_path fast;
+    fh_gpu_collect_timing timing;
+};
+
+fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err);
+/* Runs the whole fast collection on c->stream (as one graph unless c->profile). */
+fh_status fh_fast_path_run(fh_gpu_ppo_collector *c, const fh_collect_params *p, fh_error *err);
+void fh_fast_path_free(fh_gpu_ppo_collector *c);
+
+#endif
