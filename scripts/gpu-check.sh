@@ -54,7 +54,7 @@ for step in $STEPS; do
     cache) rm -rf "$FOXHUNT_CACHE_DIR"
            run_step cache bash -c "$FH collect --device cuda --episodes 64 --steps 8 --out /tmp/fh-c1.safetensors && $FH collect --device cuda --episodes 64 --steps 8 --out /tmp/fh-c2.safetensors && ls -la $FOXHUNT_CACHE_DIR" ;;
     parity) run_step parity "$BUILD/tests/cuda/test_gpu_parity" reference ;;
-    parity_fast) run_step parity_fast "$BUILD/tests/cuda/test_gpu_parity" fast 128 64 2 100 64 2 128 500 2 100 500 2 ;;
+    parity_fast) run_step parity_fast "$BUILD/tests/cuda/test_gpu_parity" fast ${PARITY_FAST_CASES:-128 64 2 100 64 2 128 500 2 100 500 2} ;;
     parity_fvr) run_step parity_fvr "$BUILD/tests/cuda/test_gpu_parity" fast-vs-reference 128 500 1 100 500 1 16384 64 1 ;;
     tf32) run_step tf32 "$BUILD/tests/cuda/test_gpu_parity" tf32 128 500 1 1024 500 1 16384 100 1 ;;
     bench_tf32) run_step bench_tf32 "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel fast --precision tf32 --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench_tf32.json" ;;

@@ -39,8 +39,8 @@ typedef struct {
     float *returns;       /* (N, L) advantages + values */
     float *exposures;     /* (N, L) e' after the trade (curiosity input) */
     int32_t *bars;        /* (N, L) bar index of s_t in the split (next bar = +1) */
-    float *mem;           /* the only float allocation */
-    int32_t *imem;        /* the only int allocation */
+    float *mem;           /* the only float allocation: N*L*(54+7) + N floats */
+    int32_t *imem;        /* the only int allocation: N*L*4 ints */
 } fh_trajectory_batch;
 
 fh_status fh_trajectory_batch_alloc(fh_trajectory_batch *b, int n_episodes, int n_steps,

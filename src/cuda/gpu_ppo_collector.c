@@ -37,6 +37,9 @@ void fh_gpu_ppo_collector_destroy(fh_gpu_ppo_collector *c)
     }
     fh_fast_path_free(c);
     free_outputs(&c->out);
+    for (int k = 0; k < 2; k++)
+        if (c->pinned[k])
+            cudaHostUnregister(c->pinned[k]);
     fh_gpu_weights_free(&c->weights);
     cudaFree(c->d_features);
     cudaFree(c->d_close);
@@ -223,6 +226,18 @@ fh_status fh_gpu_ppo_collector_collect(fh_gpu_ppo_collector *c, const fh_collect
                             __FILE__, __LINE__, b->n_episodes, b->n_steps, N, L);
     fh_status st;
     const fh_ppo_outputs *o = &c->out;
+    if (c->pinned[0] != b->mem) { /* a new batch: page-lock it (best effort) */
+        for (int k = 0; k < 2; k++)
+            if (c->pinned[k])
+                cudaHostUnregister(c->pinned[k]);
+        size_t float_bytes = nl * (FH_STATE_DIM + 7) * sizeof(float) + (size_t)N * sizeof(float);
+        size_t int_bytes = nl * 4 * sizeof(int32_t);
+        c->pinned[0] = cudaHostRegister(b->mem, float_bytes, cudaHostRegisterDefault) == cudaSuccess
+                           ? b->mem : NULL;
+        c->pinned[1] = cudaHostRegister(b->imem, int_bytes, cudaHostRegisterDefault) == cudaSuccess
+                           ? b->imem : NULL;
+        cudaGetLastError(); /* an unpinned batch still works, only slower */
+    }
     CUDA_CHECK(cudaEventRecord(c->ev_begin, c->stream), err);
     if ((st = fh_gpu_weights_sync(&c->weights, p->actor, p->critic, p->curiosity, c->stream,
                                   err)) != FH_OK)

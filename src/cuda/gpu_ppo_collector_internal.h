@@ -4,7 +4,7 @@
 #ifndef FOXHUNT_GPU_PPO_COLLECTOR_INTERNAL_H
 #define FOXHUNT_GPU_PPO_COLLECTOR_INTERNAL_H
 
-#include <cublas_v2.h>
+#include <cublasLt.h>
 
 #include "cuda/cuda_module.h"
 #include "cuda/gpu_ppo_collector.h"
@@ -18,8 +18,8 @@
 
 typedef struct {
     fh_cuda_module module;
-    cudaKernel_t rollout, bias_act, cur_input, cur_reward, scatter, gae;
-    cublasHandle_t blas;
+    cudaKernel_t rollout, cur_input, cur_reward, scatter, gae;
+    cublasLtHandle_t lt;
     void *blas_workspace;
     int warps_per_block;
     size_t rollout_smem;
@@ -57,6 +57,9 @@ struct fh_gpu_ppo_collector {
                                point into fast.critic_in / fast.values_all */
     fh_fast_path fast;
     fh_gpu_collect_timing timing;
+    /* the host batch last downloaded into, page-locked (cudaHostRegister) so the
+     * download runs at full PCIe speed; unregistered on destroy */
+    void *pinned[2];
 };
 
 fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err);

@@ -116,6 +116,11 @@ typedef struct fh_diversity {
     unsigned char pad_[3];
     int head;                                 /* next slot to write */
     int fill;                                 /* actions in the ring, <= W */
+    double clogc;                             /* sum over actions of c ln c (c = count),
+                                                 kept up to date so the entropy costs a
+                                                 few logs per step, not one per action;
+                                                 double, so adding and later removing the
+                                                 same float terms leaves no drift */
 } fh_diversity;
 
 /* Everything one episode carries across steps and across kernel launches. */
@@ -338,30 +343,36 @@ FH_DEVICE void diversity_reset(fh_diversity *d)
         d->pad_[i] = 0;
     d->head = 0;
     d->fill = 0;
+    d->clogc = 0.0;
+}
+
+/* c ln c, 0 for c <= 1 */
+FH_DEVICE float diversity_clogc(int c)
+{
+    return c > 1 ? (float)c * logf((float)c) : 0.0f;
 }
 
 /* Pushes action into the ring (evicting the oldest once full), then returns the
  * penalty -div_coef * max(0, 1 - H), H = -sum p ln p over the filled part, or 0 while
- * fewer than FH_DIVERSITY_MIN_FILL actions are in the window. */
+ * fewer than FH_DIVERSITY_MIN_FILL actions are in the window. With p = c / F:
+ * H = ln F - (1/F) sum c ln c, and the sum changes only for the evicted and the
+ * pushed action, so it is updated in place (diversity_clogc). */
 FH_DEVICE float diversity_entropy(fh_diversity *d, int action, const fh_env_config *cfg)
 {
-    if (d->fill == FH_DIVERSITY_WINDOW)
-        d->counts[d->ring[d->head]]--;
-    else
+    if (d->fill == FH_DIVERSITY_WINDOW) {
+        int old = d->ring[d->head];
+        d->clogc += (double)diversity_clogc(d->counts[old] - 1) - (double)diversity_clogc(d->counts[old]);
+        d->counts[old]--;
+    } else {
         d->fill++;
+    }
     d->ring[d->head] = (unsigned char)action;
+    d->clogc += (double)diversity_clogc(d->counts[action] + 1) - (double)diversity_clogc(d->counts[action]);
     d->counts[action]++;
     d->head = (d->head + 1) % FH_DIVERSITY_WINDOW;
     if (d->fill < FH_DIVERSITY_MIN_FILL)
         return 0.0f;
-    float inv_fill = 1.0f / (float)d->fill;
-    float h = 0.0f;
-    for (int i = 0; i < FH_N_ACTIONS; i++) {
-        if (d->counts[i] > 0) {
-            float p = (float)d->counts[i] * inv_fill;
-            h -= p * logf(p);
-        }
-    }
+    float h = logf((float)d->fill) - (float)(d->clogc / (double)d->fill);
     return -cfg->div_coef * fmaxf(0.0f, FH_DIVERSITY_TARGET_ENTROPY - h);
 }
 

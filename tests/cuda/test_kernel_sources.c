@@ -77,7 +77,8 @@ static void test_compiles_to_ptx(void)
 {
     const kernel_case cases[] = {
         {"ppo_experience_kernel.cu", {"ppo_full_experience_kernel", NULL}},
-        {"ppo_fast_kernels.cu", {"ppo_rollout_fast_kernel", "fh_bias_act_kernel", "gae_kernel", NULL}},
+        {"ppo_fast_kernels.cu", {"ppo_rollout_fast_kernel", "curiosity_input_kernel", "curiosity_reward_kernel",
+                                 "scatter_trunc_values_kernel", "gae_kernel", NULL}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const char *const opts_variants[2][2] = {{"--fmad=false", "-lineinfo"}, {"-lineinfo", NULL}};

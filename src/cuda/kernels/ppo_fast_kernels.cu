@@ -9,9 +9,9 @@
  *      shared memory (transposed, so each lane reads consecutive outputs). It writes
  *      every state the critic must value into one buffer: the N*L states, the final
  *      observations of truncated episodes (K slots per episode) and s_L.
- *   2. the critic over all those rows at once (cuBLAS SGEMMs + fh_bias_act_kernel),
- *      and the curiosity model over the N*L transitions (curiosity_input_kernel,
- *      SGEMMs, curiosity_reward_kernel adds the bonus to the rewards);
+ *   2. the critic over all those rows at once (cublasLt matmuls with a bias+ReLU
+ *      epilogue), and the curiosity model over the N*L transitions
+ *      (curiosity_input_kernel, matmuls, curiosity_reward_kernel adds the bonus);
  *   3. scatter_trunc_values_kernel and gae_kernel (compute_gae_backward per row).
  *
  * The environment and sampling arithmetic are the shared device functions
@@ -42,19 +42,30 @@
 #define FH_FAST_SM_H2 (FH_FAST_SM_H1 + FH_ACTOR_H1)
 #define FH_FAST_SM_MISC (FH_FAST_SM_H2 + FH_ACTOR_H2)
 #define FH_FAST_SM_PER_WARP (FH_FAST_SM_MISC + 8)
-#define FH_FAST_MAX_WARPS 8
+#define FH_FAST_MAX_WARPS 16
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 
-/* Copies one observation (51 market features of `bar` in parallel over the lanes,
- * the 3 portfolio features from lane 0's episode state) to dst (global) and sm. */
-__device__ __forceinline__ void fast_observe(float *dst, float *sm_state, const fh_env_config *cfg,
-                                             const fh_env_market *m, const fh_episode_state *ep,
-                                             int bar, int lane)
+/* The 51 market features of `bar`, two per lane (j = lane, lane + 32): loaded into
+ * registers ahead of use, so the load overlaps the step that lane 0 runs alone. */
+__device__ __forceinline__ void fast_load_features(float *f0, float *f1, const fh_env_market *m,
+                                                   int bar, int lane)
 {
     const float *f = m->features + (long long)bar * FH_N_MARKET_FEATURES;
-    for (int j = lane; j < FH_N_MARKET_FEATURES; j += FH_WARP)
-        sm_state[j] = f[j];
+    *f0 = f[lane];
+    *f1 = lane + FH_WARP < FH_N_MARKET_FEATURES ? f[lane + FH_WARP] : 0.0f;
+}
+
+/* One observation: the market features from the lanes' registers, the 3 portfolio
+ * features from lane 0's episode state (the shared env_portfolio_features); written
+ * to dst (global) and to the warp's shared-memory state. */
+__device__ __forceinline__ void fast_observe(float *dst, float *sm_state, const fh_env_config *cfg,
+                                             const fh_env_market *m, const fh_episode_state *ep,
+                                             float f0, float f1, int lane)
+{
+    sm_state[lane] = f0;
+    if (lane + FH_WARP < FH_N_MARKET_FEATURES)
+        sm_state[lane + FH_WARP] = f1;
     if (lane == 0)
         env_portfolio_features(cfg, m, ep, sm_state + FH_N_MARKET_FEATURES);
     __syncwarp();
@@ -201,11 +212,13 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
         sm_bar[0] = ep.bar;
     __syncwarp();
 
+    int bar = sm_bar[0];
+    float f0, f1;
+    fast_load_features(&f0, &f1, &market, bar, lane);
     for (int t = 0; t < n_steps; t++) {
         long long i = row + t;
-        int bar = sm_bar[0];
         fast_observe(critic_in + i * FH_STATE_DIM, scratch + FH_FAST_SM_STATE, &cfg, &market, &ep,
-                     bar, lane);
+                     f0, f1, lane);
         float l0, l1;
         fast_actor(&l0, &l1, w, scratch, lane);
         float u = 0.0f;
@@ -215,6 +228,10 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
         int action;
         float log_prob;
         fast_softmax_sample(&action, &log_prob, l0, l1, u, lane);
+        /* the next bar's features, in flight while lane 0 steps the environment */
+        int ahead = bar + 1 < market.n_bars ? bar + 1 : bar;
+        float g0, g1;
+        fast_load_features(&g0, &g1, &market, ahead, lane);
         int truncated = 0, next_bar = 0, done = 0;
         if (lane == 0) {
             fh_step_result res;
@@ -234,40 +251,38 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
                 ep.episodes_done++;
         }
         truncated = __shfl_sync(FH_FULL_MASK, truncated, 0);
+        done = __shfl_sync(FH_FULL_MASK, done, 0);
         next_bar = __shfl_sync(FH_FULL_MASK, next_bar, 0);
+        if (next_bar != ahead)
+            fast_load_features(&g0, &g1, &market, next_bar, lane);
         if (truncated && n_trunc < k_slots) {
             /* the final observation, before the reset: its value bootstraps the GAE */
             long long slot = (long long)n * k_slots + n_trunc;
             fast_observe(critic_in + (NL + slot) * FH_STATE_DIM, scratch + FH_FAST_SM_STATE, &cfg,
-                         &market, &ep, next_bar, lane);
+                         &market, &ep, g0, g1, lane);
             if (lane == 0)
                 trunc_step[slot] = t;
             n_trunc++;
         }
-        if (lane == 0) {
-            if (done)
+        if (done) {
+            if (lane == 0) {
                 env_episode_reset(&cfg, &market, &ep);
-            sm_bar[0] = ep.bar;
+                sm_bar[0] = ep.bar;
+            }
+            __syncwarp();
+            next_bar = sm_bar[0];
+            fast_load_features(&g0, &g1, &market, next_bar, lane);
         }
+        bar = next_bar;
+        f0 = g0;
+        f1 = g1;
         __syncwarp();
     }
     long long last_row = NL + (long long)n_episodes * k_slots + n;
     fast_observe(critic_in + last_row * FH_STATE_DIM, scratch + FH_FAST_SM_STATE, &cfg, &market,
-                 &ep, sm_bar[0], lane);
+                 &ep, f0, f1, lane);
     if (lane == 0)
         episodes[n] = ep;
-}
-
-/* Y (M, n_out) row-major += bias, then ReLU when relu != 0. */
-extern "C" __global__ void fh_bias_act_kernel(float *y, const float *__restrict__ bias, int n_out,
-                                              long long m_rows, int relu)
-{
-    long long total = m_rows * n_out;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
-         i += (long long)gridDim.x * blockDim.x) {
-        float v = y[i] + bias[i % n_out];
-        y[i] = relu ? fmaxf(v, 0.0f) : v;
-    }
 }
 
 /* cin (NL, 35) = [s[0..31], x(a), u(a), e'] per transition (SPEC §3.5). */
