@@ -83,7 +83,7 @@ void fh_train_config_default(fh_train_config *cfg)
     strcpy(cfg->out, "runs/latest");
     cfg->episodes = FH_DEFAULT_EPISODES;
     cfg->steps = FH_DEFAULT_STEPS;
-    cfg->iterations = 30;
+    cfg->iterations = 12; /* ~3.5 min on 2 cores at N 128 x L 500 (docs/LEARNING.md) */
     cfg->seed = 1;
     cfg->checkpoint_every = 10;
     cfg->train_fraction = 0.8;

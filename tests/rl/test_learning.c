@@ -35,7 +35,7 @@
 
 /* the assertions' thresholds (docs/LEARNING.md: measured values and margins) */
 #define MARGIN_OVER_BASELINES 0.5 /* Sharpe units above max(flat, random) */
-#define ORACLE_FRACTION 0.25      /* of the oracle's test Sharpe */
+#define ORACLE_FRACTION 0.10      /* of the oracle's test Sharpe */
 #define MIN_DRIFT_SPREAD 0.25     /* E[exposure | drift up] - E[exposure | drift down] */
 #define MAX_SEEDS 16
 
@@ -48,17 +48,28 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The budget: SPEC defaults except where docs/LEARNING.md says why. */
+/* The budget (docs/LEARNING.md has the experiments behind each value):
+ * - the synthetic market of the default seed (42) and generator, 100,000 bars instead
+ *   of 20,000: on the default 15,840-bar training split the actor memorises the
+ *   realised regimes (greedy train Sharpe ~5, test negative), and a 3,960-bar test split
+ *   measures Sharpe only to +-1.5; 80,000 training bars remove the memorisation and the
+ *   19,840-bar test split measures to +-0.7;
+ * - N 256 x L 64: 256 start bars per collection (decorrelated regimes), 16k steps;
+ * - gamma 0.9: a shorter return horizon (~10 bars against the 75-bar regimes) cuts the
+ *   advantage noise of the 60 bp bars; epochs 4 and lr 1e-3 to fit the CI budget.
+ * The rest are SPEC/CleanRL defaults (minibatch 512, clip 0.2, lambda 0.95, ent 0.01). */
 static void learning_budget(fh_train_config *cfg)
 {
     fh_train_config_default(cfg);
     strcpy(cfg->device, "cpu");
-    cfg->episodes = 64;
-    cfg->steps = 256;
+    cfg->synthetic_bars = 100000;
+    cfg->episodes = 256;
+    cfg->steps = 64;
     cfg->iterations = 40;
     cfg->epochs = 4;
     cfg->minibatch = 512;
     cfg->lr = 1e-3;
+    cfg->gamma = 0.9;
     cfg->checkpoint_every = 0;
 }
 
@@ -317,10 +328,10 @@ int main(int argc, char **argv)
     uint64_t first_seed = 1;
     if (!apply_overrides(&cfg, &n_seeds, &first_seed, argc, argv))
         return 2;
-    printf("learning budget per seed: %d iterations x N %d x L %d = %lld steps, epochs %d, "
-           "minibatch %d, lr %g (anneal %d), gamma %g, lambda %g, ent_coef %g; %d seeds "
-           "from %llu\n",
-           cfg.iterations, cfg.episodes, cfg.steps,
+    printf("learning budget per seed: synthetic market seed %llu, %d bars; %d iterations x N %d "
+           "x L %d = %lld steps, epochs %d, minibatch %d, lr %g (anneal %d), gamma %g, "
+           "lambda %g, ent_coef %g; %d seeds from %llu\n",
+           (unsigned long long)cfg.synthetic_seed, cfg.synthetic_bars, cfg.iterations, cfg.episodes, cfg.steps,
            (long long)cfg.iterations * cfg.episodes * cfg.steps, cfg.epochs, cfg.minibatch,
            cfg.lr, cfg.anneal_lr, cfg.gamma, cfg.gae_lambda, cfg.ent_coef, n_seeds,
            (unsigned long long)first_seed);
