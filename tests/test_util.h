@@ -82,6 +82,26 @@ static inline int fh_test_finish(void)
     return fh_test_failed == 0 && fh_test_passed > 0 ? 0 : 1;
 }
 
+/* Reads a whole file, NUL-terminated (NULL when absent); *size (may be NULL) gets the
+ * byte count. The caller frees. */
+static inline char *fh_test_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc(n > 0 ? (size_t)n + 1 : 1);
+    size_t got = buf ? fread(buf, 1, n > 0 ? (size_t)n : 0, f) : 0;
+    fclose(f);
+    if (buf)
+        buf[got] = '\0';
+    if (size)
+        *size = got;
+    return buf;
+}
+
 static inline void fh_test_skip(const char *why)
 {
     printf("SKIP: %s\n", why);

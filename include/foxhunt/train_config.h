@@ -80,6 +80,8 @@ extern const fh_config_field fh_train_config_fields[];
 extern const int fh_train_config_n_fields;
 
 void fh_train_config_default(fh_train_config *cfg);
+/* 1 when value is one of choices ("a|b|c"). */
+int fh_config_choice_ok(const char *choices, const char *value);
 /* Sets one field from text (as an INI value or flag value). FH_ERR_INPUT on a bad
  * value, with a message naming the key and the accepted range/choices. */
 fh_status fh_config_field_set(const fh_config_field *f, fh_train_config *cfg,

@@ -1,5 +1,6 @@
 /* args.c — see args.h. */
 #include "cli/args.h"
+#include "foxhunt/train_config.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -25,21 +26,6 @@ const fh_arg *fh_args_find(const fh_arg_spec *spec, const char *name)
     return NULL;
 }
 
-static int choice_ok(const char *choices, const char *value)
-{
-    size_t len = strlen(value);
-    const char *p = choices;
-    while (*p) {
-        const char *bar = strchr(p, '|');
-        size_t n = bar ? (size_t)(bar - p) : strlen(p);
-        if (n == len && strncmp(p, value, n) == 0)
-            return 1;
-        if (!bar)
-            break;
-        p = bar + 1;
-    }
-    return 0;
-}
 
 static fh_status range_error(const fh_arg_spec *spec, const fh_arg *a, const char *value,
                              fh_error *err)
@@ -62,7 +48,7 @@ static fh_status set_value(const fh_arg_spec *spec, fh_arg *a, const char *value
         *(const char **)a->target = value;
         return FH_OK;
     case FH_ARG_CHOICE:
-        if (!choice_ok(a->choices, value))
+        if (!fh_config_choice_ok(a->choices, value))
             return fh_error_set(err, FH_ERR_INPUT,
                                 "foxhunt %s: %s '%s' is not one of %s", spec->command,
                                 a->name, value, a->choices);

@@ -110,7 +110,7 @@ void fh_train_config_default(fh_train_config *cfg)
     cfg->env = fh_env_config_default();
 }
 
-static int choice_ok(const char *choices, const char *value)
+int fh_config_choice_ok(const char *choices, const char *value)
 {
     size_t len = strlen(value);
     for (const char *p = choices; *p;) {
@@ -148,7 +148,7 @@ fh_status fh_config_field_set(const fh_config_field *f, fh_train_config *cfg,
         strcpy(base, value);
         return FH_OK;
     case FH_FIELD_CHOICE:
-        if (!choice_ok(f->choices, value))
+        if (!fh_config_choice_ok(f->choices, value))
             return fh_error_set(err, FH_ERR_INPUT, "%s = '%s' is not one of %s", f->key,
                                 value, f->choices);
         strcpy(base, value);

@@ -11,26 +11,6 @@
 #include "cuda/nvrtc_compile.h"
 #include "test_util.h"
 
-static char *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = '\0';
-        *size = (size_t)n;
-    }
-    return buf;
-}
 
 static void test_embedded_equal_tree(void)
 {
@@ -39,7 +19,7 @@ static void test_embedded_equal_tree(void)
         char path[2048];
         snprintf(path, sizeof path, "%s/%s", FH_SOURCE_DIR, s->path);
         size_t size = 0;
-        char *disk = read_all(path, &size);
+        char *disk = fh_test_read_file(path, &size);
         CHECK_MSG(disk != NULL, "cannot read %s", path);
         if (!disk)
             continue;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "test_util.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,17 +58,7 @@ static inline int fx_exists(const char *path)
 /* Reads a whole file (NULL when absent); the caller frees. */
 static inline char *fx_read(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = '\0';
-    fclose(f);
-    return b;
+    return fh_test_read_file(path, NULL);
 }
 
 /* One generated bar, deterministic in i: a wavy price with valid OHLC. */

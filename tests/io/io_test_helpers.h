@@ -10,19 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "test_util.h"
+
 static inline unsigned char *io_read_all(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    fclose(f);
-    *len = got;
-    return buf;
+    return (unsigned char *)fh_test_read_file(path, len);
 }
 
 static inline int io_write_all(const char *path, const void *data, size_t len)
