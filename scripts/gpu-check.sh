@@ -6,7 +6,7 @@
 #
 #   bash scripts/gpu-check.sh [STEP...]     (default: every step)
 #   steps: info cache parity parity_fast parity_fvr tf32 device_env memcheck racecheck
-#          bench bench_tf32 train
+#          bench bench_tf32 train learn
 #
 # Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
 # logs under OUT (default /tmp/foxhunt-gpu-check). Debian packages in .deps/ (cJSON,
@@ -34,7 +34,7 @@ if [ ! -x "$BUILD/foxhunt" ]; then
     cmake --build "$BUILD" -j "$(nproc)" >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 fi
 FH="$BUILD/foxhunt"
-STEPS=${*:-info cache parity parity_fast parity_fvr tf32 device_env memcheck racecheck bench bench_tf32 train}
+STEPS=${*:-info cache parity parity_fast parity_fvr tf32 device_env memcheck racecheck bench bench_tf32 train learn}
 ROWS=()
 
 run_step() { # name, command...
@@ -63,6 +63,7 @@ for step in $STEPS; do
     racecheck) run_step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$FH" collect --device cuda --kernel ${KERNEL:-fast} --episodes 40 --steps 12 --out /tmp/fh-r.safetensors ;;
     bench) run_step bench "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel ${BENCH_KERNEL:-both} --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench.json" ;;
     train) run_step train "$FH" train --device cuda --kernel ${KERNEL:-fast} ${TRAIN_FLAGS:-} --out /tmp/fh-gpu-train ;;
+    learn) run_step learn "$BUILD/tests/rl/test_learning" device=cuda ${LEARN_ARGS:-} ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
 done
