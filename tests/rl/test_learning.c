@@ -2,24 +2,26 @@
  * component (docs/LEARNING.md has the experiments behind the budget and the margins).
  *
  * For 3 run seeds, train through the library (fh_trainer_init + fh_trainer_run, no run
- * directory, CPU) on the default synthetic market (seed 42), then backtest on the
- * held-out test split with fh_backtest_run and assert, per seed:
+ * directory, CPU) on the synthetic market (generator seed 42, 100,000 bars: see
+ * learning_budget), then backtest on the held-out test split with fh_backtest_run and
+ * assert, per seed:
  *   1. greedy Sharpe >= max(flat, random) + MARGIN_OVER_BASELINES;
  *   2. greedy Sharpe >= ORACLE_FRACTION * oracle Sharpe (oracle: the sign of the hidden
  *      drift, traded in the same environment, barriers and costs included);
  *   3. the greedy positions follow the drift sign: mean exposure while the hidden drift
- *      is up minus mean exposure while it is down >= MIN_DRIFT_SPREAD (an always-long
- *      policy scores 0 here, the oracle ~1.9: barrier exits leave it flat for a while);
+ *      is up minus mean exposure while it is down >= MIN_DRIFT_SPREAD (0 for any policy
+ *      that ignores the drift, always-long included; at most 2);
  *   4. greedy Sharpe > an always-long policy's Sharpe in the same environment (full long
- *      target every bar, so barrier exits are re-entered and paid for): the test split's
- *      market rises strongly, so "beats random and flat" alone would not separate a
- *      drift follower from a policy that merely learned to be long.
+ *      target every bar, so barrier exits are re-entered and paid for): when a test
+ *      split's market rises, "beats random and flat" alone would not separate a drift
+ *      follower from a policy that merely learned to be long.
  * The buy-and-hold row (one purchase, no barriers: the market's own return) is printed
  * for reference; it is not asserted against (docs/LEARNING.md says why).
  *
- * The budget (iterations, N, L, epochs, minibatch, lr) is set below and printed with
- * the wall time. Arguments `key=value` (train-config keys, plus `seeds`, `first_seed`)
- * override it for experiments; ctest passes none. Labelled slow (~4 min on 2 cores). */
+ * The budget (market length, iterations, N, L, epochs, minibatch, lr, gamma) is set
+ * below and printed with the wall time. Arguments `key=value` (train-config keys, plus `seeds`, `first_seed`)
+ * override it for experiments; ctest passes none. Labelled slow (~4 min on 2 cores:
+ * 3 x ~75 s of training). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
