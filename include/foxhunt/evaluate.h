@@ -1,15 +1,22 @@
 /* evaluate.h — honest backtests on a held-out split (issue 5, `foxhunt eval`).
  *
- * A backtest is one continuous episode over the whole split: it starts flat at the
+ * A backtest is one continuous path over the whole split: it starts flat at the
  * split's first bar with the initial equity and steps with the shared env_step (same
- * costs, barriers and accounting as training) until the last bar, with no horizon
- * truncation; ruin ends it early and the equity then stays where it fell. Policies:
+ * costs, barriers and accounting as training) until the last bar. The agent trained on
+ * episodes of `horizon` steps, whose observation measures equity against the episode's
+ * start; so every `horizon` steps the backtest re-bases that reference (and the ruin
+ * level) to the current equity, keeping the position, the barriers and the equity path
+ * itself: the observation stays in the range the actor saw in training. Ruin (equity
+ * below `ruin` of the reference) ends the path early and the equity then stays where it
+ * fell. Policies:
  * the trained actor greedy (argmax) and sampled, and the baselines buy-and-hold (one
  * purchase at the first bar held to the end: barriers out of reach, the market's own
  * return after one entry cost), flat (target 0), uniformly random actions, and, on the
  * synthetic market, an oracle that knows the predictable component (full long while
  * the hidden drift is up, full short while down, flat while none) and trades in the
- * same environment as the agent, barriers included. */
+ * same environment as the agent, barriers included; always-long targets +1 every bar
+ * in that same environment (barrier exits are re-entered and paid for), which
+ * separates a policy that follows the drift from one that merely learned to be long. */
 #ifndef FOXHUNT_EVALUATE_H
 #define FOXHUNT_EVALUATE_H
 
@@ -25,16 +32,19 @@ typedef enum {
     FH_POLICY_FLAT,
     FH_POLICY_RANDOM,
     FH_POLICY_ORACLE,
+    FH_POLICY_ALWAYS_LONG,
     FH_POLICY_COUNT
 } fh_policy_kind;
 
 const char *fh_policy_name(fh_policy_kind kind);
 
 /* Runs one policy over the whole view. actor is needed for greedy/sampled;
- * expected_return (view.n) for the oracle (else NULL). seed drives sampled/random. */
+ * expected_return (view.n) for the oracle (else NULL). seed drives sampled/random.
+ * exposure_held (view.n - 1, or NULL) gets the exposure held over each price move
+ * (0 when flat): what tests compare with the hidden drift. */
 fh_status fh_backtest_run(fh_backtest_metrics *m, fh_policy_kind kind, const fh_mlp *actor,
                           const fh_env_config *cfg, const fh_market_view *view,
                           const double *expected_return, double periods_per_year,
-                          uint64_t seed, fh_error *err);
+                          uint64_t seed, double *exposure_held, fh_error *err);
 
 #endif

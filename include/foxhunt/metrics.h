@@ -9,7 +9,8 @@
  *   run of steps spent below a previous peak; Calmar = annualised / max drawdown;
  *   turnover = sum |delta exposure| (and per year); trades = steps that traded;
  *   hit rate = share of steps holding a position whose return was > 0;
- *   costs = total costs paid / equity[0].
+ *   costs = sum_t cost_t / equity[t]: the return given up to costs (a share of the
+ *   equity of the moment, so it stays meaningful when equity compounds).
  * P (periods per year) comes from the bar interval: fh_periods_per_year. */
 #ifndef FOXHUNT_METRICS_H
 #define FOXHUNT_METRICS_H
@@ -28,7 +29,7 @@ typedef struct {
     double turnover_per_year;
     int trades;
     double hit_rate;
-    double costs;              /* fraction of initial equity */
+    double costs;              /* sum of cost_t / equity[t] */
     double final_equity;
 } fh_backtest_metrics;
 

@@ -23,7 +23,8 @@ fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
         if ((k == FH_POLICY_GREEDY || k == FH_POLICY_SAMPLED) && !actor)
             continue;
         fh_status st = fh_backtest_run(&r->metrics[r->n_policies], (fh_policy_kind)k, actor,
-                                       &cfg->env, &view, oracle, r->periods_per_year, seed, err);
+                                       &cfg->env, &view, oracle, r->periods_per_year, seed, NULL,
+                                       err);
         if (st != FH_OK)
             return st;
         r->kinds[r->n_policies++] = (fh_policy_kind)k;

@@ -37,7 +37,7 @@ void fh_backtest_metrics_compute(const double *equity, const double *turnover,
         sum_sq += r * r;
         if (r < 0)
             down_sq += r * r;
-        cost_sum += costs[t];
+        cost_sum += costs[t] / equity[t];
         turn += turnover[t];
         if (turnover[t] > TRADED_EPSILON)
             m->trades++;
@@ -76,5 +76,5 @@ void fh_backtest_metrics_compute(const double *equity, const double *turnover,
     m->turnover = turn;
     m->turnover_per_year = turn * periods_per_year / T;
     m->hit_rate = in_market > 0 ? (double)hits / in_market : 0;
-    m->costs = cost_sum / equity[0];
+    m->costs = cost_sum;
 }

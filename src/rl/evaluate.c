@@ -19,7 +19,7 @@
 const char *fh_policy_name(fh_policy_kind kind)
 {
     static const char *names[FH_POLICY_COUNT] = {"greedy", "sampled", "buy_and_hold",
-                                                 "flat", "random", "oracle"};
+                                                 "flat", "random", "oracle", "always_long"};
     return kind >= 0 && kind < FH_POLICY_COUNT ? names[kind] : "?";
 }
 
@@ -35,7 +35,7 @@ static int argmax(const float *x, int n)
 fh_status fh_backtest_run(fh_backtest_metrics *m, fh_policy_kind kind, const fh_mlp *actor,
                           const fh_env_config *cfg_in, const fh_market_view *view,
                           const double *expected_return, double periods_per_year,
-                          uint64_t seed, fh_error *err)
+                          uint64_t seed, double *exposure_held, fh_error *err)
 {
     memset(m, 0, sizeof *m);
     if ((kind == FH_POLICY_GREEDY || kind == FH_POLICY_SAMPLED) && !actor)
@@ -50,7 +50,8 @@ fh_status fh_backtest_run(fh_backtest_metrics *m, fh_policy_kind kind, const fh_
         return st;
     fh_env_config cfg = *cfg_in;
     int T = market.n_bars - 1;
-    cfg.horizon = T; /* one continuous episode: only the data's end truncates */
+    int rebase_every = cfg_in->horizon; /* the training episode length */
+    cfg.horizon = T; /* one continuous path: only the data's end truncates */
     if (kind == FH_POLICY_BUY_AND_HOLD) {
         /* the market benchmark: one purchase at the first bar, held to the end; the
          * barriers would sell it, so they are moved out of reach */
@@ -80,6 +81,8 @@ fh_status fh_backtest_run(fh_backtest_metrics *m, fh_policy_kind kind, const fh_
     equity[0] = ep.equity;
     int t = 0, ended = 0;
     for (; t < T && !ended; t++) {
+        if (t > 0 && t % rebase_every == 0)
+            ep.initial_equity = ep.equity; /* the observation's and ruin's reference */
         int action = ACTION_FLAT;
         switch (kind) {
         case FH_POLICY_GREEDY:
@@ -94,7 +97,8 @@ fh_status fh_backtest_run(fh_backtest_metrics *m, fh_policy_kind kind, const fh_
                 softmax_sample(&action, &lp, logits, FH_N_ACTIONS, gpu_random(&ep.rng));
             }
             break;
-        case FH_POLICY_BUY_AND_HOLD: action = ACTION_LONG; break;
+        case FH_POLICY_BUY_AND_HOLD:
+        case FH_POLICY_ALWAYS_LONG: action = ACTION_LONG; break;
         case FH_POLICY_FLAT: action = ACTION_FLAT; break;
         case FH_POLICY_RANDOM: action = rng_uniform_int(&ep.rng, FH_N_ACTIONS); break;
         case FH_POLICY_ORACLE: {
@@ -116,6 +120,8 @@ fh_status fh_backtest_run(fh_backtest_metrics *m, fh_policy_kind kind, const fh_
     }
     for (; t < T; t++) /* after ruin: flat at the fallen equity */
         equity[t + 1] = equity[t];
+    if (exposure_held)
+        memcpy(exposure_held, held, (size_t)T * sizeof(double));
     fh_backtest_metrics_compute(equity, turnover, costs, held, T, periods_per_year, m);
     st = FH_OK;
 done:

@@ -381,7 +381,9 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
 {
     const fh_train_config *cfg = &t->cfg;
     int64_t per_iteration = (int64_t)cfg->episodes * cfg->steps;
-    fh_status st = FH_OK;
+    fh_status st = make_dirs(cfg->out, err); /* checkpoints land there */
+    if (st != FH_OK)
+        return st;
     char path[FH_CONFIG_STRING_MAX + 64];
     while (t->iteration < cfg->iterations && !(stop && *stop)) {
         int64_t it = t->iteration + 1;

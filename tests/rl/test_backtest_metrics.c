@@ -26,7 +26,7 @@ static void test_hand_computed(void)
     CHECK_CLOSE(m.turnover_per_year, 1.5 * 252 / 4, 1e-12, 0);
     CHECK(m.trades == 2);
     CHECK_CLOSE(m.hit_rate, 2.0 / 3.0, 1e-12, 0);      /* 3 steps in market, 2 up */
-    CHECK_CLOSE(m.costs, 0.0015, 1e-15, 1e-12);
+    CHECK_CLOSE(m.costs, 0.1 / 100 + 0.05 / 99, 1e-15, 1e-12); /* cost / equity then */
 }
 
 static void test_periods_per_year(void)

@@ -41,7 +41,6 @@
 #define MIN_DRIFT_SPREAD 0.25    /* E[exposure | drift up] - E[exposure | drift down] */
 #define MAX_SEEDS 16
 
-#define ACTION_LONG (FH_N_URGENCIES * (FH_N_EXPOSURES - 1) + FH_N_URGENCIES - 1)
 
 static double now_seconds(void)
 {
@@ -50,7 +49,8 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The budget (docs/LEARNING.md has the experiments behind each value):
+/* The budget is configs/quickstart.ini, the README's first command (docs/LEARNING.md
+ * has the experiments behind each value):
  * - the synthetic market of the default seed (42) and generator, 100,000 bars instead
  *   of 20,000: on the default 15,840-bar training split the actor memorises the
  *   realised regimes (greedy train Sharpe ~5, test negative), and a 3,960-bar test split
@@ -60,19 +60,18 @@ static double now_seconds(void)
  * - gamma 0.9: a shorter return horizon (~10 bars against the 75-bar regimes) cuts the
  *   advantage noise of the 60 bp bars; epochs 4 and lr 1e-3 to fit the CI budget.
  * The rest are SPEC/CleanRL defaults (minibatch 512, clip 0.2, lambda 0.95, ent 0.01). */
-static void learning_budget(fh_train_config *cfg)
+static int learning_budget(fh_train_config *cfg)
 {
     fh_train_config_default(cfg);
+    fh_error err;
+    fh_error_clear(&err);
+    if (fh_train_config_load_ini(FH_SOURCE_DIR "/configs/quickstart.ini", cfg, &err) != FH_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        return 0;
+    }
     strcpy(cfg->device, "cpu");
-    cfg->synthetic_bars = 100000;
-    cfg->episodes = 256;
-    cfg->steps = 64;
-    cfg->iterations = 40;
-    cfg->epochs = 4;
-    cfg->minibatch = 512;
-    cfg->lr = 1e-3;
-    cfg->gamma = 0.9;
     cfg->checkpoint_every = 0;
+    return 1;
 }
 
 typedef struct {
@@ -83,82 +82,41 @@ typedef struct {
     fh_backtest_metrics m;
 } trace_result;
 
-/* Steps one continuous episode over the view as fh_backtest_run does (same env, no
- * horizon), with the greedy actor or always-long, and records the exposure held over
- * each move against the hidden drift of that move. */
-static fh_status trace_policy(trace_result *r, const fh_mlp *actor, const fh_env_config *cfg_in,
+/* fh_backtest_run (greedy, or always-long when actor is NULL) with the exposure it
+ * held over each move, compared with the hidden drift of that move. */
+static fh_status trace_policy(trace_result *r, const fh_mlp *actor, const fh_env_config *cfg,
                               const fh_market_view *view, double periods_per_year,
                               uint64_t seed, fh_error *err)
 {
     memset(r, 0, sizeof *r);
-    fh_env_market market = fh_env_market_from_view(view);
-    fh_env_config cfg = *cfg_in;
-    int T = market.n_bars - 1;
-    cfg.horizon = T;
-    double *equity = malloc(((size_t)T + 1) * sizeof(double));
-    double *turnover = calloc((size_t)T, sizeof(double));
-    double *costs = calloc((size_t)T, sizeof(double));
-    double *held = calloc((size_t)T, sizeof(double));
-    fh_mlp_ws ws;
-    memset(&ws, 0, sizeof ws);
-    fh_status st = FH_OK;
-    if (!equity || !turnover || !costs || !held) {
-        st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
-        goto done;
-    }
-    if (actor && (st = fh_mlp_ws_init(&ws, actor, 1, err)) != FH_OK)
-        goto done;
-    fh_episode_state ep;
-    env_episode_init(&cfg, &market, &ep, seed, 0);
-    ep.start_bar = 0;
-    ep.bar = 0;
-    equity[0] = ep.equity;
-    double up_sum = 0, down_sum = 0, all_sum = 0;
-    long up_n = 0, down_n = 0, agree_n = 0;
-    int t = 0, ended = 0;
-    for (; t < T && !ended; t++) {
-        int action = ACTION_LONG;
-        if (actor) {
-            float state[FH_STATE_DIM], logits[FH_N_ACTIONS];
-            env_observe(&cfg, &market, &ep, state);
-            if ((st = fh_mlp_forward(logits, &ws, actor, state, 1, err)) != FH_OK)
-                goto done;
-            action = 0;
-            for (int a = 1; a < FH_N_ACTIONS; a++)
-                if (logits[a] > logits[action])
-                    action = a;
+    size_t T = view->n - 1;
+    double *held = malloc(T * sizeof(double));
+    if (!held)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+    fh_status st = fh_backtest_run(&r->m, actor ? FH_POLICY_GREEDY : FH_POLICY_ALWAYS_LONG, actor,
+                                   cfg, view, view->expected_return, periods_per_year, seed, held,
+                                   err);
+    if (st == FH_OK) {
+        double up_sum = 0, down_sum = 0, all_sum = 0;
+        long up_n = 0, down_n = 0, agree_n = 0;
+        for (size_t t = 0; t < T; t++) {
+            double mu = view->expected_return[t];
+            all_sum += held[t];
+            if (mu > 0) {
+                up_sum += held[t];
+                up_n++;
+                agree_n += held[t] > 0;
+            } else if (mu < 0) {
+                down_sum += held[t];
+                down_n++;
+                agree_n += held[t] < 0;
+            }
         }
-        double mu = view->expected_return[ep.bar];
-        fh_step_result res;
-        env_step(&cfg, &market, &ep, action, &res);
-        equity[t + 1] = ep.equity;
-        turnover[t] = res.turnover;
-        costs[t] = res.cost;
-        held[t] = res.units_held != 0.0 ? res.exposure : 0.0;
-        all_sum += held[t];
-        if (mu > 0) {
-            up_sum += held[t];
-            up_n++;
-            agree_n += held[t] > 0;
-        } else if (mu < 0) {
-            down_sum += held[t];
-            down_n++;
-            agree_n += held[t] < 0;
-        }
-        ended = res.terminal;
+        r->sharpe = r->m.sharpe;
+        r->drift_spread = (up_n ? up_sum / up_n : 0) - (down_n ? down_sum / down_n : 0);
+        r->mean_exposure = all_sum / (double)T;
+        r->agree = up_n + down_n ? (double)agree_n / (double)(up_n + down_n) : 0;
     }
-    for (; t < T; t++)
-        equity[t + 1] = equity[t];
-    fh_backtest_metrics_compute(equity, turnover, costs, held, T, periods_per_year, &r->m);
-    r->sharpe = r->m.sharpe;
-    r->drift_spread = (up_n ? up_sum / up_n : 0) - (down_n ? down_sum / down_n : 0);
-    r->mean_exposure = all_sum / T;
-    r->agree = up_n + down_n ? (double)agree_n / (double)(up_n + down_n) : 0;
-done:
-    fh_mlp_ws_free(&ws);
-    free(equity);
-    free(turnover);
-    free(costs);
     free(held);
     return st;
 }
@@ -255,7 +213,7 @@ static int train_and_evaluate(const fh_train_config *base, uint64_t seed, seed_r
     fh_backtest_metrics m[FH_POLICY_COUNT];
     for (int k = 0; k < FH_POLICY_COUNT; k++)
         if (fh_backtest_run(&m[k], (fh_policy_kind)k, &t.actor, &cfg.env, &test,
-                            test.expected_return, ppy, seed, &err) != FH_OK) {
+                            test.expected_return, ppy, seed, NULL, &err) != FH_OK) {
             fprintf(stderr, "backtest %s failed: %s\n", fh_policy_name((fh_policy_kind)k), err.message);
             goto done;
         }
@@ -337,7 +295,8 @@ static int apply_overrides(fh_train_config *cfg, int *seeds, uint64_t *first_see
 int main(int argc, char **argv)
 {
     fh_train_config cfg;
-    learning_budget(&cfg);
+    if (!learning_budget(&cfg))
+        return 1;
     int n_seeds = 3;
     uint64_t first_seed = 1;
     if (!apply_overrides(&cfg, &n_seeds, &first_seed, argc, argv))
