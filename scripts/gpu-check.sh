@@ -18,6 +18,7 @@ OUT=${OUT:-/tmp/foxhunt-gpu-check}
 BUILD=${BUILD:-build-gpu}
 mkdir -p "$OUT"
 export FOXHUNT_CACHE_DIR=${FOXHUNT_CACHE_DIR:-/tmp/foxhunt-cache}
+export FOXHUNT_SOURCE_DIR=$(pwd)
 
 if [ -d .deps ] && ls .deps/*.deb >/dev/null 2>&1; then
   mkdir -p /opt/deps

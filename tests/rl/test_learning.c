@@ -65,7 +65,11 @@ static int learning_budget(fh_train_config *cfg)
     fh_train_config_default(cfg);
     fh_error err;
     fh_error_clear(&err);
-    if (fh_train_config_load_ini(FH_SOURCE_DIR "/configs/quickstart.ini", cfg, &err) != FH_OK) {
+    /* FOXHUNT_SOURCE_DIR: the tree when the binary runs elsewhere (scripts/gpu-check.sh) */
+    const char *root = getenv("FOXHUNT_SOURCE_DIR") ? getenv("FOXHUNT_SOURCE_DIR") : FH_SOURCE_DIR;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/configs/quickstart.ini", root);
+    if (fh_train_config_load_ini(path, cfg, &err) != FH_OK) {
         fprintf(stderr, "%s\n", err.message);
         return 0;
     }
