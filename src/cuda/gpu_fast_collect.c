@@ -3,9 +3,7 @@
  * critic and curiosity (cuBLAS SGEMM, fp32 or TF32) -> truncation values -> GAE is
  * captured once into a CUDA graph and replayed per collection (one launch, no host
  * round trip inside a collection). docs/ARCHITECTURE.md has the napkin math.
- * The critic and curiosity layers are cublasLt matmuls with a bias(+ReLU) epilogue; the
- * rollout runs in time segments, and the critic of each finished segment runs on a
- * second stream (forked and joined inside the graph) while the next one rolls out. */
+ * The critic and curiosity layers are cublasLt matmuls with a bias(+ReLU) epilogue. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,9 +51,9 @@ fail:
  * in cuBLAS's column-major terms y^T = W x^T. One cublasLt matmul whose epilogue adds
  * the bias and applies the ReLU, so activations are written once (a separate bias
  * pass cost 39 ms of 217 at N 16384). Compute type fp32 or TF32 (--precision). */
-static fh_status dense(fh_gpu_ppo_collector *c, cudaStream_t stream, float *y, const float *x,
-                       const float *w, const float *b, int n_in, int n_out, long long rows,
-                       int relu, fh_error *err)
+static fh_status dense(fh_gpu_ppo_collector *c, float *y, const float *x, const float *w,
+                       const float *b, int n_in, int n_out, long long rows, int relu,
+                       fh_error *err)
 {
     fh_fast_path *f = &c->fast;
     cublasLtMatmulDesc_t op = NULL;
@@ -88,7 +86,7 @@ static fh_status dense(fh_gpu_ppo_collector *c, cudaStream_t stream, float *y, c
         goto done;
     }
     LT_CHECK(cublasLtMatmul(f->lt, op, &one, w, la, x, lb, &zero, y, lc, y, lc, &heuristic.algo,
-                            f->blas_workspace, BLAS_WORKSPACE_BYTES, stream), err);
+                            f->blas_workspace, BLAS_WORKSPACE_BYTES, c->stream), err);
     goto done;
 fail:
     st = err->status;
@@ -118,17 +116,7 @@ void fh_fast_path_free(fh_gpu_ppo_collector *c)
     cudaFree(f->blas_workspace);
     cudaFree(f->critic_in);
     cudaFree(f->values_all);
-    cudaFree(f->states);
-    cudaFree(f->values);
     cudaFree(f->trunc_step);
-    cudaFree(f->trunc_count);
-    for (int i = 0; i < FH_FAST_MAX_SEGMENTS; i++)
-        if (f->ev_segment[i])
-            cudaEventDestroy(f->ev_segment[i]);
-    if (f->ev_join)
-        cudaEventDestroy(f->ev_join);
-    if (f->side)
-        cudaStreamDestroy(f->side);
     cudaFree(f->act_a);
     cudaFree(f->act_b);
     cudaFree(f->cur_in);
@@ -151,8 +139,7 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     struct { cudaKernel_t *k; const char *name; } entries[] = {
         {&f->rollout, "ppo_rollout_fast_kernel"},
         {&f->cur_input, "curiosity_input_kernel"}, {&f->cur_reward, "curiosity_reward_kernel"},
-        {&f->scatter, "scatter_trunc_values_kernel"}, {&f->gae, "gae_kernel"},
-        {&f->to_episode_major, "values_to_episode_major_kernel"}};
+        {&f->scatter, "scatter_trunc_values_kernel"}, {&f->gae, "gae_kernel"}};
     for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
         if ((st = fh_cuda_module_kernel(&f->module, entries[i].name, entries[i].k, err)) != FH_OK)
             return st;
@@ -180,16 +167,6 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     CUDA_CHECK(cudaMalloc((void **)&f->critic_in, (size_t)f->critic_rows * FH_STATE_DIM * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&f->values_all, (size_t)f->critic_rows * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&f->trunc_step, (size_t)N * f->k_slots * sizeof(int)), err);
-    CUDA_CHECK(cudaMalloc((void **)&f->trunc_count, (size_t)N * sizeof(int)), err);
-    CUDA_CHECK(cudaMalloc((void **)&f->states, (size_t)NL * FH_STATE_DIM * sizeof(float)), err);
-    CUDA_CHECK(cudaMalloc((void **)&f->values, (size_t)NL * sizeof(float)), err);
-    CUDA_CHECK(cudaStreamCreateWithFlags(&f->side, cudaStreamNonBlocking), err);
-    for (int i = 0; i < FH_FAST_MAX_SEGMENTS; i++)
-        CUDA_CHECK(cudaEventCreateWithFlags(&f->ev_segment[i], cudaEventDisableTiming), err);
-    CUDA_CHECK(cudaEventCreateWithFlags(&f->ev_join, cudaEventDisableTiming), err);
-    f->segments = L / FH_FAST_MIN_SEGMENT_STEPS;
-    f->segments = f->segments < 1 ? 1 : f->segments > FH_FAST_MAX_SEGMENTS ? FH_FAST_MAX_SEGMENTS
-                                                                         : f->segments;
     CUDA_CHECK(cudaMalloc((void **)&f->act_a, (size_t)f->chunk_rows * FH_CRITIC_H1 * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&f->act_b, (size_t)f->chunk_rows * FH_CRITIC_H1 * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&f->cur_in, (size_t)f->chunk_rows * FH_CURIOSITY_INPUT_DIM * sizeof(float)), err);
@@ -197,41 +174,15 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     for (int i = 0; i < 4; i++)
         CUDA_CHECK(cudaEventCreate(&f->ev_phase[i]), err);
     CUBLAS_CHECK(cublasLtCreate(&f->lt), err);
-    c->out.states = f->states;
-    c->out.values = f->values;
+    c->out.states = f->critic_in;
+    c->out.values = f->values_all;
     c->out.last_values = f->values_all + NL + (long long)N * f->k_slots;
     return FH_OK;
 fail:
     return err->status;
 }
 
-/* The critic over critic_in rows [r_begin, r_end) on `stream`, in chunks. */
-static fh_status critic_rows(fh_gpu_ppo_collector *c, cudaStream_t stream, long long r_begin,
-                             long long r_end, fh_error *err)
-{
-    fh_fast_path *f = &c->fast;
-    for (long long r0 = r_begin; r0 < r_end; r0 += f->chunk_rows) {
-        long long rows = r_end - r0 < f->chunk_rows ? r_end - r0 : f->chunk_rows;
-        const float *x = f->critic_in + r0 * FH_STATE_DIM;
-        for (int l = 0; l < FH_CRITIC_N_LAYERS; l++) {
-            int last = l == FH_CRITIC_N_LAYERS - 1;
-            float *y = last ? f->values_all + r0 : (l % 2 == 0 ? f->act_a : f->act_b);
-            fh_status st = dense(c, stream, y, x, c->weights.critic + CRITIC_W[l],
-                                 c->weights.critic + CRITIC_B[l], CRITIC_DIMS[l],
-                                 CRITIC_DIMS[l + 1], rows, !last, err);
-            if (st != FH_OK)
-                return st;
-            x = y;
-        }
-    }
-    return FH_OK;
-}
-
-/* The whole collection on c->stream (forking the side stream for the critic of
- * finished segments and joining it back); with_events records the phase events:
- * rollout = until the last segment's rollout ends, networks = from there until the
- * critic, the curiosity model and the value transpose are done (what the overlap did
- * not hide), GAE = truncation values and the scan. */
+/* The whole collection on c->stream; with_events records the phase events. */
 static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambda,
                                int with_events, fh_error *err)
 {
@@ -241,39 +192,34 @@ static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambd
     fh_status st;
     if (with_events)
         CUDA_CHECK(cudaEventRecord(f->ev_phase[0], c->stream), err);
-    for (int seg = 0; seg < f->segments; seg++) {
-        int t0 = (int)((long long)L * seg / f->segments);
-        int t1 = (int)((long long)L * (seg + 1) / f->segments);
+    {
         const float *actor = c->weights.actor;
-        void *args[] = {&actor, &c->cfg, &c->d_market, &c->d_episodes, &N, &L, &t0, &t1, &K,
-                        &f->critic_in, &f->states, &f->trunc_step, &f->trunc_count, &c->out};
+        void *args[] = {&actor, &c->cfg, &c->d_market, &c->d_episodes, &N, &L, &K,
+                        &f->critic_in, &f->trunc_step, &c->out};
         unsigned grid = (unsigned)((N + f->warps_per_block - 1) / f->warps_per_block);
         if ((st = launch(c, f->rollout, grid, (unsigned)(f->warps_per_block * 32), f->rollout_smem,
                          args, err)) != FH_OK)
             return st;
-        /* the critic of this segment's states runs beside the next segment's rollout */
-        CUDA_CHECK(cudaEventRecord(f->ev_segment[seg], c->stream), err);
-        CUDA_CHECK(cudaStreamWaitEvent(f->side, f->ev_segment[seg], 0), err);
-        if ((st = critic_rows(c, f->side, (long long)t0 * N, (long long)t1 * N, err)) != FH_OK)
-            return st;
     }
     if (with_events)
         CUDA_CHECK(cudaEventRecord(f->ev_phase[1], c->stream), err);
-    CUDA_CHECK(cudaEventRecord(f->ev_join, f->side), err);
-    CUDA_CHECK(cudaStreamWaitEvent(c->stream, f->ev_join, 0), err);
-    /* the final observations and s_L, then values back to episode-major */
-    if ((st = critic_rows(c, c->stream, NL, f->critic_rows, err)) != FH_OK)
-        return st;
-    {
-        void *args[] = {&f->values, &f->values_all, &N, &L};
-        if ((st = launch(c, f->to_episode_major, elementwise_grid(c, NL), ELEMENTWISE_BLOCK, 0,
-                         args, err)) != FH_OK)
-            return st;
+    /* the critic over every row: states, final observations, s_L */
+    for (long long r0 = 0; r0 < f->critic_rows; r0 += f->chunk_rows) {
+        long long rows = f->critic_rows - r0 < f->chunk_rows ? f->critic_rows - r0 : f->chunk_rows;
+        const float *x = f->critic_in + r0 * FH_STATE_DIM;
+        for (int l = 0; l < FH_CRITIC_N_LAYERS; l++) {
+            int last = l == FH_CRITIC_N_LAYERS - 1;
+            float *y = last ? f->values_all + r0 : (l % 2 == 0 ? f->act_a : f->act_b);
+            if ((st = dense(c, y, x, c->weights.critic + CRITIC_W[l], c->weights.critic + CRITIC_B[l],
+                            CRITIC_DIMS[l], CRITIC_DIMS[l + 1], rows, !last, err)) != FH_OK)
+                return st;
+            x = y;
+        }
     }
     /* the curiosity model over the N*L transitions; its bonus joins the rewards */
     for (long long r0 = 0; r0 < NL; r0 += f->chunk_rows) {
         long long rows = NL - r0 < f->chunk_rows ? NL - r0 : f->chunk_rows;
-        float *states = f->states + r0 * FH_STATE_DIM;
+        float *states = f->critic_in + r0 * FH_STATE_DIM;
         int *actions = c->out.actions + r0;
         float *exposures = c->out.exposures + r0;
         void *in_args[] = {&f->cur_in, &states, &actions, &exposures, &rows};
@@ -281,12 +227,10 @@ static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambd
                          ELEMENTWISE_BLOCK, 0, in_args, err)) != FH_OK)
             return st;
         const float *w = c->weights.curiosity;
-        if ((st = dense(c, c->stream, f->act_a, f->cur_in, w + FH_CURIOSITY_OFF_W0,
-                        w + FH_CURIOSITY_OFF_B0, FH_CURIOSITY_INPUT_DIM, FH_CURIOSITY_HIDDEN, rows,
-                        1, err)) != FH_OK ||
-            (st = dense(c, c->stream, f->act_b, f->act_a, w + FH_CURIOSITY_OFF_W1,
-                        w + FH_CURIOSITY_OFF_B1, FH_CURIOSITY_HIDDEN, FH_CURIOSITY_TARGET_DIM,
-                        rows, 0, err)) != FH_OK)
+        if ((st = dense(c, f->act_a, f->cur_in, w + FH_CURIOSITY_OFF_W0, w + FH_CURIOSITY_OFF_B0,
+                        FH_CURIOSITY_INPUT_DIM, FH_CURIOSITY_HIDDEN, rows, 1, err)) != FH_OK ||
+            (st = dense(c, f->act_b, f->act_a, w + FH_CURIOSITY_OFF_W1, w + FH_CURIOSITY_OFF_B1,
+                        FH_CURIOSITY_HIDDEN, FH_CURIOSITY_TARGET_DIM, rows, 0, err)) != FH_OK)
             return st;
         float *rewards = c->out.rewards + r0;
         int *bars = c->out.bars + r0;

@@ -179,13 +179,9 @@ fh_status fh_gpu_ppo_collector_poison(fh_gpu_ppo_collector *c, fh_error *err)
         {o->exposures, nl * 4}, {o->bars, nl * 4}, {o->last_values, (size_t)c->n_episodes * 4}};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         CUDA_CHECK(cudaMemsetAsync(bufs[i].p, 0xFF, bufs[i].bytes, c->stream), err);
-    if (c->use_fast) { /* every row the critic reads and writes, final observations too */
+    if (c->use_fast) /* every row the critic reads, final observations included */
         CUDA_CHECK(cudaMemsetAsync(c->fast.values_all, 0xFF,
                                    (size_t)c->fast.critic_rows * sizeof(float), c->stream), err);
-        CUDA_CHECK(cudaMemsetAsync(c->fast.critic_in, 0xFF,
-                                   (size_t)c->fast.critic_rows * FH_STATE_DIM * sizeof(float),
-                                   c->stream), err);
-    }
     CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
     return FH_OK;
 fail:

@@ -16,18 +16,9 @@
  * (2 x rows x 512 floats = 4 GB at 2^20 rows) whatever N*L is. */
 #define FH_FAST_CHUNK_ROWS (1 << 20)
 
-/* The rollout runs in up to this many time segments; the critic of segment s runs on
- * a second stream while segment s+1 rolls out. */
-#define FH_FAST_MAX_SEGMENTS 8
-/* Fewest steps in a segment (shorter ones cost more in launches than they overlap). */
-#define FH_FAST_MIN_SEGMENT_STEPS 32
-
 typedef struct {
     fh_cuda_module module;
-    cudaKernel_t rollout, cur_input, cur_reward, scatter, gae, to_episode_major;
-    cudaStream_t side;     /* the critic of finished segments */
-    cudaEvent_t ev_segment[FH_FAST_MAX_SEGMENTS], ev_join;
-    int segments;
+    cudaKernel_t rollout, cur_input, cur_reward, scatter, gae;
     cublasLtHandle_t lt;
     void *blas_workspace;
     int warps_per_block;
@@ -35,12 +26,9 @@ typedef struct {
     int k_slots;           /* truncation final-observation slots per episode */
     long long critic_rows; /* N*L + N*K + N */
     long long chunk_rows;
-    float *critic_in;      /* (critic_rows, 54); rows [0, N*L) the states, time-major */
-    float *values_all;     /* (critic_rows), same row order */
-    float *states;         /* (N, L, 54) episode-major: the batch's states */
-    float *values;         /* (N, L) episode-major values */
+    float *critic_in;      /* (critic_rows, 54); rows [0, N*L) are the states */
+    float *values_all;     /* (critic_rows) */
     int *trunc_step;       /* (N, K) */
-    int *trunc_count;      /* (N) slots used so far in this collection */
     float *act_a, *act_b;  /* (chunk_rows, 512) ping-pong activations */
     float *cur_in;         /* (chunk_rows, 35) */
     cudaGraph_t graph;
@@ -65,8 +53,8 @@ struct fh_gpu_ppo_collector {
     fh_episode_state *d_episodes;
     fh_episode_state *h_episodes;
     fh_gpu_weights weights;
-    fh_ppo_outputs out;     /* device pointers; in fast mode states, values and
-                               last_values belong to (or point into) the fast path's */
+    fh_ppo_outputs out;     /* device pointers; in fast mode states/values/last_values
+                               point into fast.critic_in / fast.values_all */
     fh_fast_path fast;
     fh_gpu_collect_timing timing;
     /* the host batch last downloaded into, page-locked (cudaHostRegister) so the

@@ -6,11 +6,9 @@
  *
  *   1. ppo_rollout_fast_kernel: the only sequential part — observe, actor forward,
  *      sample, env_step — with one warp per episode and the actor's weights held in
- *      shared memory (transposed, so each lane reads consecutive outputs), launched
- *      once per time segment. It writes every state the critic must value into one
- *      buffer: the N*L states (time-major), the final observations of truncated
- *      episodes (K slots per episode) and s_L. While segment s+1 rolls out, a second
- *      stream runs the critic over segment s's rows.
+ *      shared memory (transposed, so each lane reads consecutive outputs). It writes
+ *      every state the critic must value into one buffer: the N*L states, the final
+ *      observations of truncated episodes (K slots per episode) and s_L.
  *   2. the critic over all those rows at once (cublasLt matmuls with a bias+ReLU
  *      epilogue), and the curiosity model over the N*L transitions
  *      (curiosity_input_kernel, matmuls, curiosity_reward_kernel adds the bonus);
@@ -60,11 +58,10 @@ __device__ __forceinline__ void fast_load_features(float *f0, float *f1, const f
 
 /* One observation: the market features from the lanes' registers, the 3 portfolio
  * features from lane 0's episode state (the shared env_portfolio_features); written
- * to dst and dst2 (global; dst2 may be NULL) and to the warp's shared-memory state. */
-__device__ __forceinline__ void fast_observe(float *dst, float *dst2, float *sm_state,
-                                             const fh_env_config *cfg, const fh_env_market *m,
-                                             const fh_episode_state *ep, float f0, float f1,
-                                             int lane)
+ * to dst (global) and to the warp's shared-memory state. */
+__device__ __forceinline__ void fast_observe(float *dst, float *sm_state, const fh_env_config *cfg,
+                                             const fh_env_market *m, const fh_episode_state *ep,
+                                             float f0, float f1, int lane)
 {
     sm_state[lane] = f0;
     if (lane + FH_WARP < FH_N_MARKET_FEATURES)
@@ -72,11 +69,8 @@ __device__ __forceinline__ void fast_observe(float *dst, float *dst2, float *sm_
     if (lane == 0)
         env_portfolio_features(cfg, m, ep, sm_state + FH_N_MARKET_FEATURES);
     __syncwarp();
-    for (int j = lane; j < FH_STATE_DIM; j += FH_WARP) {
+    for (int j = lane; j < FH_STATE_DIM; j += FH_WARP)
         dst[j] = sm_state[j];
-        if (dst2)
-            dst2[j] = sm_state[j];
-    }
 }
 
 /* logits for actions lane and lane + 32 (the second only when < FH_N_ACTIONS). */
@@ -168,20 +162,13 @@ __device__ __forceinline__ void fast_softmax_sample(int *action, float *log_prob
     *log_prob = logit - m - logf(total);
 }
 
-/* Phase 1, steps [t_begin, t_end) of the collection (the host launches it once per
- * time segment; the episode state and the truncation count persist in global memory
- * between segments). Grid: ceil(N / warps) blocks of `warps` warps, one warp per
- * episode. Writes each state twice: episode-major to states (N, L, 54), the batch the
- * host downloads, and time-major to critic_in, so that a segment's rows are contiguous
- * and the critic can value them while the next segment rolls out. critic_in rows:
- * [0, N*L) states at t*N + n; then N*K truncation final observations (slot j of
- * episode n at N*L + n*K + j, its step in trunc_step[n*K + j], -1 unused); then s_L at
- * N*L + N*K + n. */
+/* Phase 1. Grid: ceil(N / warps) blocks of `warps` warps; one warp per episode.
+ * critic_in (N*L + N*K + N, 54): states, truncation final observations (slot j of
+ * episode n at row N*L + n*K + j, step in trunc_step[n*K + j], -1 unused), s_L. */
 extern "C" __global__ void __launch_bounds__(FH_FAST_MAX_WARPS * FH_WARP)
 ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
-                        fh_episode_state *episodes, int n_episodes, int n_steps, int t_begin,
-                        int t_end, int k_slots, float *critic_in, float *states,
-                        int *trunc_step, int *trunc_count, fh_ppo_outputs out)
+                        fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
+                        float *critic_in, int *trunc_step, fh_ppo_outputs out)
 {
     extern __shared__ float sm[];
     float *w = sm;
@@ -219,12 +206,8 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
     long long row = (long long)n * n_steps;
     fh_episode_state ep = episodes[n]; /* only lane 0's copy evolves */
     int n_trunc = 0;
-    if (t_begin == 0) {
-        for (int j = lane; j < k_slots; j += FH_WARP)
-            trunc_step[(long long)n * k_slots + j] = -1;
-    } else {
-        n_trunc = trunc_count[n];
-    }
+    for (int j = lane; j < k_slots; j += FH_WARP)
+        trunc_step[(long long)n * k_slots + j] = -1;
     if (lane == 0)
         sm_bar[0] = ep.bar;
     __syncwarp();
@@ -232,11 +215,10 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
     int bar = sm_bar[0];
     float f0, f1;
     fast_load_features(&f0, &f1, &market, bar, lane);
-    for (int t = t_begin; t < t_end; t++) {
+    for (int t = 0; t < n_steps; t++) {
         long long i = row + t;
-        fast_observe(states + i * FH_STATE_DIM,
-                     critic_in + ((long long)t * n_episodes + n) * FH_STATE_DIM,
-                     scratch + FH_FAST_SM_STATE, &cfg, &market, &ep, f0, f1, lane);
+        fast_observe(critic_in + i * FH_STATE_DIM, scratch + FH_FAST_SM_STATE, &cfg, &market, &ep,
+                     f0, f1, lane);
         float l0, l1;
         fast_actor(&l0, &l1, w, scratch, lane);
         float u = 0.0f;
@@ -276,8 +258,8 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
         if (truncated && n_trunc < k_slots) {
             /* the final observation, before the reset: its value bootstraps the GAE */
             long long slot = (long long)n * k_slots + n_trunc;
-            fast_observe(critic_in + (NL + slot) * FH_STATE_DIM, NULL, scratch + FH_FAST_SM_STATE,
-                         &cfg, &market, &ep, g0, g1, lane);
+            fast_observe(critic_in + (NL + slot) * FH_STATE_DIM, scratch + FH_FAST_SM_STATE, &cfg,
+                         &market, &ep, g0, g1, lane);
             if (lane == 0)
                 trunc_step[slot] = t;
             n_trunc++;
@@ -296,15 +278,11 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
         f1 = g1;
         __syncwarp();
     }
-    if (t_end == n_steps) {
-        long long last_row = NL + (long long)n_episodes * k_slots + n;
-        fast_observe(critic_in + last_row * FH_STATE_DIM, NULL, scratch + FH_FAST_SM_STATE, &cfg,
-                     &market, &ep, f0, f1, lane);
-    }
-    if (lane == 0) {
+    long long last_row = NL + (long long)n_episodes * k_slots + n;
+    fast_observe(critic_in + last_row * FH_STATE_DIM, scratch + FH_FAST_SM_STATE, &cfg, &market,
+                 &ep, f0, f1, lane);
+    if (lane == 0)
         episodes[n] = ep;
-        trunc_count[n] = n_trunc;
-    }
 }
 
 /* cin (NL, 35) = [s[0..31], x(a), u(a), e'] per transition (SPEC §3.5). */
@@ -345,19 +323,6 @@ extern "C" __global__ void curiosity_reward_kernel(float *rewards, const float *
             sum += d * d;
         }
         rewards[i] += curiosity_bonus(&cfg, sum / (float)FH_CURIOSITY_TARGET_DIM);
-    }
-}
-
-/* values (N, L) episode-major from the critic's time-major rows (t*N + n). */
-extern "C" __global__ void values_to_episode_major_kernel(float *values,
-                                                          const float *__restrict__ time_major,
-                                                          int n_episodes, int n_steps)
-{
-    long long total = (long long)n_episodes * n_steps;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
-         i += (long long)gridDim.x * blockDim.x) {
-        long long n = i / n_steps, t = i % n_steps;
-        values[i] = time_major[t * n_episodes + n];
     }
 }
 
