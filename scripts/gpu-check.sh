@@ -6,7 +6,7 @@
 #
 #   bash scripts/gpu-check.sh [STEP...]     (default: every step)
 #   steps: info cache parity parity_fast parity_fvr tf32 device_env memcheck racecheck
-#          bench bench_tf32 train learn
+#          bench bench_tf32 train learn profile (ncu on the rollout kernel; not in the default set)
 #
 # Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
 # logs under OUT (default /tmp/foxhunt-gpu-check). Debian packages in .deps/ (cJSON,
@@ -65,6 +65,10 @@ for step in $STEPS; do
     bench) run_step bench "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel ${BENCH_KERNEL:-both} --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench.json" ;;
     train) run_step train "$FH" train --device cuda --kernel ${KERNEL:-fast} ${TRAIN_FLAGS:-} --out /tmp/fh-gpu-train ;;
     learn) run_step learn "$BUILD/tests/rl/test_learning" device=cuda ${LEARN_ARGS:-} ;;
+    profile) run_step profile ncu --clock-control none -k ppo_rollout_fast_kernel -c 1 \
+               --section WarpStateStats --section SchedulerStats --section SourceCounters \
+               --section LaunchStats --section Occupancy \
+               "$FH" collect --device cuda --kernel fast --episodes ${PROFILE_EPISODES:-128} --steps 500 --out /tmp/fh-p.safetensors ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
 done
