@@ -73,54 +73,73 @@ __device__ __forceinline__ void fast_observe(float *dst, float *sm_state, const 
         dst[j] = sm_state[j];
 }
 
-/* logits for actions lane and lane + 32 (the second only when < FH_N_ACTIONS). */
+/* logits for actions lane and lane + 32 (the second only when < FH_N_ACTIONS).
+ * Each dot product is split into independent partial sums (over k modulo 2 or 4):
+ * one warp per SM at small N issues from a single dependent chain, and ncu showed it
+ * stalled on FMA latency (4.2 cycles per instruction, 42% fixed-latency stalls). */
 __device__ __forceinline__ void fast_actor(float *l0, float *l1, const float *w, float *scratch,
                                            int lane)
 {
     const float *state = scratch + FH_FAST_SM_STATE;
     float *h1 = scratch + FH_FAST_SM_H1;
     float *h2 = scratch + FH_FAST_SM_H2;
-    /* layer 0: lane owns outputs 4*lane .. 4*lane+3 */
-    float4 acc = ((const float4 *)(w + FH_FAST_SM_B0))[lane];
-#pragma unroll 6
-    for (int k = 0; k < FH_STATE_DIM; k++) {
-        float x = state[k];
-        float4 wk = ((const float4 *)(w + FH_FAST_SM_W0 + k * FH_ACTOR_H1))[lane];
-        acc.x = fmaf(wk.x, x, acc.x);
-        acc.y = fmaf(wk.y, x, acc.y);
-        acc.z = fmaf(wk.z, x, acc.z);
-        acc.w = fmaf(wk.w, x, acc.w);
+    /* layer 0: lane owns outputs 4*lane .. 4*lane+3; even and odd inputs apart */
+    float4 even = ((const float4 *)(w + FH_FAST_SM_B0))[lane];
+    float4 odd = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll 9
+    for (int k = 0; k < FH_STATE_DIM; k += 2) {
+        float x0 = state[k], x1 = state[k + 1];
+        float4 w0 = ((const float4 *)(w + FH_FAST_SM_W0 + k * FH_ACTOR_H1))[lane];
+        float4 w1 = ((const float4 *)(w + FH_FAST_SM_W0 + (k + 1) * FH_ACTOR_H1))[lane];
+        even.x = fmaf(w0.x, x0, even.x);
+        even.y = fmaf(w0.y, x0, even.y);
+        even.z = fmaf(w0.z, x0, even.z);
+        even.w = fmaf(w0.w, x0, even.w);
+        odd.x = fmaf(w1.x, x1, odd.x);
+        odd.y = fmaf(w1.y, x1, odd.y);
+        odd.z = fmaf(w1.z, x1, odd.z);
+        odd.w = fmaf(w1.w, x1, odd.w);
     }
-    acc.x = fmaxf(acc.x, 0.0f);
-    acc.y = fmaxf(acc.y, 0.0f);
-    acc.z = fmaxf(acc.z, 0.0f);
-    acc.w = fmaxf(acc.w, 0.0f);
-    ((float4 *)h1)[lane] = acc;
+    float4 a0 = make_float4(fmaxf(even.x + odd.x, 0.0f), fmaxf(even.y + odd.y, 0.0f),
+                            fmaxf(even.z + odd.z, 0.0f), fmaxf(even.w + odd.w, 0.0f));
+    ((float4 *)h1)[lane] = a0;
     __syncwarp();
-    /* layer 1: lane owns outputs 2*lane, 2*lane+1 */
-    float2 acc2 = ((const float2 *)(w + FH_FAST_SM_B1))[lane];
-#pragma unroll 8
-    for (int k = 0; k < FH_ACTOR_H1; k++) {
-        float x = h1[k];
-        float2 wk = ((const float2 *)(w + FH_FAST_SM_W1 + k * FH_ACTOR_H2))[lane];
-        acc2.x = fmaf(wk.x, x, acc2.x);
-        acc2.y = fmaf(wk.y, x, acc2.y);
+    /* layer 1: lane owns outputs 2*lane, 2*lane+1; four partial sums over k mod 4 */
+    float2 p[4];
+    p[0] = ((const float2 *)(w + FH_FAST_SM_B1))[lane];
+    p[1] = p[2] = p[3] = make_float2(0.0f, 0.0f);
+#pragma unroll 4
+    for (int k = 0; k < FH_ACTOR_H1; k += 4) {
+        float4 x = *(const float4 *)(h1 + k);
+        float xs[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            float2 wk = ((const float2 *)(w + FH_FAST_SM_W1 + (k + j) * FH_ACTOR_H2))[lane];
+            p[j].x = fmaf(wk.x, xs[j], p[j].x);
+            p[j].y = fmaf(wk.y, xs[j], p[j].y);
+        }
     }
-    acc2.x = fmaxf(acc2.x, 0.0f);
-    acc2.y = fmaxf(acc2.y, 0.0f);
-    ((float2 *)h2)[lane] = acc2;
+    float2 a1 = make_float2(fmaxf((p[0].x + p[1].x) + (p[2].x + p[3].x), 0.0f),
+                            fmaxf((p[0].y + p[1].y) + (p[2].y + p[3].y), 0.0f));
+    ((float2 *)h2)[lane] = a1;
     __syncwarp();
-    /* output layer: lane owns actions lane and lane + 32 */
+    /* output layer: lane owns actions lane and lane + 32; four partial sums each */
     int second = lane + FH_WARP < FH_FAST_OUT_PAD ? lane + FH_WARP : lane;
-    float a0 = w[FH_FAST_SM_B2 + lane], a1 = w[FH_FAST_SM_B2 + second];
-#pragma unroll 8
-    for (int k = 0; k < FH_ACTOR_H2; k++) {
-        float x = h2[k];
-        a0 = fmaf(w[FH_FAST_SM_W2 + k * FH_FAST_OUT_PAD + lane], x, a0);
-        a1 = fmaf(w[FH_FAST_SM_W2 + k * FH_FAST_OUT_PAD + second], x, a1);
+    float q0[4] = {w[FH_FAST_SM_B2 + lane], 0.0f, 0.0f, 0.0f};
+    float q1[4] = {w[FH_FAST_SM_B2 + second], 0.0f, 0.0f, 0.0f};
+#pragma unroll 4
+    for (int k = 0; k < FH_ACTOR_H2; k += 4) {
+        float4 x = *(const float4 *)(h2 + k);
+        float xs[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const float *row = w + FH_FAST_SM_W2 + (k + j) * FH_FAST_OUT_PAD;
+            q0[j] = fmaf(row[lane], xs[j], q0[j]);
+            q1[j] = fmaf(row[second], xs[j], q1[j]);
+        }
     }
-    *l0 = a0;
-    *l1 = a1;
+    *l0 = (q0[0] + q0[1]) + (q0[2] + q0[3]);
+    *l1 = (q1[0] + q1[1]) + (q1[2] + q1[3]);
 }
 
 __device__ __forceinline__ float warp_max(float v)
