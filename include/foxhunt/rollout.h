@@ -67,8 +67,9 @@ typedef struct {
     fh_mlp_ws curiosity_ws;     /* batch FH_COLLECT_CHUNK */
     float *obs;                 /* (N, 54) current observations */
     float *logits;              /* (N, 45) */
-    float *final_states;        /* (N*L, 54) final observations of truncations (compact) */
-    int64_t *final_index;       /* (N*L) batch index of each final observation */
+    float *final_states;        /* (final_capacity, 54) final observations of truncations */
+    int64_t *final_index;       /* (final_capacity) batch index of each final observation */
+    int64_t final_capacity;     /* N * (L / horizon + 2), the most truncations possible */
     float *chunk;               /* (FH_COLLECT_CHUNK, 54) gather buffer */
     float *chunk_out;           /* (FH_COLLECT_CHUNK, 32) */
 } fh_cpu_collector;

@@ -66,6 +66,10 @@ typedef struct {
 /* Loads data, builds networks (fresh, or from cfg->resume), picks the device and
  * builds the collector. Safe to fh_trainer_free on failure. */
 fh_status fh_trainer_init(fh_trainer *t, const fh_train_config *cfg, fh_error *err);
+/* The same with the feature normalisation given (a checkpoint's, when collecting with
+ * its weights); norm NULL fits it on the training split (or takes --resume's). */
+fh_status fh_trainer_init_norm(fh_trainer *t, const fh_train_config *cfg,
+                               const fh_feature_norm *norm, fh_error *err);
 /* Creates the run directory (cfg.out), writes config.json and opens the metrics files
  * (on resume keeping the rows up to the checkpoint's iteration). Without it, a run
  * writes no metrics (`foxhunt collect` and tests use the trainer that way). */

@@ -123,8 +123,8 @@ static fh_status bench_gpu(bench_row *row, const fh_device_info *dev, const char
         row->median_ms = median(total, repeats);
         row->kernel_ms = median(kern, repeats);
     }
+    fh_gpu_ppo_collector_destroy(c); /* unregisters the page-locked batch first */
     fh_trajectory_batch_free(&b);
-    fh_gpu_ppo_collector_destroy(c);
     return st;
 }
 #endif
@@ -256,8 +256,14 @@ int fh_cmd_bench(int argc, char **argv)
         }
         char *text = cJSON_Print(root);
         cJSON_Delete(root);
-        FILE *f = text ? fopen(json, "w") : NULL;
-        if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+        char tmp[1100];
+        snprintf(tmp, sizeof tmp, "%.1000s.tmp", json);
+        FILE *f = text ? fopen(tmp, "w") : NULL;
+        int ok = f && fputs(text, f) >= 0;
+        if (f)
+            ok = (fclose(f) == 0) && ok;
+        if (!ok || rename(tmp, json) != 0) { /* never a partial file under the real name */
+            remove(tmp);
             fh_error_set(&err, FH_ERR_INPUT, "cannot write %s", json);
             rc = fh_cli_report("bench", &err);
         }

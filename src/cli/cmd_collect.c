@@ -99,7 +99,16 @@ int fh_cmd_collect(int argc, char **argv)
     int rc = 0;
     fh_checkpoint ck;
     memset(&ck, 0, sizeof ck);
-    if (fh_trainer_init(&t, &cfg, &err) != FH_OK)
+    /* with a checkpoint: its normalisation statistics, then its weights (SPEC §2) */
+    fh_feature_norm norm;
+    if (checkpoint) {
+        fh_checkpoint norm_only;
+        memset(&norm_only, 0, sizeof norm_only);
+        norm_only.norm = &norm;
+        if (fh_checkpoint_load(checkpoint, &norm_only, NULL, &err) != FH_OK)
+            goto fail;
+    }
+    if (fh_trainer_init_norm(&t, &cfg, checkpoint ? &norm : NULL, &err) != FH_OK)
         goto fail;
     if (checkpoint) {
         ck.nets[FH_NET_ACTOR] = &t.actor;

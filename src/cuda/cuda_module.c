@@ -14,7 +14,7 @@
 #include "cuda/embedded_sources.h"
 #include "cuda/nvrtc_compile.h"
 
-#define CACHE_FORMAT_VERSION "foxhunt-cubin-1"
+#define CACHE_FORMAT_VERSION "foxhunt-cubin-2"
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
 {
@@ -115,7 +115,12 @@ fh_status fh_cuda_module_load(fh_cuda_module *mod, const fh_device_info *dev,
     uint64_t h = 1469598103934665603ULL;
     h = fnv1a_str(h, CACHE_FORMAT_VERSION);
     h = fnv1a_str(h, text);
-    h = fnv1a_str(h, shapes->text);
+    /* every embedded source: a kernel may include another (the fast kernels include
+     * ppo_experience_kernel.cu), and any change must recompile */
+    for (const fh_embedded_source *e = fh_embedded_sources; e->path; e++) {
+        h = fnv1a_str(h, e->path);
+        h = fnv1a_str(h, e->text);
+    }
     for (int i = 0; i < n_options; i++)
         h = fnv1a_str(h, options[i]);
     h = fnv1a_str(h, arch);

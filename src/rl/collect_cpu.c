@@ -81,12 +81,15 @@ fh_status fh_cpu_collector_init(fh_cpu_collector *c, int n_episodes, int n_steps
     fh_status st = fh_env_market_validate(&c->market, err);
     if (st != FH_OK)
         return st;
-    size_t nl = (size_t)n_episodes * (size_t)n_steps;
+    /* An episode truncates at most once per horizon (plus one partial episode) when a
+     * start leaves a full horizon of data; on shorter data any step may truncate. */
+    int k = c->market.n_bars - 1 - cfg->horizon >= 0 ? n_steps / cfg->horizon + 2 : n_steps;
+    c->final_capacity = (int64_t)n_episodes * (k < n_steps ? k : n_steps);
     c->episodes = calloc((size_t)n_episodes, sizeof *c->episodes);
     c->obs = malloc((size_t)n_episodes * FH_STATE_DIM * sizeof(float));
     c->logits = malloc((size_t)n_episodes * FH_N_ACTIONS * sizeof(float));
-    c->final_states = malloc(nl * FH_STATE_DIM * sizeof(float));
-    c->final_index = malloc(nl * sizeof(int64_t));
+    c->final_states = malloc((size_t)c->final_capacity * FH_STATE_DIM * sizeof(float));
+    c->final_index = malloc((size_t)c->final_capacity * sizeof(int64_t));
     c->chunk = malloc((size_t)FH_COLLECT_CHUNK * FH_CURIOSITY_INPUT_DIM * sizeof(float));
     c->chunk_out = malloc((size_t)FH_COLLECT_CHUNK * FH_CURIOSITY_TARGET_DIM * sizeof(float));
     if (!c->episodes || !c->obs || !c->logits || !c->final_states || !c->final_index ||
@@ -227,6 +230,10 @@ fh_status fh_cpu_collect_rollouts(fh_cpu_collector *c, const fh_collect_params *
         for (int n = 0; n < N; n++) {
             int64_t i = (int64_t)n * L + t;
             if (b->dones[i] && !b->terminals[i]) {
+                if (n_final == c->final_capacity)
+                    return fh_error_set(err, FH_ERR_FAILURE,
+                                        "%s:%d: more truncations than the %lld final-observation "
+                                        "slots", __FILE__, __LINE__, (long long)c->final_capacity);
                 memcpy(c->final_states + n_final * FH_STATE_DIM, c->obs + (size_t)n * FH_STATE_DIM,
                        FH_STATE_DIM * sizeof(float));
                 c->final_index[n_final++] = i;

@@ -249,6 +249,30 @@ void fh_trainer_free(fh_trainer *t)
 
 fh_status fh_trainer_init(fh_trainer *t, const fh_train_config *cfg, fh_error *err)
 {
+    return fh_trainer_init_norm(t, cfg, NULL, err);
+}
+
+/* A checkpoint's episodes were stepped on the data the run had then; flags may have
+ * changed the data since (--data, --train-fraction, --synthetic-bars): every restored
+ * episode must still sit inside the training split. */
+static fh_status check_resumed_episodes(const fh_trainer *t, fh_error *err)
+{
+    int last = t->train_market.n_bars - 2; /* a step reads bar + 1 */
+    for (int n = 0; n < t->cfg.episodes; n++) {
+        const fh_episode_state *ep = &t->episodes[n];
+        if (ep->bar < 0 || ep->bar > last || ep->start_bar < 0 || ep->start_bar > ep->bar)
+            return fh_error_set(err, FH_ERR_INPUT,
+                                "%s: episode %d is at bar %d, outside this run's training split "
+                                "(%d bars): the data changed since the checkpoint; resume with the "
+                                "same --data, --train-fraction and --synthetic-bars",
+                                t->cfg.resume, n, ep->bar, t->train_market.n_bars);
+    }
+    return FH_OK;
+}
+
+fh_status fh_trainer_init_norm(fh_trainer *t, const fh_train_config *cfg,
+                               const fh_feature_norm *norm_in, fh_error *err)
+{
     memset(t, 0, sizeof *t);
     t->cfg = *cfg;
     fh_status st = fh_train_config_validate(cfg, err);
@@ -261,7 +285,7 @@ fh_status fh_trainer_init(fh_trainer *t, const fh_train_config *cfg, fh_error *e
 
     /* on resume the data is normalised with the checkpoint's statistics */
     fh_feature_norm resume_norm;
-    const fh_feature_norm *norm = NULL;
+    const fh_feature_norm *norm = norm_in;
     if (cfg->resume[0]) {
         fh_checkpoint ck;
         memset(&ck, 0, sizeof ck);
@@ -301,7 +325,8 @@ fh_status fh_trainer_init(fh_trainer *t, const fh_train_config *cfg, fh_error *e
     if ((st = fh_collector_create(t, err)) != FH_OK)
         return st;
     if (cfg->resume[0]) {
-        if ((st = resume_from(t, cfg->resume, err)) != FH_OK)
+        if ((st = resume_from(t, cfg->resume, err)) != FH_OK ||
+            (st = check_resumed_episodes(t, err)) != FH_OK)
             return st;
         if ((st = fh_collector_set_episodes(t, err)) != FH_OK)
             return st;

@@ -490,6 +490,27 @@ static void test_sigint_and_resume(void)
     cJSON_Delete(cfg);
 }
 
+/* Resuming a checkpoint on data its episodes no longer fit (a shorter synthetic
+ * market) is a usage error naming the checkpoint, not an out-of-bounds read. */
+static void test_resume_on_changed_data(void)
+{
+    char run[300], ck[400];
+    sub_path(run, sizeof run, "changed_data_run");
+    const char *first[] = {"--out", run, "--iterations", "1", NULL};
+    result r = foxhunt("train", 1, first);
+    CHECK_MSG(r.rc == 0, "first run exit %d: %s", r.rc, r.err);
+    result_free(&r);
+    file_in(ck, sizeof ck, run, "final.safetensors");
+    /* the tiny run's episodes sit anywhere in a 1,440-bar training split (2,000 bars);
+     * 1,000 bars leave a 640-bar split, so most of them are outside it */
+    const char *again[] = {"--resume", ck, "--iterations", "2", "--synthetic-bars", "1000", NULL};
+    r = foxhunt("train", 0, again);
+    CHECK_MSG(r.rc == 2, "resume on shorter data exited %d (want 2): %s", r.rc, r.err);
+    CHECK_MSG(strstr(r.err, "final.safetensors") && strstr(r.err, "data changed"),
+              "message does not name the checkpoint and the cause: %s", r.err);
+    result_free(&r);
+}
+
 int main(void)
 {
     if (!fh_make_temp_dir(g_dir, sizeof g_dir, "fh_test_cli_train")) {
@@ -502,6 +523,7 @@ int main(void)
     test_config_file();
     test_train_run_and_eval();
     test_sigint_and_resume();
+    test_resume_on_changed_data();
     printf("took %.1f s\n", fh_now_seconds() - t0);
     if (fh_test_failed == 0)
         fh_remove_tree(g_dir);
