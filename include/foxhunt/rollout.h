@@ -12,7 +12,10 @@
  * (plus the final observations of truncated episodes and s_L), the curiosity model
  * likewise, and compute_gae_backward scans each row. The environment never reads the
  * critic or curiosity outputs, so this order gives the same numbers as the GPU
- * reference kernel's step-by-step order (up to float rounding). */
+ * reference kernel's step-by-step order (up to float rounding). One difference in
+ * episode state only: the reference kernel adds the curiosity bonus to the episode's
+ * log_reward (env_add_bonus), the CPU collector and the fast path add it to the batch's
+ * rewards alone; the trainer reads returns from the batch, never from log_reward. */
 #ifndef FOXHUNT_ROLLOUT_H
 #define FOXHUNT_ROLLOUT_H
 
