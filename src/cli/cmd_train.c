@@ -94,7 +94,7 @@ int fh_cmd_train(int argc, char **argv)
     }
     char device[400];
     fh_device_describe(&t.device, device, sizeof device);
-    printf("%s%s\n", device, t.gpu ? "" : "");
+    printf("%s%s\n", device, t.gpu ? "; collection on the GPU" : "");
     printf("data: %s; train %zu bars, test %zu bars\n", t.data.description,
            t.data.market.n_train, t.data.market.n - t.data.market.n_train);
     if (t.iteration > 0)

@@ -18,9 +18,6 @@
         }                                                                                \
     } while (0)
 
-/* After every kernel launch: the launch error, then (when sync) the execution error. */
-#define CUDA_CHECK_LAUNCH(what, err) CUDA_CHECK(cudaGetLastError(), err)
-
 
 #include <cublas_v2.h>
 
