@@ -15,7 +15,7 @@
 
 #define FAST_KERNEL_FILE "ppo_fast_kernels.cu"
 #define ELEMENTWISE_BLOCK 256
-#define GAE_BLOCK 64
+#define GAE_BLOCK 128 /* 4 warps, 4 episode rows */
 #define BLAS_WORKSPACE_BYTES (32u << 20)
 
 static const int CRITIC_DIMS[FH_CRITIC_N_LAYERS + 1] = {
@@ -248,8 +248,9 @@ static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambd
                          0, s_args, err)) != FH_OK)
             return st;
         void *g_args[] = {&c->out, &N, &L, &gamma, &lambda};
-        if ((st = launch(c, f->gae, (unsigned)((N + GAE_BLOCK - 1) / GAE_BLOCK), GAE_BLOCK, 0,
-                         g_args, err)) != FH_OK)
+        /* one warp per episode row */
+        unsigned gae_blocks = (unsigned)(((long long)N * 32 + GAE_BLOCK - 1) / GAE_BLOCK);
+        if ((st = launch(c, f->gae, gae_blocks, GAE_BLOCK, 0, g_args, err)) != FH_OK)
             return st;
     }
     if (with_events)

@@ -81,12 +81,29 @@ FH_DEVICE void softmax_sample(int *action, float *log_prob, const float *logits,
     *log_prob = logits[chosen] - max_logit - logf(total);
 }
 
-/* GAE over one episode's row of L steps (SPEC §5), backwards:
+/* One GAE step's terms (SPEC §5): A_t = delta_t + carry_t * A_{t+1}, with
  *   V_next = values[t+1] inside an episode, trunc_values[t] when step t truncated,
  *            last_value = V(s_L) for t = L-1 when the row ends mid-episode;
- *   delta_t = r_t + gamma V_next (1 - terminal_t) - V_t;
- *   A_t = delta_t + gamma lambda (1 - done_t) A_{t+1};  R_t = A_t + V_t.
- * Row arrays are contiguous (episode-major [N x L] storage). */
+ *   delta_t = r_t + gamma V_next (1 - terminal_t) - V_t;  carry_t = gamma lambda (1 - done_t).
+ * Shared by the sequential scan below and the fast path's warp scan. */
+FH_DEVICE void gae_step_terms(float *delta, float *carry, const float *rewards,
+                              const float *values, const int *dones, const int *terminals,
+                              const float *trunc_values, float last_value, int L, int t,
+                              float gamma, float lambda)
+{
+    float not_done = dones[t] ? 0.0f : 1.0f;
+    float not_terminal = terminals[t] ? 0.0f : 1.0f;
+    float next_value;
+    if (dones[t])
+        next_value = terminals[t] ? 0.0f : trunc_values[t];
+    else
+        next_value = t == L - 1 ? last_value : values[t + 1];
+    *delta = rewards[t] + gamma * next_value * not_terminal - values[t];
+    *carry = gamma * lambda * not_done;
+}
+
+/* GAE over one episode's row of L steps, backwards: A_t = delta_t + carry_t A_{t+1},
+ * R_t = A_t + V_t (gae_step_terms). Row arrays are contiguous (episode-major [N x L]). */
 FH_DEVICE void compute_gae_backward(float *advantages, float *returns, const float *rewards,
                                     const float *values, const int *dones,
                                     const int *terminals, const float *trunc_values,
@@ -94,15 +111,10 @@ FH_DEVICE void compute_gae_backward(float *advantages, float *returns, const flo
 {
     float next_advantage = 0.0f;
     for (int t = L - 1; t >= 0; t--) {
-        float not_done = dones[t] ? 0.0f : 1.0f;
-        float not_terminal = terminals[t] ? 0.0f : 1.0f;
-        float next_value;
-        if (dones[t])
-            next_value = terminals[t] ? 0.0f : trunc_values[t];
-        else
-            next_value = t == L - 1 ? last_value : values[t + 1];
-        float delta = rewards[t] + gamma * next_value * not_terminal - values[t];
-        float advantage = delta + gamma * lambda * not_done * next_advantage;
+        float delta, carry;
+        gae_step_terms(&delta, &carry, rewards, values, dones, terminals, trunc_values,
+                       last_value, L, t, gamma, lambda);
+        float advantage = delta + carry * next_advantage;
         advantages[t] = advantage;
         returns[t] = advantage + values[t];
         next_advantage = advantage;

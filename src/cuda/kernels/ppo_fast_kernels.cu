@@ -12,7 +12,8 @@
  *   2. the critic over all those rows at once (cublasLt matmuls with a bias+ReLU
  *      epilogue), and the curiosity model over the N*L transitions
  *      (curiosity_input_kernel, matmuls, curiosity_reward_kernel adds the bonus);
- *   3. scatter_trunc_values_kernel and gae_kernel (compute_gae_backward per row).
+ *   3. scatter_trunc_values_kernel and gae_kernel (a warp scan per row over
+ *      gae_step_terms, the terms compute_gae_backward uses).
  *
  * The environment and sampling arithmetic are the shared device functions
  * (common_device_functions.cuh, ppo_experience_kernel.cu); only the matrix-vector
@@ -360,17 +361,53 @@ extern "C" __global__ void scatter_trunc_values_kernel(float *trunc_values,
     }
 }
 
-/* Phase B of the design note, one thread per episode row. */
+/* Phase B of the design note, one warp per episode row: the recurrence
+ * A_t = delta_t + carry_t A_{t+1} composes as affine maps, so each lane folds its chunk
+ * of the row into one map (A_{t0} = P + Q A_{t1}), a warp suffix scan composes the
+ * maps of the lanes after it, and each lane then replays its chunk from the A it is
+ * handed. The terms are gae_step_terms, as in compute_gae_backward; only the order of
+ * the roundings differs (a sequential scan cost 0.25 ms at N 128: 500 dependent steps
+ * through global memory). */
 extern "C" __global__ void gae_kernel(fh_ppo_outputs out, int n_episodes, int n_steps,
                                       float gamma, float lambda)
 {
-    int n = blockIdx.x * blockDim.x + threadIdx.x;
+    int n = (int)((blockIdx.x * (long long)blockDim.x + threadIdx.x) / FH_WARP);
+    int lane = threadIdx.x % FH_WARP;
     if (n >= n_episodes)
-        return;
+        return; /* whole warps: blockDim is a multiple of 32 */
     long long row = (long long)n * n_steps;
-    compute_gae_backward(out.advantages + row, out.returns + row, out.rewards + row,
-                         out.values + row, out.dones + row, out.terminals + row,
-                         out.trunc_values + row, out.last_values[n], n_steps, gamma, lambda);
+    const float *r = out.rewards + row, *v = out.values + row, *tv = out.trunc_values + row;
+    const int *d = out.dones + row, *term = out.terminals + row;
+    float last_value = out.last_values[n];
+    int chunk = (n_steps + FH_WARP - 1) / FH_WARP;
+    int t0 = lane * chunk < n_steps ? lane * chunk : n_steps;
+    int t1 = t0 + chunk < n_steps ? t0 + chunk : n_steps;
+    float P = 0.0f, Q = 1.0f;
+    for (int t = t1 - 1; t >= t0; t--) {
+        float delta, carry;
+        gae_step_terms(&delta, &carry, r, v, d, term, tv, last_value, n_steps, t, gamma, lambda);
+        P = delta + carry * P;
+        Q = carry * Q;
+    }
+    /* suffix scan: (P, Q) of lanes [lane, 31] composed */
+    for (int offset = 1; offset < FH_WARP; offset <<= 1) {
+        float Pn = __shfl_down_sync(FH_FULL_MASK, P, offset);
+        float Qn = __shfl_down_sync(FH_FULL_MASK, Q, offset);
+        if (lane + offset < FH_WARP) {
+            P = P + Q * Pn;
+            Q = Q * Qn;
+        }
+    }
+    float A = __shfl_down_sync(FH_FULL_MASK, P, 1); /* A at t1: the lanes after this one */
+    if (lane == FH_WARP - 1)
+        A = 0.0f;
+    for (int t = t1 - 1; t >= t0; t--) {
+        float delta, carry;
+        gae_step_terms(&delta, &carry, r, v, d, term, tv, last_value, n_steps, t, gamma, lambda);
+        A = delta + carry * A;
+        out.advantages[row + t] = A;
+        out.returns[row + t] = A + v[t];
+    }
 }
 
 #endif
