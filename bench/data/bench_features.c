@@ -5,31 +5,12 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "foxhunt/data.h"
+#include "foxhunt/timing.h"
 
 #define N_BARS 1000000
 #define RUNS 5
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *x, int n)
-{
-    qsort(x, (size_t)n, sizeof *x, cmp_double);
-    return x[n / 2];
-}
 
 int main(int argc, char **argv)
 {
@@ -65,22 +46,22 @@ int main(int argc, char **argv)
     float *features = malloc((size_t)N_BARS * FH_N_MARKET_FEATURES * sizeof *features);
     float *sigma = malloc((size_t)N_BARS * sizeof *sigma);
     for (int r = 0; r < RUNS; r++) {
-        double t0 = now_s();
+        double t0 = fh_clock_seconds();
         if (fh_bars_load_csv(path, &bars, &err) != FH_OK) {
             fprintf(stderr, "bench_features: %s\n", err.message);
             return 1;
         }
-        double t1 = now_s();
+        double t1 = fh_clock_seconds();
         if (fh_features_compute(&bars, features, sigma, &err) != FH_OK) {
             fprintf(stderr, "bench_features: %s\n", err.message);
             return 1;
         }
-        double t2 = now_s();
+        double t2 = fh_clock_seconds();
         t_load[r] = t1 - t0;
         t_feat[r] = t2 - t1;
         fh_bars_free(&bars);
     }
-    double ml = median(t_load, RUNS), mf = median(t_feat, RUNS);
+    double ml = fh_median_inplace(t_load, RUNS), mf = fh_median_inplace(t_feat, RUNS);
     printf("bars %d, %s, OpenMP threads %d, median of %d runs\n", N_BARS, path,
            omp_get_max_threads(), RUNS);
     printf("| stage | median s | bars/s |\n|---|---|---|\n");

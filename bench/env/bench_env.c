@@ -9,25 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "foxhunt/env.h"
+#include "foxhunt/timing.h"
 
 #define N_BARS 20000
 #define N_REPEATS 5
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -75,20 +62,19 @@ int main(int argc, char **argv)
                     return 1;
                 }
                 fh_vec_env_reset(&env, states);
-                double t0 = now_s();
+                double t0 = fh_clock_seconds();
                 for (int t = 0; t < steps; t++) {
                     fh_vec_env_step(&env, actions + (size_t)t * n, NULL, states, rewards, dones,
                                     terms, truncs, NULL, &err);
                     if (env.n_logs > 100000)
                         fh_vec_env_clear_logs(&env);
                 }
-                double dt = now_s() - t0;
+                double dt = fh_clock_seconds() - t0;
                 if (rep >= 0)
                     rates[rep] = (double)n * steps / dt;
                 fh_vec_env_free(&env);
             }
-            qsort(rates, N_REPEATS, sizeof rates[0], cmp_double);
-            double med = rates[N_REPEATS / 2];
+            double med = fh_median_inplace(rates, N_REPEATS);
             printf("%6d %8d %16.0f %12.2f\n", n, threads[ti], med, 1e6 * n / med);
         }
         free(states);

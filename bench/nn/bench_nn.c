@@ -10,33 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cblas.h>
 
 #include "foxhunt/nn.h"
+#include "foxhunt/timing.h"
 
 #define B 512
 #define RUNS 5
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v)
-{
-    qsort(v, RUNS, sizeof *v, cmp_d);
-    return v[RUNS / 2];
-}
 
 static void fill(float *p, size_t n, unsigned s)
 {
@@ -59,17 +40,17 @@ static double bench_gemm(int M, int N, int K, int ta, int tb)
     double flop = 2.0 * M * N * K;
     reps = (int)(2e9 / flop) + 1;
     for (int r = 0; r < RUNS; r++) {
-        double t0 = now();
+        double t0 = fh_clock_seconds();
         for (int i = 0; i < reps; i++)
             cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                         tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, a, lda, b, ldb, 0.0f,
                         c, N);
-        t[r] = (now() - t0) / reps;
+        t[r] = (fh_clock_seconds() - t0) / reps;
     }
     free(a);
     free(b);
     free(c);
-    return flop / median(t) / 1e9;
+    return flop / fh_median_inplace(t, RUNS) / 1e9;
 }
 
 static void bench_net(fh_net_kind kind)
@@ -97,23 +78,23 @@ static void bench_net(fh_net_kind kind)
     for (int r = 0; r < RUNS; r++) {
         double f = 0, bk = 0;
         for (int i = 0; i < reps; i++) {
-            double t0 = now();
+            double t0 = fh_clock_seconds();
             fh_mlp_forward(NULL, &ws, &m, x, B, &err);
-            double t1 = now();
+            double t1 = fh_clock_seconds();
             fh_mlp_zero_grad(&m);
             fh_mlp_backward(NULL, &m, &ws, g, B, &err);
-            double t2 = now();
+            double t2 = fh_clock_seconds();
             f += t1 - t0;
             bk += t2 - t1;
         }
         tf[r] = f / reps;
         tb[r] = bk / reps;
     }
-    double mf = median(tf), mb = median(tb);
+    double mf = fh_median_inplace(tf, RUNS), mb = fh_median_inplace(tb, RUNS);
     double tot[RUNS];
     for (int r = 0; r < RUNS; r++)
         tot[r] = tf[r] + tb[r];
-    double mt = median(tot);
+    double mt = fh_median_inplace(tot, RUNS);
     printf("  %-7s fwd %7.3f ms (%6.1f GFLOP/s)  bwd %7.3f ms (%6.1f GFLOP/s)  "
            "fwd+bwd %7.3f ms = %9.0f samples/s, %6.1f GFLOP/s\n",
            d->name, mf * 1e3, fwd / mf / 1e9, mb * 1e3, bwd / mb / 1e9, mt * 1e3, B / mt,

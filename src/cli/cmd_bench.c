@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -15,6 +14,7 @@
 #include "foxhunt/device.h"
 #include "foxhunt/rollout.h"
 #include "foxhunt/run_data.h"
+#include "foxhunt/timing.h"
 #if FH_HAVE_CUDA
 #include "cuda/gpu_ppo_collector.h"
 #endif
@@ -31,25 +31,6 @@ typedef struct {
     double phase_ms[3];          /* fast path, one profiled collection: rollout, networks, GAE */
 } bench_row;
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static fh_status bench_cpu(bench_row *row, const fh_market_view *view, const fh_env_config *env,
                            const fh_collect_params *p, int n, int l, int repeats, fh_error *err)
 {
@@ -61,10 +42,10 @@ static fh_status bench_cpu(bench_row *row, const fh_market_view *view, const fh_
         st = fh_trajectory_batch_alloc(&b, n, l, err);
     double times[MAX_REPEATS];
     for (int r = -1; st == FH_OK && r < repeats; r++) { /* r = -1: warm-up */
-        double t0 = now_ms();
+        double t0 = (1e3 * fh_clock_seconds());
         st = fh_cpu_collect_rollouts(&c, p, &b, err);
         if (r >= 0)
-            times[r] = now_ms() - t0;
+            times[r] = (1e3 * fh_clock_seconds()) - t0;
     }
     if (st == FH_OK) {
         snprintf(row->device, sizeof row->device, "cpu");
@@ -72,7 +53,7 @@ static fh_status bench_cpu(bench_row *row, const fh_market_view *view, const fh_
         row->n = n;
         row->l = l;
         row->repeats = repeats;
-        row->median_ms = median(times, repeats);
+        row->median_ms = fh_median_inplace(times, repeats);
         row->kernel_ms = NAN;
         row->phase_ms[0] = row->phase_ms[1] = row->phase_ms[2] = NAN;
     }
@@ -120,8 +101,8 @@ static fh_status bench_gpu(bench_row *row, const fh_device_info *dev, const char
         row->n = n;
         row->l = l;
         row->repeats = repeats;
-        row->median_ms = median(total, repeats);
-        row->kernel_ms = median(kern, repeats);
+        row->median_ms = fh_median_inplace(total, repeats);
+        row->kernel_ms = fh_median_inplace(kern, repeats);
     }
     fh_gpu_ppo_collector_destroy(c); /* unregisters the page-locked batch first */
     fh_trajectory_batch_free(&b);

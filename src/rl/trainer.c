@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "env/common_device_functions.cuh"
 #include "foxhunt/checkpoint.h"
+#include "foxhunt/timing.h"
 #include "rl/collector.h"
 
 /* Streams of the run seed: episodes use 0..N-1, these sit far above any N. */
@@ -18,13 +18,6 @@
 #define INIT_SEED_ACTOR 0x9E3779B97F4A7C15ULL
 #define INIT_SEED_CRITIC 0xBF58476D1CE4E5B9ULL
 #define INIT_SEED_CURIOSITY 0x94D049BB133111EBULL
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static fh_status make_dirs(const char *path, fh_error *err)
 {
@@ -421,19 +414,19 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
 
         env_totals before, after;
         sum_totals(t->episodes, cfg->episodes, &before);
-        double t0 = now_seconds();
+        double t0 = fh_clock_seconds();
         fh_collect_params params = {&t->actor, &t->critic, &t->curiosity,
                                     (float)cfg->gamma, (float)cfg->gae_lambda};
         if ((st = fh_collector_collect(t, &params, err)) != FH_OK)
             break;
-        double t1 = now_seconds();
+        double t1 = fh_clock_seconds();
         sum_totals(t->episodes, cfg->episodes, &after);
         batch_metrics(t, &m);
         if ((st = fh_ppo_update(&m.ppo, &t->actor, &t->critic, &t->curiosity, &t->ws,
                                 &t->batch, &t->train_market, cfg, m.lr, &t->update_rng,
                                 err)) != FH_OK)
             break;
-        double t2 = now_seconds();
+        double t2 = fh_clock_seconds();
         t->iteration = it;
 
         m.collect_seconds = t1 - t0;

@@ -26,12 +26,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "env/common_device_functions.cuh"
 #include "foxhunt/evaluate.h"
 #include "foxhunt/metrics.h"
+#include "foxhunt/timing.h"
 #include "foxhunt/trainer.h"
 #include "test_util.h"
 
@@ -41,13 +41,6 @@
 #define MIN_DRIFT_SPREAD 0.25    /* E[exposure | drift up] - E[exposure | drift down] */
 #define MAX_SEEDS 16
 
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The budget is configs/quickstart.ini, the README's first command (docs/LEARNING.md
  * has the experiments behind each value):
@@ -154,7 +147,7 @@ static void on_iteration(const fh_trainer *t, const fh_iteration_metrics *m, voi
     progress *p = user;
     if (m->iteration % p->every == 0 || m->iteration == t->cfg.iterations)
         printf("    iter %3lld  %6.1fs  return %8.3f  entropy %.3f  kl %.4f  ev %5.2f\n",
-               (long long)m->iteration, now_seconds() - p->t0, m->mean_episode_return,
+               (long long)m->iteration, fh_clock_seconds() - p->t0, m->mean_episode_return,
                m->ppo.entropy, m->ppo.approx_kl, m->ppo.explained_variance);
     if (p->eval_every > 0 && m->iteration % p->eval_every == 0)
         print_greedy_progress(t, t->cfg.seed);
@@ -183,7 +176,7 @@ static int train_and_evaluate(const fh_train_config *base, uint64_t seed, seed_r
     fh_error_clear(&err);
     fh_trainer t;
     int ok = 0;
-    double t0 = now_seconds();
+    double t0 = fh_clock_seconds();
     progress prog = {t0, g_eval_every ? g_eval_every : cfg.iterations >= 20 ? 10 : 1, g_eval_every};
     if (fh_trainer_init(&t, &cfg, &err) != FH_OK) {
         fprintf(stderr, "seed %llu: init failed: %s\n", (unsigned long long)seed, err.message);
@@ -206,7 +199,7 @@ static int train_and_evaluate(const fh_train_config *base, uint64_t seed, seed_r
         fprintf(stderr, "seed %llu: training failed: %s\n", (unsigned long long)seed, err.message);
         goto done;
     }
-    out->seconds = now_seconds() - t0;
+    out->seconds = fh_clock_seconds() - t0;
 
     fh_market_view test = fh_market_view_of(&t.data.market, FH_SPLIT_TEST);
     double ppy = fh_periods_per_year(t.data.market.interval_seconds);
