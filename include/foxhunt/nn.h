@@ -123,6 +123,8 @@ typedef struct {
 } fh_mlp_ws;
 
 fh_status fh_mlp_ws_init(fh_mlp_ws *ws, const fh_mlp *m, int max_batch, fh_error *err);
+/* The same from the network kind alone (no fh_mlp needed to size a workspace). */
+fh_status fh_mlp_ws_init_kind(fh_mlp_ws *ws, fh_net_kind kind, int max_batch, fh_error *err);
 void fh_mlp_ws_free(fh_mlp_ws *ws);
 
 /* out (B, dims[L]) = net(x (B, dims[0])); caches activations in ws. out may be NULL

@@ -280,6 +280,18 @@ static fh_status check_order(csv_ctx *c, fh_bars *bars, const size_t *line_of,
     return FH_OK;
 }
 
+/* The line starting at p: *line_end gets its end (a CR before the LF is not part of
+ * it); returns where the next line starts (end for the last, unterminated one). */
+static const char *line_split(const char *p, const char *end, const char **line_end)
+{
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *le = nl ? nl : end;
+    if (le > p && le[-1] == '\r')
+        le--;
+    *line_end = le;
+    return nl ? nl + 1 : end;
+}
+
 static fh_status parse_rows(csv_ctx *c, const char *p, const char *end, size_t line_no,
                             const int *field_col, int n_fields_needed, fh_bars *bars,
                             size_t *line_of, size_t *tcol_of)
@@ -288,11 +300,8 @@ static fh_status parse_rows(csv_ctx *c, const char *p, const char *end, size_t l
     const char *fb[64], *fe[64];
     while (p < end) {
         line_no++;
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *le = nl ? nl : end;
-        const char *next = nl ? nl + 1 : end;
-        if (le > p && le[-1] == '\r')
-            le--;
+        const char *le;
+        const char *next = line_split(p, end, &le);
         if (line_is_blank(p, le)) {
             p = next;
             continue;
@@ -405,11 +414,8 @@ fh_status fh_bars_load_csv(const char *path, fh_bars *bars, fh_error *err)
     const char *hb = NULL, *he = NULL;
     while (p < end) {
         line_no++;
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *le = nl ? nl : end;
-        const char *next = nl ? nl + 1 : end;
-        if (le > p && le[-1] == '\r')
-            le--;
+        const char *le;
+        const char *next = line_split(p, end, &le);
         if (!line_is_blank(p, le)) {
             hb = p;
             he = le;

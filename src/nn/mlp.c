@@ -169,11 +169,16 @@ void fh_mlp_init_orthogonal(fh_mlp *m, uint64_t seed)
 /* ---- activation cache ---- */
 fh_status fh_mlp_ws_init(fh_mlp_ws *ws, const fh_mlp *m, int max_batch, fh_error *err)
 {
+    return fh_mlp_ws_init_kind(ws, m->desc->kind, max_batch, err);
+}
+
+fh_status fh_mlp_ws_init_kind(fh_mlp_ws *ws, fh_net_kind kind, int max_batch, fh_error *err)
+{
     memset(ws, 0, sizeof *ws);
     if (max_batch <= 0)
         return fh_error_set(err, FH_ERR_FAILURE, "fh_mlp_ws_init: max_batch %d <= 0",
                             max_batch);
-    const fh_net_desc *d = m->desc;
+    const fh_net_desc *d = fh_net_desc_get(kind);
     size_t total = 0, max_dim = 0;
     for (int l = 0; l <= d->n_layers; l++) {
         total += (size_t)max_batch * d->dims[l];

@@ -98,17 +98,11 @@ fh_status fh_cpu_collector_init(fh_cpu_collector *c, int n_episodes, int n_steps
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory for %d x %d collector",
                             __FILE__, __LINE__, n_episodes, n_steps);
     }
-    /* Workspaces are sized by network kind; a throwaway fh_mlp gives the dims. */
-    fh_mlp shape;
     const fh_net_kind kinds[3] = {FH_NET_ACTOR, FH_NET_CRITIC, FH_NET_CURIOSITY};
     fh_mlp_ws *wss[3] = {&c->actor_ws, &c->critic_ws, &c->curiosity_ws};
     const int batch[3] = {n_episodes, FH_COLLECT_CHUNK, FH_COLLECT_CHUNK};
     for (int k = 0; k < 3; k++) {
-        memset(&shape, 0, sizeof shape);
-        st = fh_mlp_init(&shape, kinds[k], err);
-        if (st == FH_OK)
-            st = fh_mlp_ws_init(wss[k], &shape, batch[k], err);
-        fh_mlp_free(&shape);
+        st = fh_mlp_ws_init_kind(wss[k], kinds[k], batch[k], err);
         if (st != FH_OK) {
             fh_cpu_collector_free(c);
             return st;

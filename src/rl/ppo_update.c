@@ -65,12 +65,7 @@ fh_status fh_ppo_workspace_init(fh_ppo_workspace *w, int minibatch, int64_t batc
     const fh_net_kind kinds[3] = {FH_NET_ACTOR, FH_NET_CRITIC, FH_NET_CURIOSITY};
     fh_mlp_ws *wss[3] = {&w->actor_ws, &w->critic_ws, &w->curiosity_ws};
     for (int k = 0; k < 3; k++) {
-        fh_mlp shape;
-        memset(&shape, 0, sizeof shape);
-        fh_status st = fh_mlp_init(&shape, kinds[k], err);
-        if (st == FH_OK)
-            st = fh_mlp_ws_init(wss[k], &shape, minibatch, err);
-        fh_mlp_free(&shape);
+        fh_status st = fh_mlp_ws_init_kind(wss[k], kinds[k], minibatch, err);
         if (st != FH_OK) {
             fh_ppo_workspace_free(w);
             return st;
