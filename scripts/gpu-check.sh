@@ -6,7 +6,8 @@
 #
 #   bash scripts/gpu-check.sh [STEP...]     (default: every step)
 #   steps: info cache parity parity_fast parity_fvr tf32 device_env memcheck racecheck
-#          bench bench_tf32 train learn profile (ncu on the rollout kernel; not in the default set)
+#          bench bench_tf32 train learn; not in the default set: profile (ncu on the rollout
+#          kernel) and clocks (the rollout's cycle counters per part of a step)
 #
 # Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
 # logs under OUT (default /tmp/foxhunt-gpu-check). Debian packages in .deps/ (cJSON,
@@ -65,6 +66,7 @@ for step in $STEPS; do
     bench) run_step bench "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel ${BENCH_KERNEL:-both} --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench.json" ;;
     train) run_step train "$FH" train --device cuda --kernel ${KERNEL:-fast} ${TRAIN_FLAGS:-} --out /tmp/fh-gpu-train ;;
     learn) run_step learn "$BUILD/tests/rl/test_learning" device=cuda ${LEARN_ARGS:-} ;;
+    clocks) run_step clocks env FOXHUNT_ROLLOUT_CLOCKS=1 "$FH" bench --device cuda --episodes ${CLOCK_EPISODES:-128,1024} --steps 500 --kernel ${CLOCK_KERNEL:-fast/warp,fast/block} --repeats 3 --json "$OUT/clocks.json" ;;
     profile) run_step profile ncu --clock-control none -k ppo_rollout_fast_kernel -c 1 \
                --section WarpStateStats --section SchedulerStats --section SourceCounters \
                --section LaunchStats --section Occupancy \

@@ -29,7 +29,12 @@ typedef struct {
     int n, l, repeats;
     double median_ms, kernel_ms; /* kernel_ms: device-event time of the kernels alone */
     double phase_ms[3];          /* fast path, one profiled collection: rollout, networks, GAE */
+    int clock_parts;             /* FOXHUNT_ROLLOUT_CLOCKS: cycles per step in the rollout */
+    double cycles[5];
 } bench_row;
+
+#define MAX_KERNELS 5
+static const char *const GPU_KERNELS[] = {"reference", "fast", "fast/warp", "fast/block", "fast/lane"};
 
 static fh_status bench_cpu(bench_row *row, const fh_market_view *view, const fh_env_config *env,
                            const fh_collect_params *p, int n, int l, int repeats, fh_error *err)
@@ -84,7 +89,8 @@ static fh_status bench_gpu(bench_row *row, const fh_device_info *dev, const char
         }
     }
     row->phase_ms[0] = row->phase_ms[1] = row->phase_ms[2] = NAN;
-    if (st == FH_OK && strcmp(kernel, "fast") == 0) {
+    row->clock_parts = 0;
+    if (st == FH_OK && strncmp(kernel, "fast", 4) == 0) {
         /* the phases, from eager (un-graphed) collections with events between them */
         fh_gpu_ppo_collector_set_profile(c, 1);
         for (int r = 0; st == FH_OK && r < 2; r++)
@@ -93,6 +99,9 @@ static fh_status bench_gpu(bench_row *row, const fh_device_info *dev, const char
         row->phase_ms[0] = tm.phase_rollout_ms;
         row->phase_ms[1] = tm.phase_networks_ms;
         row->phase_ms[2] = tm.phase_gae_ms;
+        row->clock_parts = tm.rollout_clock_parts;
+        for (int i = 0; i < tm.rollout_clock_parts; i++)
+            row->cycles[i] = tm.rollout_cycles[i];
     }
     if (st == FH_OK) {
         snprintf(row->device, sizeof row->device, "cuda");
@@ -110,6 +119,31 @@ static fh_status bench_gpu(bench_row *row, const fh_device_info *dev, const char
 }
 #endif
 
+/* "fast,fast/block" -> its known kernel names (at most MAX_KERNELS). */
+static fh_status parse_kernels(const char *text, const char **out, int *n, fh_error *err)
+{
+    *n = 0;
+    const char *p = text;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        int found = -1;
+        for (int k = 0; k < (int)(sizeof GPU_KERNELS / sizeof GPU_KERNELS[0]); k++)
+            if (strlen(GPU_KERNELS[k]) == len && strncmp(p, GPU_KERNELS[k], len) == 0)
+                found = k;
+        if (found < 0 || *n == MAX_KERNELS)
+            return fh_error_set(err, FH_ERR_INPUT, "--kernel '%s': expected both, or up to %d of "
+                                "reference, fast, fast/warp, fast/block, fast/lane separated by commas",
+                                text, MAX_KERNELS);
+        out[(*n)++] = GPU_KERNELS[found];
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    if (*n == 0)
+        return fh_error_set(err, FH_ERR_INPUT, "--kernel '%s': names no kernel", text);
+    return FH_OK;
+}
+
 static void print_row(const bench_row *r)
 {
     double transitions = (double)r->n * r->l;
@@ -122,6 +156,10 @@ static void print_row(const bench_row *r)
         printf("   phases: rollout %.3f, networks %.3f, GAE %.3f ms", r->phase_ms[0],
                r->phase_ms[1], r->phase_ms[2]);
     printf("\n");
+    if (r->clock_parts == 5)
+        printf("       rollout cycles per step (first lane): observe %.0f, actor %.0f, sample %.0f, "
+               "env %.0f, tail %.0f\n", r->cycles[0], r->cycles[1], r->cycles[2], r->cycles[3],
+               r->cycles[4]);
 }
 
 int fh_cmd_bench(int argc, char **argv)
@@ -133,7 +171,7 @@ int fh_cmd_bench(int argc, char **argv)
         {"--device", FH_ARG_CHOICE, &device, NULL, "auto: GPU (if any) and CPU; cpu or cuda: that one only", "auto|cpu|cuda", 0, 0, 0},
         {"--episodes", FH_ARG_STRING, &episodes_text, "N[,N...]", "episode counts to measure", NULL, 0, 0, 0},
         {"--steps", FH_ARG_INT, &steps, "L", "steps per episode", NULL, 1, 1 << 16, 0},
-        {"--kernel", FH_ARG_CHOICE, &kernel, NULL, "GPU kernel(s) to time", "fast|reference|both", 0, 0, 0},
+        {"--kernel", FH_ARG_STRING, &kernel, "K[,K...]", "GPU kernel(s) to time, side by side: both (= reference,fast), or a list of reference, fast, fast/warp, fast/block, fast/lane (the fast path with its rollout mapping forced)", NULL, 0, 0, 0},
         {"--precision", FH_ARG_CHOICE, &precision, NULL, "GPU batched-network precision", "fp32|tf32", 0, 0, 0},
         {"--repeats", FH_ARG_INT, &repeats, "R", "timed GPU collections per size (after one warm-up)", NULL, 1, MAX_REPEATS, 0},
         {"--cpu-repeats", FH_ARG_INT, &cpu_repeats, "R", "timed CPU collections per size", NULL, 1, MAX_REPEATS, 0},
@@ -156,6 +194,11 @@ int fh_cmd_bench(int argc, char **argv)
                      episodes_text);
         return fh_cli_report("bench", &err);
     }
+    const char *kernels[MAX_KERNELS];
+    int n_kernels = 0;
+    if (parse_kernels(strcmp(kernel, "both") == 0 ? "reference,fast" : kernel, kernels, &n_kernels,
+                      &err) != FH_OK)
+        return fh_cli_report("bench", &err);
     fh_device_info dev;
     if (fh_device_select(device, &dev, &err) != FH_OK)
         return fh_cli_report("bench", &err);
@@ -169,7 +212,7 @@ int fh_cmd_bench(int argc, char **argv)
     fh_mlp nets[3];
     memset(nets, 0, sizeof nets);
     int rc = 0, n_rows = 0;
-    bench_row rows[MAX_SIZES * 3];
+    bench_row rows[MAX_SIZES * (MAX_KERNELS + 1)];
     if (fh_run_data_load(&data, &cfg, NULL, &err) != FH_OK)
         return fh_cli_report("bench", &err);
     const fh_net_kind kinds[3] = {FH_NET_ACTOR, FH_NET_CRITIC, FH_NET_CURIOSITY};
@@ -187,11 +230,8 @@ int fh_cmd_bench(int argc, char **argv)
     for (int s = 0; s < n_sizes; s++) {
 #if FH_HAVE_CUDA
         if (dev.use_gpu) {
-            const char *which[2] = {"reference", "fast"};
-            for (int k = 0; k < 2; k++) {
-                if (strcmp(kernel, "both") != 0 && strcmp(kernel, which[k]) != 0)
-                    continue;
-                if (bench_gpu(&rows[n_rows], &dev, which[k], precision, &view, &cfg.env, &p,
+            for (int k = 0; k < n_kernels; k++) {
+                if (bench_gpu(&rows[n_rows], &dev, kernels[k], precision, &view, &cfg.env, &p,
                               sizes[s], steps, repeats, &err) != FH_OK) {
                     rc = fh_cli_report("bench", &err);
                     goto done;
@@ -230,6 +270,12 @@ int fh_cmd_bench(int argc, char **argv)
                 cJSON_AddNumberToObject(o, "phase_rollout_ms", rows[i].phase_ms[0]);
                 cJSON_AddNumberToObject(o, "phase_networks_ms", rows[i].phase_ms[1]);
                 cJSON_AddNumberToObject(o, "phase_gae_ms", rows[i].phase_ms[2]);
+            }
+            if (rows[i].clock_parts == 5) {
+                static const char *const parts[5] = {"observe", "actor", "sample", "env", "tail"};
+                cJSON *cy = cJSON_AddObjectToObject(o, "rollout_cycles_per_step");
+                for (int j = 0; j < 5; j++)
+                    cJSON_AddNumberToObject(cy, parts[j], rows[i].cycles[j]);
             }
             cJSON_AddNumberToObject(o, "transitions_per_second",
                                     (double)rows[i].n * rows[i].l / (rows[i].median_ms * 1e-3));

@@ -62,7 +62,7 @@ int fh_cmd_collect(int argc, char **argv)
         {"--checkpoint", FH_ARG_STRING, &checkpoint, "FILE", "weights to collect with (default: fresh weights from --seed)", NULL, 0, 0, 0},
         {"--data", FH_ARG_STRING, &data, "FILE", "CSV (default: the checkpoint's data, else the synthetic market)", NULL, 0, 0, 0},
         {"--device", FH_ARG_CHOICE, &device, NULL, "where to collect", "auto|cpu|cuda", 0, 0, 0},
-        {"--kernel", FH_ARG_CHOICE, &kernel, NULL, "GPU collection kernel", "fast|reference", 0, 0, 0},
+        {"--kernel", FH_ARG_CHOICE, &kernel, NULL, "GPU collection kernel", "fast|reference|fast/warp|fast/block|fast/lane", 0, 0, 0},
         {"--episodes", FH_ARG_INT, &episodes, "N", "parallel episodes", NULL, 1, 1 << 20, 0},
         {"--steps", FH_ARG_INT, &steps, "L", "steps per episode", NULL, 1, 1 << 16, 0},
         {"--seed", FH_ARG_U64, &seed, "S", "seed of the episodes (and of fresh weights)", NULL, 0, 0, 0},

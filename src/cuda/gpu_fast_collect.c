@@ -4,8 +4,11 @@
  * captured once into a CUDA graph and replayed per collection (one launch, no host
  * round trip inside a collection). docs/ARCHITECTURE.md has the napkin math.
  * The critic and curiosity layers are cublasLt matmuls with a bias(+ReLU) epilogue. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "foxhunt/timing.h"
 
 #include <cublasLt.h>
 
@@ -17,6 +20,9 @@
 #define ELEMENTWISE_BLOCK 256
 #define GAE_BLOCK 128 /* 4 warps, 4 episode rows */
 #define BLAS_WORKSPACE_BYTES (32u << 20)
+/* auto mapping: block up to this many episodes per SM, lane from this many */
+#define FH_ROLLOUT_BLOCK_MAX_EPISODES_PER_SM 2
+#define FH_ROLLOUT_LANE_MIN_EPISODES_PER_SM 24
 
 static const int CRITIC_DIMS[FH_CRITIC_N_LAYERS + 1] = {
     FH_STATE_DIM, FH_CRITIC_H1, FH_CRITIC_H2, FH_CRITIC_H3, FH_CRITIC_H4, FH_CRITIC_H5, 1};
@@ -47,10 +53,65 @@ fail:
 
 #define LT_CHECK(call, err) CUBLAS_CHECK(call, err)
 
+/* The algorithm chosen for a matmul shape: cublasLt's first heuristic, or with
+ * autotuning (default; FOXHUNT_MATMUL_AUTOTUNE=0 turns it off) the fastest of its
+ * first FH_MATMUL_CANDIDATES, timed once per shape before the graph is captured. */
+static int find_choice(const fh_fast_path *f, int n_in, int n_out, long long rows, int relu)
+{
+    for (int i = 0; i < f->n_choices; i++) {
+        const fh_matmul_choice *m = &f->choices[i];
+        if (m->n_in == n_in && m->n_out == n_out && m->rows == rows && m->relu == relu)
+            return i;
+    }
+    return -1;
+}
+
+/* Times candidate algorithms (median of FH_MATMUL_TUNE_REPEATS after one warm-up) and
+ * returns the index of the fastest that ran. */
+static fh_status time_candidates(fh_gpu_ppo_collector *c, cublasLtMatmulDesc_t op,
+                                 cublasLtMatrixLayout_t la, cublasLtMatrixLayout_t lb,
+                                 cublasLtMatrixLayout_t lc, const float *w, const float *x,
+                                 float *y, const cublasLtMatmulHeuristicResult_t *cand, int n_cand,
+                                 int *best, float *best_ms, fh_error *err)
+{
+    fh_fast_path *f = &c->fast;
+    const float one = 1.0f, zero = 0.0f;
+    *best = 0;
+    *best_ms = 0.0f;
+    for (int k = 0; k < n_cand; k++) {
+        float times_f[FH_MATMUL_TUNE_REPEATS];
+        double times[FH_MATMUL_TUNE_REPEATS];
+        int ok = 1;
+        for (int r = -1; r < FH_MATMUL_TUNE_REPEATS && ok; r++) {
+            CUDA_CHECK(cudaEventRecord(f->ev_phase[0], c->stream), err);
+            ok = cublasLtMatmul(f->lt, op, &one, w, la, x, lb, &zero, y, lc, y, lc, &cand[k].algo,
+                                f->blas_workspace, BLAS_WORKSPACE_BYTES, c->stream) ==
+                 CUBLAS_STATUS_SUCCESS;
+            CUDA_CHECK(cudaEventRecord(f->ev_phase[1], c->stream), err);
+            CUDA_CHECK(cudaEventSynchronize(f->ev_phase[1]), err);
+            if (ok && r >= 0)
+                CUDA_CHECK(cudaEventElapsedTime(&times_f[r], f->ev_phase[0], f->ev_phase[1]), err);
+            if (ok && r >= 0)
+                times[r] = times_f[r];
+        }
+        if (!ok)
+            continue; /* a candidate that cannot run here is skipped, not an error */
+        double ms = fh_median_inplace(times, FH_MATMUL_TUNE_REPEATS);
+        if (*best_ms == 0.0f || ms < *best_ms) {
+            *best = k;
+            *best_ms = (float)ms;
+        }
+    }
+    return FH_OK;
+fail:
+    return err->status;
+}
+
 /* y (rows, n_out) row-major = act(x (rows, n_in) W^T + b), W (n_out, n_in) row-major:
  * in cuBLAS's column-major terms y^T = W x^T. One cublasLt matmul whose epilogue adds
  * the bias and applies the ReLU, so activations are written once (a separate bias
- * pass cost 39 ms of 217 at N 16384). Compute type fp32 or TF32 (--precision). */
+ * pass cost 39 ms of 217 at N 16384). Compute type fp32 or TF32 (--precision). With
+ * f->tuning set (outside graph capture) a new shape's algorithm is chosen by timing. */
 static fh_status dense(fh_gpu_ppo_collector *c, float *y, const float *x, const float *w,
                        const float *b, int n_in, int n_out, long long rows, int relu,
                        fh_error *err)
@@ -63,7 +124,7 @@ static fh_status dense(fh_gpu_ppo_collector *c, float *y, const float *x, const 
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     cublasLtEpilogue_t epilogue = relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
     size_t ws_bytes = BLAS_WORKSPACE_BYTES;
-    cublasLtMatmulHeuristicResult_t heuristic;
+    cublasLtMatmulHeuristicResult_t cand[FH_MATMUL_CANDIDATES];
     int found = 0;
     fh_status st = FH_OK;
     LT_CHECK(cublasLtMatmulDescCreate(&op, c->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
@@ -79,13 +140,37 @@ static fh_status dense(fh_gpu_ppo_collector *c, float *y, const float *x, const 
     LT_CHECK(cublasLtMatmulPreferenceCreate(&pref), err);
     LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                   &ws_bytes, sizeof ws_bytes), err);
-    LT_CHECK(cublasLtMatmulAlgoGetHeuristic(f->lt, op, la, lb, lc, lc, pref, 1, &heuristic, &found), err);
+    LT_CHECK(cublasLtMatmulAlgoGetHeuristic(f->lt, op, la, lb, lc, lc, pref,
+                                            f->autotune ? FH_MATMUL_CANDIDATES : 1, cand, &found),
+             err);
     if (!found) {
         st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: cublasLt has no algorithm for a %d x %lld x %d "
                           "matmul with a bias epilogue", __FILE__, __LINE__, n_out, rows, n_in);
         goto done;
     }
-    LT_CHECK(cublasLtMatmul(f->lt, op, &one, w, la, x, lb, &zero, y, lc, y, lc, &heuristic.algo,
+    int pick = 0, known = find_choice(f, n_in, n_out, rows, relu);
+    if (known >= 0) {
+        pick = -1;
+        for (int k = 0; k < found; k++)
+            if (memcmp(&cand[k].algo, &f->choices[known].algo, sizeof cand[k].algo) == 0)
+                pick = k;
+        if (pick < 0) /* the heuristics changed between calls: keep the stored choice */
+            cand[0].algo = f->choices[known].algo, pick = 0;
+    } else if (f->tuning && found > 1 && f->n_choices < FH_MATMUL_MAX_SHAPES) {
+        float ms;
+        if ((st = time_candidates(c, op, la, lb, lc, w, x, y, cand, found, &pick, &ms, err)) != FH_OK)
+            goto done;
+        fh_matmul_choice *m = &f->choices[f->n_choices++];
+        m->n_in = n_in;
+        m->n_out = n_out;
+        m->rows = rows;
+        m->relu = relu;
+        m->algo = cand[pick].algo;
+        m->candidates = found;
+        m->pick = pick;
+        m->ms = ms;
+    }
+    LT_CHECK(cublasLtMatmul(f->lt, op, &one, w, la, x, lb, &zero, y, lc, y, lc, &cand[pick].algo,
                             f->blas_workspace, BLAS_WORKSPACE_BYTES, c->stream), err);
     goto done;
 fail:
@@ -120,6 +205,7 @@ void fh_fast_path_free(fh_gpu_ppo_collector *c)
     cudaFree(f->act_a);
     cudaFree(f->act_b);
     cudaFree(f->cur_in);
+    cudaFree(f->clocks);
     for (int i = 0; i < 4; i++)
         if (f->ev_phase[i])
             cudaEventDestroy(f->ev_phase[i]);
@@ -132,29 +218,64 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     fh_fast_path *f = &c->fast;
     int N = c->n_episodes, L = c->n_steps;
     long long NL = (long long)N * L;
-    const char *options[] = {"-lineinfo"};
-    fh_status st = fh_cuda_module_load(&f->module, &c->dev, FAST_KERNEL_FILE, options, 1, err);
+    /* FOXHUNT_ROLLOUT_CLOCKS (a diagnostic; the bench prints it): the rollout kernels
+     * count cycles per part of a step (FH_CLOCK_*). */
+    const char *clocks_env = getenv("FOXHUNT_ROLLOUT_CLOCKS");
+    int with_clocks = clocks_env && clocks_env[0] && strcmp(clocks_env, "0") != 0;
+    const char *options[] = {"-lineinfo", "-DFH_ROLLOUT_CLOCKS=1"};
+    fh_status st = fh_cuda_module_load(&f->module, &c->dev, FAST_KERNEL_FILE, options,
+                                       with_clocks ? 2 : 1, err);
     if (st != FH_OK)
         return st;
+    /* Rollout mapping (docs/ARCHITECTURE.md; crossovers measured, docs/BENCHMARKS.md).
+     * Small N: a step's latency sets the time, so each episode gets four warps (block).
+     * Middle: one warp per episode (warp). Large N: the SMs' issue rate sets it, and one
+     * lane per episode lets each weight read from shared memory feed 32 episodes (lane). */
+    f->mapping = c->rollout_mapping;
+    if (f->mapping == FH_ROLLOUT_AUTO)
+        f->mapping = N <= FH_ROLLOUT_BLOCK_MAX_EPISODES_PER_SM * c->dev.sm_count ? FH_ROLLOUT_BLOCK
+                     : N >= FH_ROLLOUT_LANE_MIN_EPISODES_PER_SM * c->dev.sm_count ? FH_ROLLOUT_LANE
+                                                                                    : FH_ROLLOUT_WARP;
+    const char *rollout_name = f->mapping == FH_ROLLOUT_BLOCK  ? "ppo_rollout_block_kernel"
+                               : f->mapping == FH_ROLLOUT_LANE ? "ppo_rollout_lane_kernel"
+                                                               : "ppo_rollout_fast_kernel";
     struct { cudaKernel_t *k; const char *name; } entries[] = {
-        {&f->rollout, "ppo_rollout_fast_kernel"},
+        {&f->rollout, rollout_name},
         {&f->cur_input, "curiosity_input_kernel"}, {&f->cur_reward, "curiosity_reward_kernel"},
         {&f->scatter, "scatter_trunc_values_kernel"}, {&f->gae, "gae_kernel"}};
     for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
         if ((st = fh_cuda_module_kernel(&f->module, entries[i].name, entries[i].k, err)) != FH_OK)
             return st;
 
-    /* Launch shape from the device: spread the episodes over the SMs first (latency
-     * bound at small N), then pack up to FH_FAST_MAX_WARPS warps per block. */
-    int per_sm = (N + c->dev.sm_count - 1) / c->dev.sm_count;
-    f->warps_per_block = per_sm < 1 ? 1 : per_sm > FH_FAST_MAX_WARPS ? FH_FAST_MAX_WARPS : per_sm;
-    f->rollout_smem = (size_t)(FH_FAST_SM_WEIGHTS + f->warps_per_block * FH_FAST_SM_PER_WARP) * sizeof(float);
+    /* Launch shape from the device: spread the work over the SMs first, then pack units
+     * (an episode; a group of 32 episodes for the lane mapping) into a block, where they
+     * share its copy of the actor. */
+    int unit_episodes = f->mapping == FH_ROLLOUT_LANE ? 32 : 1;
+    int units = (N + unit_episodes - 1) / unit_episodes;
+    int per_sm = (units + c->dev.sm_count - 1) / c->dev.sm_count;
+    int max_per_block = f->mapping == FH_ROLLOUT_BLOCK  ? FH_BLOCK_MAX_EPISODES
+                        : f->mapping == FH_ROLLOUT_LANE ? FH_LANE_MAX_GROUPS
+                                                        : FH_FAST_MAX_WARPS;
+    int unit_floats = f->mapping == FH_ROLLOUT_BLOCK  ? FH_BLOCK_SM_PER_EPISODE
+                      : f->mapping == FH_ROLLOUT_LANE ? FH_LANE_SM_PER_GROUP
+                                                      : FH_FAST_SM_PER_WARP;
+    int unit_threads = f->mapping == FH_ROLLOUT_BLOCK  ? FH_BLOCK_EP_THREADS
+                       : f->mapping == FH_ROLLOUT_LANE ? FH_LANE_GROUP_THREADS
+                                                       : 32;
+    int per_block = per_sm < 1 ? 1 : per_sm > max_per_block ? max_per_block : per_sm;
+    f->episodes_per_block = per_block * unit_episodes;
+    f->threads_per_block = per_block * unit_threads;
+    f->rollout_smem = (size_t)(FH_FAST_SM_WEIGHTS + per_block * unit_floats) * sizeof(float);
     if (f->rollout_smem > c->dev.shared_mem_per_block_optin)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the fast kernel needs %zu B of shared "
                             "memory per block; %s allows %zu", __FILE__, __LINE__, f->rollout_smem,
                             c->dev.name, c->dev.shared_mem_per_block_optin);
     CUDA_CHECK(cudaKernelSetAttributeForDevice(f->rollout, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                (int)f->rollout_smem, c->dev.device_index), err);
+    const char *tune_env = getenv("FOXHUNT_MATMUL_AUTOTUNE");
+    f->autotune = !(tune_env && strcmp(tune_env, "0") == 0);
+    if (with_clocks)
+        CUDA_CHECK(cudaMalloc((void **)&f->clocks, (size_t)N * FH_CLOCK_STRIDE * sizeof(long long)), err);
 
     /* An episode truncates at most once per horizon (plus one partial episode) when its
      * start leaves a full horizon of data; on shorter data any step may truncate. */
@@ -182,27 +303,15 @@ fail:
     return err->status;
 }
 
-/* The whole collection on c->stream; with_events records the phase events. */
-static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambda,
-                               int with_events, fh_error *err)
+/* Phase 2: the critic over every row (states, final observations, s_L) and the
+ * curiosity model over the N*L transitions, whose bonus joins the rewards. With
+ * with_kernels = 0 only the matmuls run (autotuning them on the real shapes; the
+ * buffers they write are all rewritten by the next collection). */
+static fh_status batched_networks(fh_gpu_ppo_collector *c, int with_kernels, fh_error *err)
 {
     fh_fast_path *f = &c->fast;
-    int N = c->n_episodes, L = c->n_steps, K = f->k_slots;
-    long long NL = (long long)N * L;
+    long long NL = (long long)c->n_episodes * c->n_steps;
     fh_status st;
-    if (with_events)
-        CUDA_CHECK(cudaEventRecord(f->ev_phase[0], c->stream), err);
-    {
-        const float *actor = c->weights.actor;
-        void *args[] = {&actor, &c->cfg, &c->d_market, &c->d_episodes, &N, &L, &K,
-                        &f->critic_in, &f->trunc_step, &c->out};
-        unsigned grid = (unsigned)((N + f->warps_per_block - 1) / f->warps_per_block);
-        if ((st = launch(c, f->rollout, grid, (unsigned)(f->warps_per_block * 32), f->rollout_smem,
-                         args, err)) != FH_OK)
-            return st;
-    }
-    if (with_events)
-        CUDA_CHECK(cudaEventRecord(f->ev_phase[1], c->stream), err);
     /* the critic over every row: states, final observations, s_L */
     for (long long r0 = 0; r0 < f->critic_rows; r0 += f->chunk_rows) {
         long long rows = f->critic_rows - r0 < f->chunk_rows ? f->critic_rows - r0 : f->chunk_rows;
@@ -223,7 +332,8 @@ static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambd
         int *actions = c->out.actions + r0;
         float *exposures = c->out.exposures + r0;
         void *in_args[] = {&f->cur_in, &states, &actions, &exposures, &rows};
-        if ((st = launch(c, f->cur_input, elementwise_grid(c, rows * FH_CURIOSITY_INPUT_DIM),
+        if (with_kernels &&
+            (st = launch(c, f->cur_input, elementwise_grid(c, rows * FH_CURIOSITY_INPUT_DIM),
                          ELEMENTWISE_BLOCK, 0, in_args, err)) != FH_OK)
             return st;
         const float *w = c->weights.curiosity;
@@ -235,10 +345,36 @@ static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambd
         float *rewards = c->out.rewards + r0;
         int *bars = c->out.bars + r0;
         void *r_args[] = {&rewards, &f->act_b, &bars, &c->cfg, &c->d_market, &rows};
-        if ((st = launch(c, f->cur_reward, elementwise_grid(c, rows), ELEMENTWISE_BLOCK, 0, r_args,
-                         err)) != FH_OK)
+        if (with_kernels && (st = launch(c, f->cur_reward, elementwise_grid(c, rows),
+                                         ELEMENTWISE_BLOCK, 0, r_args, err)) != FH_OK)
             return st;
     }
+    return FH_OK;
+}
+
+/* The whole collection on c->stream; with_events records the phase events. */
+static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambda,
+                               int with_events, fh_error *err)
+{
+    fh_fast_path *f = &c->fast;
+    int N = c->n_episodes, L = c->n_steps, K = f->k_slots;
+    long long NL = (long long)N * L;
+    fh_status st;
+    if (with_events)
+        CUDA_CHECK(cudaEventRecord(f->ev_phase[0], c->stream), err);
+    {
+        const float *actor = c->weights.actor;
+        void *args[] = {&actor, &c->cfg, &c->d_market, &c->d_episodes, &N, &L, &K,
+                        &f->critic_in, &f->trunc_step, &c->out, &f->clocks};
+        unsigned grid = (unsigned)((N + f->episodes_per_block - 1) / f->episodes_per_block);
+        if ((st = launch(c, f->rollout, grid, (unsigned)f->threads_per_block, f->rollout_smem,
+                         args, err)) != FH_OK)
+            return st;
+    }
+    if (with_events)
+        CUDA_CHECK(cudaEventRecord(f->ev_phase[1], c->stream), err);
+    if ((st = batched_networks(c, 1, err)) != FH_OK)
+        return st;
     if (with_events)
         CUDA_CHECK(cudaEventRecord(f->ev_phase[2], c->stream), err);
     {
@@ -263,6 +399,20 @@ fail:
 fh_status fh_fast_path_run(fh_gpu_ppo_collector *c, const fh_collect_params *p, fh_error *err)
 {
     fh_fast_path *f = &c->fast;
+    if (f->autotune && !f->tuned) { /* once, on the real shapes, before any capture */
+        f->tuning = 1;
+        fh_status st = batched_networks(c, 0, err);
+        f->tuning = 0;
+        f->tuned = 1;
+        if (st != FH_OK)
+            return st;
+        const char *report = getenv("FOXHUNT_MATMUL_AUTOTUNE");
+        for (int i = 0; report && strcmp(report, "report") == 0 && i < f->n_choices; i++) {
+            const fh_matmul_choice *m = &f->choices[i];
+            fprintf(stderr, "matmul %4d -> %4d x %8lld rows%s: cublasLt candidate %d of %d, %.3f ms\n",
+                    m->n_in, m->n_out, m->rows, m->relu ? " (ReLU)" : "", m->pick, m->candidates, m->ms);
+        }
+    }
     if (c->profile)
         return fast_sequence(c, p->gamma, p->gae_lambda, 1, err);
     if (!f->graph_exec || f->graph_gamma != p->gamma || f->graph_lambda != p->gae_lambda) {

@@ -9,6 +9,7 @@
 #include "cuda/gpu_ppo_collector_internal.h"
 #include "env/common_device_functions.cuh"
 #include "cuda/kernels/ppo_experience_kernel.cu"
+#include "cuda/kernels/ppo_fast_kernels.cu"
 
 #define KERNEL_FILE "ppo_experience_kernel.cu"
 #define REFERENCE_ENTRY "ppo_full_experience_kernel"
@@ -62,8 +63,16 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
                                       fh_error *err)
 {
     *out = NULL;
-    if (strcmp(kernel, "reference") != 0 && strcmp(kernel, "fast") != 0)
-        return fh_error_set(err, FH_ERR_INPUT, "--kernel %s: expected fast or reference", kernel);
+    int mapping = FH_ROLLOUT_AUTO;
+    if (strcmp(kernel, "fast/warp") == 0)
+        mapping = FH_ROLLOUT_WARP;
+    else if (strcmp(kernel, "fast/block") == 0)
+        mapping = FH_ROLLOUT_BLOCK;
+    else if (strcmp(kernel, "fast/lane") == 0)
+        mapping = FH_ROLLOUT_LANE;
+    else if (strcmp(kernel, "reference") != 0 && strcmp(kernel, "fast") != 0)
+        return fh_error_set(err, FH_ERR_INPUT, "--kernel %s: expected fast, reference, fast/warp, "
+                            "fast/block or fast/lane", kernel);
     if (strcmp(precision, "fp32") != 0 && strcmp(precision, "tf32") != 0)
         return fh_error_set(err, FH_ERR_INPUT, "--precision %s: expected fp32 or tf32", precision);
     fh_gpu_ppo_collector *c = calloc(1, sizeof *c);
@@ -73,7 +82,8 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
     c->n_episodes = n_episodes;
     c->n_steps = n_steps;
     c->cfg = *cfg;
-    c->use_fast = strcmp(kernel, "fast") == 0;
+    c->use_fast = strncmp(kernel, "fast", 4) == 0;
+    c->rollout_mapping = mapping;
     c->tf32 = strcmp(precision, "tf32") == 0;
     size_t nl = (size_t)n_episodes * (size_t)n_steps;
     size_t nb = market->n;
@@ -216,6 +226,31 @@ fail:
     return err->status;
 }
 
+/* The rollout's cycle counters, averaged over episodes and steps. */
+static fh_status read_rollout_clocks(fh_gpu_ppo_collector *c, fh_error *err)
+{
+    int N = c->n_episodes;
+    long long *h = malloc((size_t)N * FH_CLOCK_STRIDE * sizeof *h);
+    if (!h)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+    cudaError_t e = cudaMemcpy(h, c->fast.clocks, (size_t)N * FH_CLOCK_STRIDE * sizeof *h,
+                               cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) {
+        free(h);
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: cudaMemcpy: %s", __FILE__, __LINE__,
+                            cudaGetErrorString(e));
+    }
+    c->timing.rollout_clock_parts = FH_CLOCK_PARTS;
+    for (int part = 0; part < FH_CLOCK_PARTS; part++) {
+        double sum = 0.0;
+        for (int n = 0; n < N; n++)
+            sum += (double)h[(size_t)n * FH_CLOCK_STRIDE + part];
+        c->timing.rollout_cycles[part] = sum / N / c->n_steps;
+    }
+    free(h);
+    return FH_OK;
+}
+
 fh_status fh_gpu_ppo_collector_collect(fh_gpu_ppo_collector *c, const fh_collect_params *p,
                                        fh_trajectory_batch *b, fh_error *err)
 {
@@ -274,6 +309,8 @@ fh_status fh_gpu_ppo_collector_collect(fh_gpu_ppo_collector *c, const fh_collect
         CUDA_CHECK(cudaEventElapsedTime(&c->timing.phase_rollout_ms, f->ev_phase[0], f->ev_phase[1]), err);
         CUDA_CHECK(cudaEventElapsedTime(&c->timing.phase_networks_ms, f->ev_phase[1], f->ev_phase[2]), err);
         CUDA_CHECK(cudaEventElapsedTime(&c->timing.phase_gae_ms, f->ev_phase[2], f->ev_phase[3]), err);
+        if (f->clocks && (st = read_rollout_clocks(c, err)) != FH_OK)
+            return st;
     }
     return FH_OK;
 fail:

@@ -13,7 +13,9 @@
 
 typedef struct fh_gpu_ppo_collector fh_gpu_ppo_collector;
 
-/* kernel: "reference" (one thread per episode) or "fast"; precision "fp32" or "tf32". */
+/* kernel: "reference" (one thread per episode) or "fast" (its rollout mapping chosen
+ * from N and the device; "fast/warp" or "fast/block" force one); precision "fp32" or
+ * "tf32". */
 fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_device_info *dev,
                                       int n_episodes, int n_steps, const fh_env_config *cfg,
                                       const fh_market_view *market, uint64_t seed,
@@ -40,6 +42,11 @@ typedef struct {
     float phase_rollout_ms;  /* actor + sampling + env over L steps */
     float phase_networks_ms; /* batched critic + curiosity */
     float phase_gae_ms;      /* truncation values + GAE */
+    /* with FOXHUNT_ROLLOUT_CLOCKS set, after a profiled collect: mean cycles per step
+     * on an episode's first lane in observe, actor, sample, env, tail (FH_CLOCK_*);
+     * rollout_clock_parts is 0 otherwise */
+    int rollout_clock_parts;
+    double rollout_cycles[5];
     int from_cache;     /* module loaded from the disk cache */
     double compile_seconds;
 } fh_gpu_collect_timing;

@@ -16,13 +16,37 @@
  * (2 x rows x 512 floats = 4 GB at 2^20 rows) whatever N*L is. */
 #define FH_FAST_CHUNK_ROWS (1 << 20)
 
+/* The fast path's rollout mapping ("fast", "fast/warp", "fast/block", "fast/lane"). */
+#define FH_ROLLOUT_AUTO 0
+#define FH_ROLLOUT_WARP 1  /* one warp per episode */
+#define FH_ROLLOUT_BLOCK 2 /* four warps per episode */
+#define FH_ROLLOUT_LANE 3  /* one lane per episode, 32 episodes per warp */
+
+/* Autotuned cublasLt algorithms, one per matmul shape (gpu_fast_collect.c). */
+#define FH_MATMUL_CANDIDATES 8
+#define FH_MATMUL_MAX_SHAPES 24
+#define FH_MATMUL_TUNE_REPEATS 3
+typedef struct {
+    int n_in, n_out, relu;
+    long long rows;
+    cublasLtMatmulAlgo_t algo;
+    int candidates, pick; /* how many cublasLt offered; which won (0: its first) */
+    float ms;             /* the winner's median time */
+} fh_matmul_choice;
+
 typedef struct {
     fh_cuda_module module;
     cudaKernel_t rollout, cur_input, cur_reward, scatter, gae;
     cublasLtHandle_t lt;
     void *blas_workspace;
-    int warps_per_block;
+    int mapping;           /* FH_ROLLOUT_WARP, _BLOCK or _LANE (never _AUTO) */
+    int episodes_per_block;
+    int threads_per_block;
     size_t rollout_smem;
+    long long *clocks;     /* (N, FH_CLOCK_STRIDE) rollout cycle counters, or NULL */
+    int autotune, tuning, tuned;
+    fh_matmul_choice choices[FH_MATMUL_MAX_SHAPES];
+    int n_choices;
     int k_slots;           /* truncation final-observation slots per episode */
     long long critic_rows; /* N*L + N*K + N */
     long long chunk_rows;
@@ -42,6 +66,7 @@ struct fh_gpu_ppo_collector {
     int n_episodes, n_steps;
     fh_env_config cfg;
     int use_fast;
+    int rollout_mapping;    /* fast path: FH_ROLLOUT_AUTO, _WARP, _BLOCK or _LANE */
     int tf32;
     int profile;            /* 1: run the fast path eagerly with phase events */
     cudaStream_t stream;

@@ -465,17 +465,23 @@ FH_DEVICE void env_episode_init(const fh_env_config *cfg, const fh_env_market *m
 /* state (FH_STATE_DIM): the 51 features of the current bar, equity/initial - 1,
  * exposure clipped to [-1, 1], and spread = (half_spread + impact * 0.6) / max(sigma,
  * FH_SIGMA_FLOOR) clipped to [0, 5]. */
-/* The 3 portfolio features of the observation (state[51..53]); split out so that a
- * kernel whose lanes copy the 51 market features in parallel computes these with the
- * same code. */
-FH_DEVICE void env_portfolio_features(const fh_env_config *cfg, const fh_env_market *m,
-                                      const fh_episode_state *ep, float *out3)
+/* The 3 portfolio features of the observation (state[51..53]) given the bar's sigma;
+ * split out so that a kernel whose lanes load the bar ahead of time computes these
+ * with the same code. */
+FH_DEVICE void env_portfolio_features_at(const fh_env_config *cfg, const fh_episode_state *ep,
+                                         float sigma, float *out3)
 {
     float exposure = (float)ep->exposure;
-    float spread = env_observed_cost_rate(cfg) / fmaxf(m->sigma[ep->bar], FH_SIGMA_FLOOR);
+    float spread = env_observed_cost_rate(cfg) / fmaxf(sigma, FH_SIGMA_FLOOR);
     out3[0] = (float)(ep->equity / ep->initial_equity - 1.0);
     out3[1] = fminf(fmaxf(exposure, FH_EXPOSURE_MIN), FH_EXPOSURE_MAX);
     out3[2] = fminf(fmaxf(spread, 0.0f), FH_SPREAD_FEATURE_MAX);
+}
+
+FH_DEVICE void env_portfolio_features(const fh_env_config *cfg, const fh_env_market *m,
+                                      const fh_episode_state *ep, float *out3)
+{
+    env_portfolio_features_at(cfg, ep, m->sigma[ep->bar], out3);
 }
 
 FH_DEVICE void env_observe(const fh_env_config *cfg, const fh_env_market *m,
@@ -492,12 +498,31 @@ FH_DEVICE int env_sign(double v)
     return (v > 0.0) - (v < 0.0);
 }
 
-/* One step at bar i = ep->bar with `action` (0 <= action < FH_N_ACTIONS); SPEC §3 steps
- * 1-4, 6, 7 (without the curiosity bonus) and 8, in that order (docs/ENVIRONMENT.md).
+/* What env_step reads from the market at bar i: close[i], close[i + 1] (close[i] at the
+ * last bar, where env_step does not move) and sigma[i]. A kernel can load these ahead
+ * of time (with the next bar's features) and call env_step_at. */
+typedef struct fh_bar_prices {
+    float close;
+    float next_close;
+    float sigma;
+} fh_bar_prices;
+
+FH_DEVICE fh_bar_prices env_bar_prices(const fh_env_market *m, int bar)
+{
+    fh_bar_prices px;
+    px.close = m->close[bar];
+    px.next_close = m->close[bar + 1 < m->n_bars ? bar + 1 : bar];
+    px.sigma = m->sigma[bar];
+    return px;
+}
+
+/* One step at bar i = ep->bar with `action` (0 <= action < FH_N_ACTIONS), given that
+ * bar's prices (env_bar_prices) and the market's length; SPEC §3 steps 1-4, 6, 7
+ * (without the curiosity bonus) and 8, in that order (docs/ENVIRONMENT.md).
  * Does not reset: on out->done the caller observes the final state, then calls
  * env_episode_reset. */
-FH_DEVICE void env_step(const fh_env_config *cfg, const fh_env_market *m,
-                        fh_episode_state *ep, int action, fh_step_result *out)
+FH_DEVICE void env_step_at(const fh_env_config *cfg, int n_bars, fh_episode_state *ep, int action,
+                           const fh_bar_prices *px, fh_step_result *out)
 {
     out->pnl = 0.0;
     out->cost = 0.0;
@@ -513,7 +538,7 @@ FH_DEVICE void env_step(const fh_env_config *cfg, const fh_env_market *m,
     out->reversal = 0;
     out->terminal = 0;
     int i = ep->bar;
-    if (i + 1 >= m->n_bars) { /* stepped past the data without a reset: nothing moves */
+    if (i + 1 >= n_bars) { /* stepped past the data without a reset: nothing moves */
         out->truncated = 1;
         out->done = 1;
         return;
@@ -521,9 +546,9 @@ FH_DEVICE void env_step(const fh_env_config *cfg, const fh_env_market *m,
     out->truncated = 0;
     out->done = 0;
 
-    double p0 = (double)m->close[i];
-    double p1 = (double)m->close[i + 1];
-    float sigma_i = m->sigma[i];
+    double p0 = (double)px->close;
+    double p1 = (double)px->next_close;
+    float sigma_i = px->sigma;
     double equity0 = ep->cash + ep->units * p0;
 
     /* 1. trade towards the target; cost = turnover * equity * rate, paid in cash */
@@ -586,7 +611,7 @@ FH_DEVICE void env_step(const fh_env_config *cfg, const fh_env_market *m,
 
     /* 8. done: ruin is terminal; the horizon or the last bar truncates */
     int terminal = equity1 < (double)cfg->ruin * ep->initial_equity;
-    int truncated = !terminal && (ep->step >= cfg->horizon || ep->bar >= m->n_bars - 1);
+    int truncated = !terminal && (ep->step >= cfg->horizon || ep->bar >= n_bars - 1);
 
     ep->log_reward += (double)reward;
     ep->log_cost += cost;
@@ -612,6 +637,14 @@ FH_DEVICE void env_step(const fh_env_config *cfg, const fh_env_market *m,
     out->terminal = terminal;
     out->truncated = truncated;
     out->done = terminal || truncated;
+}
+
+/* env_step_at with the prices read from the market. */
+FH_DEVICE void env_step(const fh_env_config *cfg, const fh_env_market *m, fh_episode_state *ep,
+                        int action, fh_step_result *out)
+{
+    fh_bar_prices px = env_bar_prices(m, ep->bar);
+    env_step_at(cfg, m->n_bars, ep, action, &px, out);
 }
 
 /* Adds a bonus the caller computed (the curiosity bonus) to the step's reward and to

@@ -26,7 +26,7 @@ const fh_config_field fh_train_config_fields[] = {
     RUN("data", FH_FIELD_STRING, data, NULL, 0, 0, "OHLCV CSV file (empty: the built-in synthetic market)"),
     RUN("algo", FH_FIELD_CHOICE, algo, "ppo|dqn", 0, 0, "algorithm"),
     RUN("device", FH_FIELD_CHOICE, device, "auto|cpu|cuda", 0, 0, "where to collect experience"),
-    RUN("kernel", FH_FIELD_CHOICE, kernel, "fast|reference", 0, 0, "GPU collection kernel"),
+    RUN("kernel", FH_FIELD_CHOICE, kernel, "fast|reference|fast/warp|fast/block|fast/lane", 0, 0, "GPU collection kernel (fast: its rollout mapping chosen from N; fast/warp, /block, /lane force one)"),
     RUN("precision", FH_FIELD_CHOICE, precision, "fp32|tf32", 0, 0, "GPU batched critic/curiosity precision"),
     RUN("out", FH_FIELD_STRING, out, NULL, 0, 0, "run directory (config, metrics, checkpoints)"),
     RUN("resume", FH_FIELD_STRING, resume, NULL, 0, 0, "checkpoint to resume from"),

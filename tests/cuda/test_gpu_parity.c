@@ -15,8 +15,9 @@
  * (finite, actions in range, flags 0/1).
  * Usage: test_gpu_parity [MODE] [N L seeds]...   MODE is what is compared:
  *   reference          CPU collector vs GPU reference kernel (default)
- *   fast               CPU collector vs GPU fast path
- *   fast-vs-reference  GPU reference kernel vs GPU fast path
+ *   fast               CPU collector vs GPU fast path (fast/warp, /block, /lane: with
+ *                      that rollout mapping forced)
+ *   fast-vs-reference  GPU reference kernel vs GPU fast path (also /warp, /block, /lane)
  *   tf32               fast path fp32 vs fast path TF32: the same trajectories, and the
  *                      measured deviation of values, rewards and advantages (looser
  *                      bounds: values 2e-2 relative, rewards 1e-4, GAE 5e-2 + 5e-2|b|). */
@@ -250,9 +251,12 @@ static void run_case(const fh_device_info *dev, const char *mode, const fh_run_d
     /* (baseline, candidate) per mode */
     const char *base_kernel = "cpu", *cand_kernel = mode, *cand_precision = "fp32";
     const tolerances *tol = &TOL_FP32;
-    if (strcmp(mode, "fast-vs-reference") == 0) {
+    if (strncmp(mode, "fast-vs-reference", 17) == 0) {
         base_kernel = "reference";
-        cand_kernel = "fast";
+        cand_kernel = strcmp(mode + 17, "/warp") == 0    ? "fast/warp"
+                      : strcmp(mode + 17, "/block") == 0 ? "fast/block"
+                      : strcmp(mode + 17, "/lane") == 0  ? "fast/lane"
+                                                         : "fast";
     } else if (strcmp(mode, "tf32") == 0) {
         base_kernel = "fast";
         cand_kernel = "fast";
@@ -321,8 +325,13 @@ int main(int argc, char **argv)
     if (fh_device_select("auto", &dev, &err) != FH_OK || !dev.use_gpu)
         fh_test_skip("no CUDA device: GPU parity needs a GPU (runs in scripts/gpu-check.sh)");
     const char *mode = argc > 1 ? argv[1] : "reference";
-    if (strcmp(mode, "reference") && strcmp(mode, "fast") && strcmp(mode, "fast-vs-reference") &&
-        strcmp(mode, "tf32")) {
+    static const char *const modes[] = {"reference", "fast", "fast/warp", "fast/block", "fast/lane",
+                                        "fast-vs-reference", "fast-vs-reference/warp",
+                                        "fast-vs-reference/block", "fast-vs-reference/lane", "tf32"};
+    int known = 0;
+    for (size_t k = 0; k < sizeof modes / sizeof modes[0]; k++)
+        known |= strcmp(mode, modes[k]) == 0;
+    if (!known) {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;
     }

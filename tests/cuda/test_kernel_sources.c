@@ -57,12 +57,15 @@ static void test_compiles_to_ptx(void)
 {
     const kernel_case cases[] = {
         {"ppo_experience_kernel.cu", {"ppo_full_experience_kernel", NULL}},
-        {"ppo_fast_kernels.cu", {"ppo_rollout_fast_kernel", "curiosity_input_kernel", "curiosity_reward_kernel",
+        {"ppo_fast_kernels.cu", {"ppo_rollout_fast_kernel", "ppo_rollout_block_kernel", "ppo_rollout_lane_kernel",
+                                 "curiosity_input_kernel", "curiosity_reward_kernel",
                                  "scatter_trunc_values_kernel", "gae_kernel", NULL}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        const char *const opts_variants[2][2] = {{"--fmad=false", "-lineinfo"}, {"-lineinfo", NULL}};
-        for (int v = 0; v < 2; v++) {
+        /* as the reference collector, as the fast path, and the fast path's clock build */
+        const char *const opts_variants[3][2] = {{"--fmad=false", "-lineinfo"}, {"-lineinfo", NULL},
+                                                 {"-lineinfo", "-DFH_ROLLOUT_CLOCKS=1"}};
+        for (int v = 0; v < 3; v++) {
             fh_nvrtc_output out;
             fh_error err;
             fh_error_clear(&err);

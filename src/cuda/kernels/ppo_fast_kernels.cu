@@ -37,47 +37,141 @@
 #define FH_FAST_SM_W2 (FH_FAST_SM_B1 + FH_ACTOR_H2)
 #define FH_FAST_SM_B2 (FH_FAST_SM_W2 + FH_ACTOR_H2 * FH_FAST_OUT_PAD)
 #define FH_FAST_SM_WEIGHTS (FH_FAST_SM_B2 + FH_FAST_OUT_PAD)
-/* Per-warp scratch: state (padded to 64), h1, h2, the episode's bar. */
+/* Per-episode scratch after the weights (floats). Both mappings use the state (padded
+ * to 64) and a misc area (the bar after a reset); the warp mapping keeps h1 and h2,
+ * the block mapping h1, the two halves of layer 1's sums and the four warps' partial
+ * logits. */
 #define FH_FAST_SM_STATE 0
 #define FH_FAST_SM_H1 64
 #define FH_FAST_SM_H2 (FH_FAST_SM_H1 + FH_ACTOR_H1)
 #define FH_FAST_SM_MISC (FH_FAST_SM_H2 + FH_ACTOR_H2)
 #define FH_FAST_SM_PER_WARP (FH_FAST_SM_MISC + 8)
 #define FH_FAST_MAX_WARPS 16
+#define FH_BLOCK_EP_WARPS 4                          /* warps per episode, block mapping */
+#define FH_BLOCK_EP_THREADS (FH_BLOCK_EP_WARPS * FH_WARP)
+#define FH_BLOCK_SM_P1 (FH_FAST_SM_H1 + FH_ACTOR_H1) /* (2, 64) layer-1 half sums */
+#define FH_BLOCK_SM_P2 (FH_BLOCK_SM_P1 + 2 * FH_ACTOR_H2) /* (4, 48) partial logits */
+#define FH_BLOCK_SM_MISC (FH_BLOCK_SM_P2 + FH_BLOCK_EP_WARPS * FH_FAST_OUT_PAD)
+#define FH_BLOCK_SM_PER_EPISODE (FH_BLOCK_SM_MISC + 8)
+#define FH_BLOCK_MAX_EPISODES 4                      /* named barriers 1..4 */
+/* Lane mapping (large N): a group of 32 episodes, one per lane, run by four warps;
+ * per-group scratch k-major (element k of lane j at k * 32 + j, so a warp's accesses
+ * hit 32 banks): the state (54 x 32), h1 (128 x 32; later the logits, 48 x 32) and h2
+ * (64 x 32). */
+#define FH_LANE_SM_STATE 0
+#define FH_LANE_SM_H1 (FH_STATE_DIM * FH_WARP)
+#define FH_LANE_SM_H2 (FH_LANE_SM_H1 + FH_ACTOR_H1 * FH_WARP)
+#define FH_LANE_SM_PER_GROUP (FH_LANE_SM_H2 + FH_ACTOR_H2 * FH_WARP)
+#define FH_LANE_GROUP_WARPS 4
+#define FH_LANE_GROUP_THREADS (FH_LANE_GROUP_WARPS * FH_WARP)
+#define FH_LANE_MAX_GROUPS 4 /* named barriers 1..4; 512 threads x 128 registers */
+#define FH_LANE_OUT_BLOCK 16 /* outputs accumulated in registers at once */
+/* Lanes whose second feature slot is free (51 features = 32 + 19) load the bar's
+ * prices for env_step_at: close, next close, sigma. */
+#define FH_FAST_LANE_CLOSE 19
+#define FH_FAST_LANE_NEXT_CLOSE 20
+#define FH_FAST_LANE_SIGMA 21
+/* Rollout clock counters (compiled in with -DFH_ROLLOUT_CLOCKS; FOXHUNT_ROLLOUT_CLOCKS
+ * on the host): cycles per episode in each part of a step, on its first lane. */
+#define FH_CLOCK_OBSERVE 0 /* observation written (block mapping: and the barrier) */
+#define FH_CLOCK_ACTOR 1   /* the three layers (block mapping: with their barriers) */
+#define FH_CLOCK_SAMPLE 2  /* softmax and the draw */
+#define FH_CLOCK_ENV 3     /* env_step and the step's outputs */
+#define FH_CLOCK_TAIL 4    /* truncation observation, reset, next bar */
+#define FH_CLOCK_PARTS 5
+#define FH_CLOCK_STRIDE 8  /* counters per episode in the clocks buffer */
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 
-/* The 51 market features of `bar`, two per lane (j = lane, lane + 32): loaded into
- * registers ahead of use, so the load overlaps the step that lane 0 runs alone. */
-__device__ __forceinline__ void fast_load_features(float *f0, float *f1, const fh_env_market *m,
-                                                   int bar, int lane)
+#ifdef FH_ROLLOUT_CLOCKS
+#define FH_CLOCK_DECL long long clk_acc[FH_CLOCK_PARTS] = {0, 0, 0, 0, 0}; long long clk_last = clock64()
+#define FH_CLOCK_MARK(part) do { long long now_ = clock64(); clk_acc[part] += now_ - clk_last; clk_last = now_; } while (0)
+#define FH_CLOCK_STORE(clocks, n, lane) do { if ((clocks) && (lane) == 0) for (int c_ = 0; c_ < FH_CLOCK_PARTS; c_++) (clocks)[(long long)(n) * FH_CLOCK_STRIDE + c_] = clk_acc[c_]; } while (0)
+#else
+#define FH_CLOCK_DECL do { } while (0)
+#define FH_CLOCK_MARK(part) do { } while (0)
+#define FH_CLOCK_STORE(clocks, n, lane) do { } while (0)
+#endif
+
+/* The actor into shared memory, transposed and padded; every thread of the block helps. */
+__device__ __forceinline__ void fast_load_actor(float *w, const float *__restrict__ actor_w)
+{
+    for (int i = threadIdx.x; i < FH_FAST_SM_WEIGHTS; i += blockDim.x)
+        w[i] = 0.0f;
+    __syncthreads();
+    for (int i = threadIdx.x; i < FH_ACTOR_H1 * FH_STATE_DIM; i += blockDim.x) {
+        int o = i / FH_STATE_DIM, k = i % FH_STATE_DIM;
+        w[FH_FAST_SM_W0 + k * FH_ACTOR_H1 + o] = actor_w[FH_ACTOR_OFF_W0 + i];
+    }
+    for (int i = threadIdx.x; i < FH_ACTOR_H2 * FH_ACTOR_H1; i += blockDim.x) {
+        int o = i / FH_ACTOR_H1, k = i % FH_ACTOR_H1;
+        w[FH_FAST_SM_W1 + k * FH_ACTOR_H2 + o] = actor_w[FH_ACTOR_OFF_W1 + i];
+    }
+    for (int i = threadIdx.x; i < FH_N_ACTIONS * FH_ACTOR_H2; i += blockDim.x) {
+        int o = i / FH_ACTOR_H2, k = i % FH_ACTOR_H2;
+        w[FH_FAST_SM_W2 + k * FH_FAST_OUT_PAD + o] = actor_w[FH_ACTOR_OFF_W2 + i];
+    }
+    for (int i = threadIdx.x; i < FH_ACTOR_H1; i += blockDim.x)
+        w[FH_FAST_SM_B0 + i] = actor_w[FH_ACTOR_OFF_B0 + i];
+    for (int i = threadIdx.x; i < FH_ACTOR_H2; i += blockDim.x)
+        w[FH_FAST_SM_B1 + i] = actor_w[FH_ACTOR_OFF_B1 + i];
+    for (int i = threadIdx.x; i < FH_N_ACTIONS; i += blockDim.x)
+        w[FH_FAST_SM_B2 + i] = actor_w[FH_ACTOR_OFF_B2 + i];
+    __syncthreads();
+}
+
+/* One bar over the warp's lanes: the 51 market features two per lane (j = lane,
+ * lane + 32) and, in the free second slots, the prices env_step_at needs. Issued a step
+ * ahead, so the loads overlap the actor and the step that lane 0 runs alone. */
+__device__ __forceinline__ void fast_load_bar(float *f0, float *f1, const fh_env_market *m,
+                                              int bar, int lane)
 {
     const float *f = m->features + (long long)bar * FH_N_MARKET_FEATURES;
     *f0 = f[lane];
-    *f1 = lane + FH_WARP < FH_N_MARKET_FEATURES ? f[lane + FH_WARP] : 0.0f;
+    if (lane + FH_WARP < FH_N_MARKET_FEATURES)
+        *f1 = f[lane + FH_WARP];
+    else if (lane == FH_FAST_LANE_CLOSE)
+        *f1 = m->close[bar];
+    else if (lane == FH_FAST_LANE_NEXT_CLOSE)
+        *f1 = m->close[bar + 1 < m->n_bars ? bar + 1 : bar];
+    else if (lane == FH_FAST_LANE_SIGMA)
+        *f1 = m->sigma[bar];
+    else
+        *f1 = 0.0f;
+}
+
+/* The prices of the bar held by fast_load_bar's registers (warp-wide). */
+__device__ __forceinline__ fh_bar_prices fast_bar_prices(float f1)
+{
+    fh_bar_prices px;
+    px.close = __shfl_sync(FH_FULL_MASK, f1, FH_FAST_LANE_CLOSE);
+    px.next_close = __shfl_sync(FH_FULL_MASK, f1, FH_FAST_LANE_NEXT_CLOSE);
+    px.sigma = __shfl_sync(FH_FULL_MASK, f1, FH_FAST_LANE_SIGMA);
+    return px;
 }
 
 /* One observation: the market features from the lanes' registers, the 3 portfolio
- * features from lane 0's episode state (the shared env_portfolio_features); written
- * to dst (global) and to the warp's shared-memory state. */
+ * features from lane 0's episode state (the shared env_portfolio_features_at); written
+ * to dst (global) and to the warp's shared-memory state. Warp-wide. */
 __device__ __forceinline__ void fast_observe(float *dst, float *sm_state, const fh_env_config *cfg,
-                                             const fh_env_market *m, const fh_episode_state *ep,
-                                             float f0, float f1, int lane)
+                                             const fh_episode_state *ep, float f0, float f1,
+                                             int lane)
 {
+    float sigma = __shfl_sync(FH_FULL_MASK, f1, FH_FAST_LANE_SIGMA);
     sm_state[lane] = f0;
     if (lane + FH_WARP < FH_N_MARKET_FEATURES)
         sm_state[lane + FH_WARP] = f1;
     if (lane == 0)
-        env_portfolio_features(cfg, m, ep, sm_state + FH_N_MARKET_FEATURES);
+        env_portfolio_features_at(cfg, ep, sigma, sm_state + FH_N_MARKET_FEATURES);
     __syncwarp();
     for (int j = lane; j < FH_STATE_DIM; j += FH_WARP)
         dst[j] = sm_state[j];
 }
 
-/* logits for actions lane and lane + 32 (the second only when < FH_N_ACTIONS).
- * Each dot product is split into independent partial sums (over k modulo 2 or 4):
- * one warp per SM at small N issues from a single dependent chain, and ncu showed it
- * stalled on FMA latency (4.2 cycles per instruction, 42% fixed-latency stalls). */
+/* logits for actions lane and lane + 32 (the second only when < FH_N_ACTIONS), one
+ * warp. Each dot product is split into independent partial sums (over k modulo 2 or
+ * 4): one warp per SM at small N issues from a single dependent chain, and ncu showed
+ * it stalled on FMA latency (4.2 cycles per instruction, 42% fixed-latency stalls). */
 __device__ __forceinline__ void fast_actor(float *l0, float *l1, const float *w, float *scratch,
                                            int lane)
 {
@@ -143,6 +237,75 @@ __device__ __forceinline__ void fast_actor(float *l0, float *l1, const float *w,
     *l1 = (q1[0] + q1[1]) + (q1[2] + q1[3]);
 }
 
+/* A named barrier for the FH_BLOCK_EP_THREADS threads of one episode (bar.sync id, n;
+ * the intrinsic, not inline asm: a "memory" clobber would pin every local variable of
+ * the kernel to memory). */
+__device__ __forceinline__ void episode_barrier(int id)
+{
+    __barrier_sync_count((unsigned)id, FH_BLOCK_EP_THREADS);
+}
+
+/* The actor with an episode's four warps (t = thread within the episode, 0..127): layer
+ * 0 one output per thread; layer 1 one output and half of the inputs per thread; the
+ * output layer a quarter of the inputs per warp. Partial results meet in shared memory
+ * at named barriers; warp 0 returns the logits of actions lane and lane + 32. */
+__device__ __forceinline__ void block_actor(float *l0, float *l1, const float *w, float *scratch,
+                                            int t, int barrier_id)
+{
+    const float *state = scratch + FH_FAST_SM_STATE;
+    float *h1 = scratch + FH_FAST_SM_H1;
+    float *p1 = scratch + FH_BLOCK_SM_P1;
+    float *p2 = scratch + FH_BLOCK_SM_P2;
+    int warp = t / FH_WARP, lane = t % FH_WARP;
+    /* layer 0: output t, even and odd inputs apart */
+    float even = w[FH_FAST_SM_B0 + t], odd = 0.0f;
+#pragma unroll
+    for (int k = 0; k < FH_STATE_DIM; k += 2) {
+        float2 x = *(const float2 *)(state + k);
+        even = fmaf(w[FH_FAST_SM_W0 + k * FH_ACTOR_H1 + t], x.x, even);
+        odd = fmaf(w[FH_FAST_SM_W0 + (k + 1) * FH_ACTOR_H1 + t], x.y, odd);
+    }
+    h1[t] = fmaxf(even + odd, 0.0f);
+    episode_barrier(barrier_id);
+    /* layer 1: output o = t mod 64 over inputs [64 half, 64 half + 64) */
+    int o = t % FH_ACTOR_H2, half = t / FH_ACTOR_H2;
+    float p[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    const float *h1_half = h1 + half * FH_ACTOR_H2;
+    const float *w1 = w + FH_FAST_SM_W1 + half * FH_ACTOR_H2 * FH_ACTOR_H2 + o;
+#pragma unroll
+    for (int k = 0; k < FH_ACTOR_H2; k += 4) {
+        float4 x = *(const float4 *)(h1_half + k);
+        p[0] = fmaf(w1[(k + 0) * FH_ACTOR_H2], x.x, p[0]);
+        p[1] = fmaf(w1[(k + 1) * FH_ACTOR_H2], x.y, p[1]);
+        p[2] = fmaf(w1[(k + 2) * FH_ACTOR_H2], x.z, p[2]);
+        p[3] = fmaf(w1[(k + 3) * FH_ACTOR_H2], x.w, p[3]);
+    }
+    p1[half * FH_ACTOR_H2 + o] = (p[0] + p[1]) + (p[2] + p[3]);
+    episode_barrier(barrier_id);
+    /* output layer: warp w sums inputs [16 w, 16 w + 16); h2 = relu(b1 + both halves) */
+    const int quarter = FH_ACTOR_H2 / FH_BLOCK_EP_WARPS;
+    int second = lane + FH_WARP < FH_FAST_OUT_PAD ? lane + FH_WARP : lane;
+    float q0[2] = {0.0f, 0.0f}, q1[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int j = 0; j < quarter; j++) {
+        int k = warp * quarter + j;
+        float x = fmaxf(w[FH_FAST_SM_B1 + k] + (p1[k] + p1[FH_ACTOR_H2 + k]), 0.0f);
+        const float *row = w + FH_FAST_SM_W2 + k * FH_FAST_OUT_PAD;
+        q0[j & 1] = fmaf(row[lane], x, q0[j & 1]);
+        q1[j & 1] = fmaf(row[second], x, q1[j & 1]);
+    }
+    p2[warp * FH_FAST_OUT_PAD + lane] = q0[0] + q0[1];
+    if (second != lane)
+        p2[warp * FH_FAST_OUT_PAD + second] = q1[0] + q1[1];
+    episode_barrier(barrier_id);
+    if (warp == 0) {
+        const int s = FH_FAST_OUT_PAD;
+        *l0 = w[FH_FAST_SM_B2 + lane] + ((p2[lane] + p2[s + lane]) + (p2[2 * s + lane] + p2[3 * s + lane]));
+        *l1 = w[FH_FAST_SM_B2 + second] +
+              ((p2[second] + p2[s + second]) + (p2[2 * s + second] + p2[3 * s + second]));
+    }
+}
+
 __device__ __forceinline__ float warp_max(float v)
 {
     for (int o = 16; o > 0; o >>= 1)
@@ -182,40 +345,138 @@ __device__ __forceinline__ void fast_softmax_sample(int *action, float *log_prob
     *log_prob = logit - m - logf(total);
 }
 
-/* Phase 1. Grid: ceil(N / warps) blocks of `warps` warps; one warp per episode.
- * critic_in (N*L + N*K + N, 54): states, truncation final observations (slot j of
- * episode n at row N*L + n*K + j, step in trunc_step[n*K + j], -1 unused), s_L. */
+/* What one episode's rollout carries between steps besides its fh_episode_state
+ * (only lane 0's copy of which evolves): scalars only, so they live in registers. */
+typedef struct {
+    int bar;      /* the bar observed at this step */
+    int n_trunc;  /* final-observation slots used */
+    float f0, f1; /* this bar's features and prices (fast_load_bar) */
+    float g0, g1; /* the next bar's, loaded ahead */
+    int ahead;    /* the bar g0/g1 hold */
+} fh_fast_episode;
+
+/* Warp-wide, at the start of a step: the observation at r->bar into the state buffer
+ * and critic_in row i, and the load of the bar after it (the usual next bar). */
+__device__ __forceinline__ void fast_step_begin(fh_fast_episode *r, const fh_episode_state *ep,
+                                                const fh_env_config *cfg, const fh_env_market *m,
+                                                float *critic_row, float *sm_state, int lane)
+{
+    fast_observe(critic_row, sm_state, cfg, ep, r->f0, r->f1, lane);
+    r->ahead = r->bar + 1 < m->n_bars ? r->bar + 1 : r->bar;
+    fast_load_bar(&r->g0, &r->g1, m, r->ahead, lane);
+}
+
+/* Warp-wide, after the actor: the draw, sampling, env_step_at on lane 0 and the step's
+ * outputs; a truncated episode's final observation into its slot; a reset when done;
+ * leaves r->bar, f0, f1 at the bar the next step observes. */
+__device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_state *ep,
+                                              const fh_env_config *cfg, const fh_env_market *m,
+                                              float l0, float l1, long long i, int t, int n,
+                                              long long NL, int k_slots, float *critic_in,
+                                              int *trunc_step, fh_ppo_outputs out, float *scratch,
+                                              int *sm_bar, int lane
+#ifdef FH_ROLLOUT_CLOCKS
+                                              , long long *clk_acc, long long *clk_last
+#endif
+)
+{
+    float u = 0.0f;
+    if (lane == 0)
+        u = gpu_random(&ep->rng);
+    u = __shfl_sync(FH_FULL_MASK, u, 0);
+    int action;
+    float log_prob;
+    fast_softmax_sample(&action, &log_prob, l0, l1, u, lane);
+#ifdef FH_ROLLOUT_CLOCKS
+    { long long now_ = clock64(); clk_acc[FH_CLOCK_SAMPLE] += now_ - *clk_last; *clk_last = now_; }
+#endif
+    fh_bar_prices px = fast_bar_prices(r->f1);
+    int truncated = 0, next_bar = 0, done = 0;
+    if (lane == 0) {
+        fh_step_result res;
+        env_step_at(cfg, m->n_bars, ep, action, &px, &res);
+        out.actions[i] = action;
+        out.log_probs[i] = log_prob;
+        out.rewards[i] = res.reward;
+        out.dones[i] = res.done;
+        out.terminals[i] = res.terminal;
+        out.trunc_values[i] = 0.0f;
+        out.exposures[i] = res.exposure;
+        out.bars[i] = r->bar;
+        truncated = res.truncated;
+        done = res.done;
+        next_bar = ep->bar;
+        if (done)
+            ep->episodes_done++;
+    }
+    truncated = __shfl_sync(FH_FULL_MASK, truncated, 0);
+    done = __shfl_sync(FH_FULL_MASK, done, 0);
+    next_bar = __shfl_sync(FH_FULL_MASK, next_bar, 0);
+#ifdef FH_ROLLOUT_CLOCKS
+    { long long now_ = clock64(); clk_acc[FH_CLOCK_ENV] += now_ - *clk_last; *clk_last = now_; }
+#endif
+    if (next_bar != r->ahead)
+        fast_load_bar(&r->g0, &r->g1, m, next_bar, lane);
+    if (truncated && r->n_trunc < k_slots) {
+        /* the final observation, before the reset: its value bootstraps the GAE */
+        long long slot = (long long)n * k_slots + r->n_trunc;
+        fast_observe(critic_in + (NL + slot) * FH_STATE_DIM, scratch + FH_FAST_SM_STATE, cfg,
+                     ep, r->g0, r->g1, lane);
+        if (lane == 0)
+            trunc_step[slot] = t;
+        r->n_trunc++;
+    }
+    if (done) {
+        if (lane == 0) {
+            env_episode_reset(cfg, m, ep);
+            sm_bar[0] = ep->bar;
+        }
+        __syncwarp();
+        next_bar = sm_bar[0];
+        fast_load_bar(&r->g0, &r->g1, m, next_bar, lane);
+    }
+    r->bar = next_bar;
+    r->f0 = r->g0;
+    r->f1 = r->g1;
+    __syncwarp();
+}
+
+/* Warp-wide: the episode's state from the device, its truncation slots cleared. */
+__device__ __forceinline__ void fast_episode_begin(fh_fast_episode *r, fh_episode_state *ep,
+                                                   const fh_env_market *m,
+                                                   const fh_episode_state *episodes, int n,
+                                                   int k_slots, int *trunc_step, int *sm_bar,
+                                                   int lane)
+{
+    *ep = episodes[n]; /* only lane 0's copy evolves */
+    r->n_trunc = 0;
+    for (int j = lane; j < k_slots; j += FH_WARP)
+        trunc_step[(long long)n * k_slots + j] = -1;
+    if (lane == 0)
+        sm_bar[0] = ep->bar;
+    __syncwarp();
+    r->bar = sm_bar[0];
+    fast_load_bar(&r->f0, &r->f1, m, r->bar, lane);
+}
+
+#ifdef FH_ROLLOUT_CLOCKS
+#define FH_FAST_STEP_END_CLOCKS , clk_acc, &clk_last
+#else
+#define FH_FAST_STEP_END_CLOCKS
+#endif
+
+/* Phase 1, warp mapping (large N). Grid: ceil(N / warps) blocks of `warps` warps; one
+ * warp per episode. critic_in (N*L + N*K + N, 54): states, truncation final
+ * observations (slot j of episode n at row N*L + n*K + j, step in trunc_step[n*K + j],
+ * -1 unused), s_L. clocks: NULL, or (N, FH_CLOCK_STRIDE) under FH_ROLLOUT_CLOCKS. */
 extern "C" __global__ void __launch_bounds__(FH_FAST_MAX_WARPS * FH_WARP)
 ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
                         fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
-                        float *critic_in, int *trunc_step, fh_ppo_outputs out)
+                        float *critic_in, int *trunc_step, fh_ppo_outputs out, long long *clocks)
 {
     extern __shared__ float sm[];
     float *w = sm;
-    /* load the actor transposed (and padded); every thread of the block helps */
-    for (int i = threadIdx.x; i < FH_FAST_SM_WEIGHTS; i += blockDim.x)
-        w[i] = 0.0f;
-    __syncthreads();
-    for (int i = threadIdx.x; i < FH_ACTOR_H1 * FH_STATE_DIM; i += blockDim.x) {
-        int o = i / FH_STATE_DIM, k = i % FH_STATE_DIM;
-        w[FH_FAST_SM_W0 + k * FH_ACTOR_H1 + o] = actor_w[FH_ACTOR_OFF_W0 + i];
-    }
-    for (int i = threadIdx.x; i < FH_ACTOR_H2 * FH_ACTOR_H1; i += blockDim.x) {
-        int o = i / FH_ACTOR_H1, k = i % FH_ACTOR_H1;
-        w[FH_FAST_SM_W1 + k * FH_ACTOR_H2 + o] = actor_w[FH_ACTOR_OFF_W1 + i];
-    }
-    for (int i = threadIdx.x; i < FH_N_ACTIONS * FH_ACTOR_H2; i += blockDim.x) {
-        int o = i / FH_ACTOR_H2, k = i % FH_ACTOR_H2;
-        w[FH_FAST_SM_W2 + k * FH_FAST_OUT_PAD + o] = actor_w[FH_ACTOR_OFF_W2 + i];
-    }
-    for (int i = threadIdx.x; i < FH_ACTOR_H1; i += blockDim.x)
-        w[FH_FAST_SM_B0 + i] = actor_w[FH_ACTOR_OFF_B0 + i];
-    for (int i = threadIdx.x; i < FH_ACTOR_H2; i += blockDim.x)
-        w[FH_FAST_SM_B1 + i] = actor_w[FH_ACTOR_OFF_B1 + i];
-    for (int i = threadIdx.x; i < FH_N_ACTIONS; i += blockDim.x)
-        w[FH_FAST_SM_B2 + i] = actor_w[FH_ACTOR_OFF_B2 + i];
-    __syncthreads();
-
+    fast_load_actor(w, actor_w);
     int warp = threadIdx.x / FH_WARP, lane = threadIdx.x % FH_WARP;
     int n = blockIdx.x * (blockDim.x / FH_WARP) + warp;
     if (n >= n_episodes)
@@ -224,38 +485,214 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
     int *sm_bar = (int *)(scratch + FH_FAST_SM_MISC);
     long long NL = (long long)n_episodes * n_steps;
     long long row = (long long)n * n_steps;
-    fh_episode_state ep = episodes[n]; /* only lane 0's copy evolves */
-    int n_trunc = 0;
-    for (int j = lane; j < k_slots; j += FH_WARP)
-        trunc_step[(long long)n * k_slots + j] = -1;
-    if (lane == 0)
-        sm_bar[0] = ep.bar;
-    __syncwarp();
-
-    int bar = sm_bar[0];
-    float f0, f1;
-    fast_load_features(&f0, &f1, &market, bar, lane);
+    fh_fast_episode r;
+    fh_episode_state ep;
+    fast_episode_begin(&r, &ep, &market, episodes, n, k_slots, trunc_step, sm_bar, lane);
+    FH_CLOCK_DECL;
     for (int t = 0; t < n_steps; t++) {
         long long i = row + t;
-        fast_observe(critic_in + i * FH_STATE_DIM, scratch + FH_FAST_SM_STATE, &cfg, &market, &ep,
-                     f0, f1, lane);
+        fast_step_begin(&r, &ep, &cfg, &market, critic_in + i * FH_STATE_DIM,
+                        scratch + FH_FAST_SM_STATE, lane);
+        FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
         float l0, l1;
         fast_actor(&l0, &l1, w, scratch, lane);
-        float u = 0.0f;
+        FH_CLOCK_MARK(FH_CLOCK_ACTOR);
+        fast_step_end(&r, &ep, &cfg, &market, l0, l1, i, t, n, NL, k_slots, critic_in, trunc_step,
+                      out, scratch, sm_bar, lane FH_FAST_STEP_END_CLOCKS);
+        FH_CLOCK_MARK(FH_CLOCK_TAIL);
+    }
+    long long last_row = NL + (long long)n_episodes * k_slots + n;
+    fast_observe(critic_in + last_row * FH_STATE_DIM, scratch + FH_FAST_SM_STATE, &cfg, &ep,
+                 r.f0, r.f1, lane);
+    if (lane == 0)
+        episodes[n] = ep;
+    FH_CLOCK_STORE(clocks, n, lane);
+}
+
+/* Phase 1, block mapping (small N: the step's latency, not the SMs' throughput, sets
+ * the time). FH_BLOCK_EP_WARPS warps per episode and up to FH_BLOCK_MAX_EPISODES
+ * episodes per block sharing the actor: all four warps run the layers (block_actor),
+ * warp 0 observes, samples and steps the environment (fast_step_begin/_end) while the
+ * others wait at the episode's named barrier. Same arguments as the warp mapping. */
+extern "C" __global__ void __launch_bounds__(FH_BLOCK_MAX_EPISODES * FH_BLOCK_EP_THREADS)
+ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
+                         fh_env_market market, fh_episode_state *episodes, int n_episodes,
+                         int n_steps, int k_slots, float *critic_in, int *trunc_step,
+                         fh_ppo_outputs out, long long *clocks)
+{
+    extern __shared__ float sm[];
+    float *w = sm;
+    fast_load_actor(w, actor_w);
+    int group = threadIdx.x / FH_BLOCK_EP_THREADS, t_ep = threadIdx.x % FH_BLOCK_EP_THREADS;
+    int lane = t_ep % FH_WARP, warp = t_ep / FH_WARP;
+    int n = blockIdx.x * (blockDim.x / FH_BLOCK_EP_THREADS) + group;
+    if (n >= n_episodes)
+        return; /* the episode's four warps leave together; no block-wide barrier follows */
+    int barrier_id = 1 + group;
+    float *scratch = sm + FH_FAST_SM_WEIGHTS + group * FH_BLOCK_SM_PER_EPISODE;
+    int *sm_bar = (int *)(scratch + FH_BLOCK_SM_MISC);
+    long long NL = (long long)n_episodes * n_steps;
+    long long row = (long long)n * n_steps;
+    fh_fast_episode r;
+    fh_episode_state ep;
+    if (warp == 0)
+        fast_episode_begin(&r, &ep, &market, episodes, n, k_slots, trunc_step, sm_bar, lane);
+    FH_CLOCK_DECL;
+    for (int t = 0; t < n_steps; t++) {
+        long long i = row + t;
+        if (warp == 0)
+            fast_step_begin(&r, &ep, &cfg, &market, critic_in + i * FH_STATE_DIM,
+                            scratch + FH_FAST_SM_STATE, lane);
+        episode_barrier(barrier_id);
+        FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
+        float l0 = 0.0f, l1 = 0.0f;
+        block_actor(&l0, &l1, w, scratch, t_ep, barrier_id);
+        FH_CLOCK_MARK(FH_CLOCK_ACTOR);
+        if (warp == 0)
+            fast_step_end(&r, &ep, &cfg, &market, l0, l1, i, t, n, NL, k_slots, critic_in,
+                          trunc_step, out, scratch, sm_bar, lane FH_FAST_STEP_END_CLOCKS);
+        FH_CLOCK_MARK(FH_CLOCK_TAIL);
+    }
+    if (warp == 0) {
+        long long last_row = NL + (long long)n_episodes * k_slots + n;
+        fast_observe(critic_in + last_row * FH_STATE_DIM, scratch + FH_FAST_SM_STATE, &cfg, &ep,
+                     r.f0, r.f1, lane);
         if (lane == 0)
+            episodes[n] = ep;
+        FH_CLOCK_STORE(clocks, n, lane);
+    }
+}
+
+/* One dense layer for the 32 episodes of a group, one per lane: y[o][lane] =
+ * act(b[o] + sum_k wT[k][o] x[k][lane]), summed in the reference's order (bias, then k
+ * ascending). This warp takes output blocks first, first + 4, ... of 16 outputs, held
+ * in registers; each k costs one load of the lane's input and four broadcast float4
+ * loads of weights for 16 multiply-adds. */
+__device__ __forceinline__ void lane_dense(float *y, const float *x, const float *wT,
+                                           const float *b, int n_in, int n_out, int w_stride,
+                                           int relu, int first_block, int lane)
+{
+    for (int o0 = first_block * FH_LANE_OUT_BLOCK; o0 < n_out;
+         o0 += FH_LANE_GROUP_WARPS * FH_LANE_OUT_BLOCK) {
+        float acc[FH_LANE_OUT_BLOCK];
+#pragma unroll
+        for (int j = 0; j < FH_LANE_OUT_BLOCK; j++)
+            acc[j] = b[o0 + j];
+#pragma unroll 2
+        for (int k = 0; k < n_in; k++) {
+            float xk = x[k * FH_WARP + lane];
+            const float4 *wr = (const float4 *)(wT + k * w_stride + o0);
+#pragma unroll
+            for (int q = 0; q < FH_LANE_OUT_BLOCK / 4; q++) {
+                float4 w4 = wr[q];
+                acc[4 * q + 0] = fmaf(w4.x, xk, acc[4 * q + 0]);
+                acc[4 * q + 1] = fmaf(w4.y, xk, acc[4 * q + 1]);
+                acc[4 * q + 2] = fmaf(w4.z, xk, acc[4 * q + 2]);
+                acc[4 * q + 3] = fmaf(w4.w, xk, acc[4 * q + 3]);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < FH_LANE_OUT_BLOCK; j++)
+            y[(o0 + j) * FH_WARP + lane] = relu ? fmaxf(acc[j], 0.0f) : acc[j];
+    }
+}
+
+/* One lane's observation of its episode (the features of ep->bar and the portfolio
+ * features) into the group's k-major state and (row-major) into dst unless dst is NULL
+ * (a lane past N). No prefetch: at the N this mapping serves, other groups' warps
+ * hide the load, and 51 more live registers would spill. (Not a select between dst and
+ * a local dummy row: with that, NVVM (CUDA 13.0) emitted no global stores at all.) */
+__device__ __forceinline__ void lane_observe(float *dst, float *sm_state, const fh_env_config *cfg,
+                                             const fh_env_market *m, const fh_episode_state *ep,
+                                             int lane)
+{
+    float obs[FH_STATE_DIM];
+    env_observe(cfg, m, ep, obs);
+#pragma unroll
+    for (int j = 0; j < FH_STATE_DIM; j++)
+        sm_state[j * FH_WARP + lane] = obs[j];
+    if (dst) {
+#pragma unroll
+        for (int j = 0; j < FH_STATE_DIM; j++)
+            dst[j] = obs[j];
+    }
+}
+
+/* Phase 1, lane mapping (large N: the SMs' issue rate, not a step's latency, sets the
+ * time). A group of 32 episodes, one per lane of the group's warp 0, which observes,
+ * samples (the shared softmax_sample) and steps the environment per thread, as the
+ * design note's kernel does; the actor for the 32 episodes as three lane_dense layers
+ * split over the group's four warps, so each weight read from shared memory feeds 32
+ * multiply-adds instead of one. Up to FH_LANE_MAX_GROUPS groups per block share the
+ * actor; a group's warps meet at its named barrier. Same arguments as the others. */
+extern "C" __global__ void __launch_bounds__(FH_LANE_MAX_GROUPS * FH_LANE_GROUP_THREADS)
+ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
+                        fh_env_market market, fh_episode_state *episodes, int n_episodes,
+                        int n_steps, int k_slots, float *critic_in, int *trunc_step,
+                        fh_ppo_outputs out, long long *clocks)
+{
+    extern __shared__ float sm[];
+    float *w = sm;
+    fast_load_actor(w, actor_w);
+    int group = threadIdx.x / FH_LANE_GROUP_THREADS;
+    int gw = threadIdx.x / FH_WARP % FH_LANE_GROUP_WARPS, lane = threadIdx.x % FH_WARP;
+    int first = (blockIdx.x * (blockDim.x / FH_LANE_GROUP_THREADS) + group) * FH_WARP;
+    if (first >= n_episodes)
+        return; /* the whole group leaves; no block-wide barrier follows */
+    int barrier_id = 1 + group;
+    int n = first + lane;
+    int active = n < n_episodes; /* lanes past N step a copy of the group's first episode */
+    int src = active ? n : first;
+    float *scratch = sm + FH_FAST_SM_WEIGHTS + group * FH_LANE_SM_PER_GROUP;
+    float *state = scratch + FH_LANE_SM_STATE, *h1 = scratch + FH_LANE_SM_H1;
+    float *h2 = scratch + FH_LANE_SM_H2;
+    long long NL = (long long)n_episodes * n_steps;
+    long long row = (long long)src * n_steps;
+    fh_episode_state ep;
+    int n_trunc = 0;
+    float u = 0.0f;
+    if (gw == 0) {
+        ep = episodes[src];
+        if (active)
+            for (int j = 0; j < k_slots; j++)
+                trunc_step[(long long)n * k_slots + j] = -1;
+    }
+    FH_CLOCK_DECL;
+    for (int t = 0; t < n_steps; t++) {
+        long long i = row + t;
+        int bar = 0;
+        if (gw == 0) {
+            lane_observe(active ? critic_in + i * FH_STATE_DIM : NULL, state, &cfg, &market, &ep,
+                         lane);
+            bar = ep.bar;
             u = gpu_random(&ep.rng);
-        u = __shfl_sync(FH_FULL_MASK, u, 0);
+        }
+        episode_barrier(barrier_id);
+        FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
+        lane_dense(h1, state, w + FH_FAST_SM_W0, w + FH_FAST_SM_B0, FH_STATE_DIM, FH_ACTOR_H1,
+                   FH_ACTOR_H1, 1, gw, lane);
+        episode_barrier(barrier_id);
+        lane_dense(h2, h1, w + FH_FAST_SM_W1, w + FH_FAST_SM_B1, FH_ACTOR_H1, FH_ACTOR_H2,
+                   FH_ACTOR_H2, 1, gw, lane);
+        episode_barrier(barrier_id);
+        float *logits_sm = h1; /* h1 is spent */
+        lane_dense(logits_sm, h2, w + FH_FAST_SM_W2, w + FH_FAST_SM_B2, FH_ACTOR_H2,
+                   FH_FAST_OUT_PAD, FH_FAST_OUT_PAD, 0, gw, lane);
+        episode_barrier(barrier_id);
+        FH_CLOCK_MARK(FH_CLOCK_ACTOR);
+        if (gw != 0)
+            continue;
+        float logits[FH_N_ACTIONS];
+#pragma unroll
+        for (int a = 0; a < FH_N_ACTIONS; a++)
+            logits[a] = logits_sm[a * FH_WARP + lane];
         int action;
         float log_prob;
-        fast_softmax_sample(&action, &log_prob, l0, l1, u, lane);
-        /* the next bar's features, in flight while lane 0 steps the environment */
-        int ahead = bar + 1 < market.n_bars ? bar + 1 : bar;
-        float g0, g1;
-        fast_load_features(&g0, &g1, &market, ahead, lane);
-        int truncated = 0, next_bar = 0, done = 0;
-        if (lane == 0) {
-            fh_step_result res;
-            env_step(&cfg, &market, &ep, action, &res);
+        softmax_sample(&action, &log_prob, logits, FH_N_ACTIONS, u);
+        FH_CLOCK_MARK(FH_CLOCK_SAMPLE);
+        fh_step_result res;
+        env_step(&cfg, &market, &ep, action, &res);
+        if (active) {
             out.actions[i] = action;
             out.log_probs[i] = log_prob;
             out.rewards[i] = res.reward;
@@ -264,45 +701,29 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
             out.trunc_values[i] = 0.0f;
             out.exposures[i] = res.exposure;
             out.bars[i] = bar;
-            truncated = res.truncated;
-            done = res.done;
-            next_bar = ep.bar;
-            if (done)
-                ep.episodes_done++;
         }
-        truncated = __shfl_sync(FH_FULL_MASK, truncated, 0);
-        done = __shfl_sync(FH_FULL_MASK, done, 0);
-        next_bar = __shfl_sync(FH_FULL_MASK, next_bar, 0);
-        if (next_bar != ahead)
-            fast_load_features(&g0, &g1, &market, next_bar, lane);
-        if (truncated && n_trunc < k_slots) {
+        if (res.done)
+            ep.episodes_done++;
+        FH_CLOCK_MARK(FH_CLOCK_ENV);
+        if (res.truncated && n_trunc < k_slots) {
             /* the final observation, before the reset: its value bootstraps the GAE */
-            long long slot = (long long)n * k_slots + n_trunc;
-            fast_observe(critic_in + (NL + slot) * FH_STATE_DIM, scratch + FH_FAST_SM_STATE, &cfg,
-                         &market, &ep, g0, g1, lane);
-            if (lane == 0)
+            long long slot = (long long)src * k_slots + n_trunc;
+            lane_observe(active ? critic_in + (NL + slot) * FH_STATE_DIM : NULL, state, &cfg,
+                         &market, &ep, lane);
+            if (active)
                 trunc_step[slot] = t;
             n_trunc++;
         }
-        if (done) {
-            if (lane == 0) {
-                env_episode_reset(&cfg, &market, &ep);
-                sm_bar[0] = ep.bar;
-            }
-            __syncwarp();
-            next_bar = sm_bar[0];
-            fast_load_features(&g0, &g1, &market, next_bar, lane);
-        }
-        bar = next_bar;
-        f0 = g0;
-        f1 = g1;
-        __syncwarp();
+        if (res.done)
+            env_episode_reset(&cfg, &market, &ep);
+        FH_CLOCK_MARK(FH_CLOCK_TAIL);
     }
-    long long last_row = NL + (long long)n_episodes * k_slots + n;
-    fast_observe(critic_in + last_row * FH_STATE_DIM, scratch + FH_FAST_SM_STATE, &cfg, &market,
-                 &ep, f0, f1, lane);
-    if (lane == 0)
+    if (gw == 0 && active) {
+        long long last_row = NL + (long long)n_episodes * k_slots + n;
+        lane_observe(critic_in + last_row * FH_STATE_DIM, state, &cfg, &market, &ep, lane);
         episodes[n] = ep;
+        FH_CLOCK_STORE(clocks, n, 0);
+    }
 }
 
 /* cin (NL, 35) = [s[0..31], x(a), u(a), e'] per transition (SPEC §3.5). */
