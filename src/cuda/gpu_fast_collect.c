@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "foxhunt/timing.h"
-
 #include <cublasLt.h>
 
 #include "cuda/cuda_check.h"
@@ -22,7 +20,9 @@
 #define BLAS_WORKSPACE_BYTES (32u << 20)
 /* auto mapping: block up to this many episodes per SM, lane from this many */
 #define FH_ROLLOUT_BLOCK_MAX_EPISODES_PER_SM 2
-#define FH_ROLLOUT_LANE_MIN_EPISODES_PER_SM 24
+#define FH_ROLLOUT_LANE_MIN_EPISODES_PER_SM 72
+/* critic_in row stride: 54 floats padded to 56 (224 B rows, 16-byte aligned) */
+#define FH_CRITIC_IN_STRIDE 56
 
 static const int CRITIC_DIMS[FH_CRITIC_N_LAYERS + 1] = {
     FH_STATE_DIM, FH_CRITIC_H1, FH_CRITIC_H2, FH_CRITIC_H3, FH_CRITIC_H4, FH_CRITIC_H5, 1};
@@ -53,65 +53,10 @@ fail:
 
 #define LT_CHECK(call, err) CUBLAS_CHECK(call, err)
 
-/* The algorithm chosen for a matmul shape: cublasLt's first heuristic, or with
- * autotuning (default; FOXHUNT_MATMUL_AUTOTUNE=0 turns it off) the fastest of its
- * first FH_MATMUL_CANDIDATES, timed once per shape before the graph is captured. */
-static int find_choice(const fh_fast_path *f, int n_in, int n_out, long long rows, int relu)
-{
-    for (int i = 0; i < f->n_choices; i++) {
-        const fh_matmul_choice *m = &f->choices[i];
-        if (m->n_in == n_in && m->n_out == n_out && m->rows == rows && m->relu == relu)
-            return i;
-    }
-    return -1;
-}
-
-/* Times candidate algorithms (median of FH_MATMUL_TUNE_REPEATS after one warm-up) and
- * returns the index of the fastest that ran. */
-static fh_status time_candidates(fh_gpu_ppo_collector *c, cublasLtMatmulDesc_t op,
-                                 cublasLtMatrixLayout_t la, cublasLtMatrixLayout_t lb,
-                                 cublasLtMatrixLayout_t lc, const float *w, const float *x,
-                                 float *y, const cublasLtMatmulHeuristicResult_t *cand, int n_cand,
-                                 int *best, float *best_ms, fh_error *err)
-{
-    fh_fast_path *f = &c->fast;
-    const float one = 1.0f, zero = 0.0f;
-    *best = 0;
-    *best_ms = 0.0f;
-    for (int k = 0; k < n_cand; k++) {
-        float times_f[FH_MATMUL_TUNE_REPEATS];
-        double times[FH_MATMUL_TUNE_REPEATS];
-        int ok = 1;
-        for (int r = -1; r < FH_MATMUL_TUNE_REPEATS && ok; r++) {
-            CUDA_CHECK(cudaEventRecord(f->ev_phase[0], c->stream), err);
-            ok = cublasLtMatmul(f->lt, op, &one, w, la, x, lb, &zero, y, lc, y, lc, &cand[k].algo,
-                                f->blas_workspace, BLAS_WORKSPACE_BYTES, c->stream) ==
-                 CUBLAS_STATUS_SUCCESS;
-            CUDA_CHECK(cudaEventRecord(f->ev_phase[1], c->stream), err);
-            CUDA_CHECK(cudaEventSynchronize(f->ev_phase[1]), err);
-            if (ok && r >= 0)
-                CUDA_CHECK(cudaEventElapsedTime(&times_f[r], f->ev_phase[0], f->ev_phase[1]), err);
-            if (ok && r >= 0)
-                times[r] = times_f[r];
-        }
-        if (!ok)
-            continue; /* a candidate that cannot run here is skipped, not an error */
-        double ms = fh_median_inplace(times, FH_MATMUL_TUNE_REPEATS);
-        if (*best_ms == 0.0f || ms < *best_ms) {
-            *best = k;
-            *best_ms = (float)ms;
-        }
-    }
-    return FH_OK;
-fail:
-    return err->status;
-}
-
 /* y (rows, n_out) row-major = act(x (rows, n_in) W^T + b), W (n_out, n_in) row-major:
  * in cuBLAS's column-major terms y^T = W x^T. One cublasLt matmul whose epilogue adds
  * the bias and applies the ReLU, so activations are written once (a separate bias
- * pass cost 39 ms of 217 at N 16384). Compute type fp32 or TF32 (--precision). With
- * f->tuning set (outside graph capture) a new shape's algorithm is chosen by timing. */
+ * pass cost 39 ms of 217 at N 16384). Compute type fp32 or TF32 (--precision). */
 static fh_status dense(fh_gpu_ppo_collector *c, float *y, const float *x, const float *w,
                        const float *b, int n_in, int n_out, long long rows, int relu,
                        fh_error *err)
@@ -124,7 +69,7 @@ static fh_status dense(fh_gpu_ppo_collector *c, float *y, const float *x, const 
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     cublasLtEpilogue_t epilogue = relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
     size_t ws_bytes = BLAS_WORKSPACE_BYTES;
-    cublasLtMatmulHeuristicResult_t cand[FH_MATMUL_CANDIDATES];
+    cublasLtMatmulHeuristicResult_t heuristic;
     int found = 0;
     fh_status st = FH_OK;
     LT_CHECK(cublasLtMatmulDescCreate(&op, c->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
@@ -140,37 +85,13 @@ static fh_status dense(fh_gpu_ppo_collector *c, float *y, const float *x, const 
     LT_CHECK(cublasLtMatmulPreferenceCreate(&pref), err);
     LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                   &ws_bytes, sizeof ws_bytes), err);
-    LT_CHECK(cublasLtMatmulAlgoGetHeuristic(f->lt, op, la, lb, lc, lc, pref,
-                                            f->autotune ? FH_MATMUL_CANDIDATES : 1, cand, &found),
-             err);
+    LT_CHECK(cublasLtMatmulAlgoGetHeuristic(f->lt, op, la, lb, lc, lc, pref, 1, &heuristic, &found), err);
     if (!found) {
         st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: cublasLt has no algorithm for a %d x %lld x %d "
                           "matmul with a bias epilogue", __FILE__, __LINE__, n_out, rows, n_in);
         goto done;
     }
-    int pick = 0, known = find_choice(f, n_in, n_out, rows, relu);
-    if (known >= 0) {
-        pick = -1;
-        for (int k = 0; k < found; k++)
-            if (memcmp(&cand[k].algo, &f->choices[known].algo, sizeof cand[k].algo) == 0)
-                pick = k;
-        if (pick < 0) /* the heuristics changed between calls: keep the stored choice */
-            cand[0].algo = f->choices[known].algo, pick = 0;
-    } else if (f->tuning && found > 1 && f->n_choices < FH_MATMUL_MAX_SHAPES) {
-        float ms;
-        if ((st = time_candidates(c, op, la, lb, lc, w, x, y, cand, found, &pick, &ms, err)) != FH_OK)
-            goto done;
-        fh_matmul_choice *m = &f->choices[f->n_choices++];
-        m->n_in = n_in;
-        m->n_out = n_out;
-        m->rows = rows;
-        m->relu = relu;
-        m->algo = cand[pick].algo;
-        m->candidates = found;
-        m->pick = pick;
-        m->ms = ms;
-    }
-    LT_CHECK(cublasLtMatmul(f->lt, op, &one, w, la, x, lb, &zero, y, lc, y, lc, &cand[pick].algo,
+    LT_CHECK(cublasLtMatmul(f->lt, op, &one, w, la, x, lb, &zero, y, lc, y, lc, &heuristic.algo,
                             f->blas_workspace, BLAS_WORKSPACE_BYTES, c->stream), err);
     goto done;
 fail:
@@ -200,6 +121,7 @@ void fh_fast_path_free(fh_gpu_ppo_collector *c)
         cublasLtDestroy(f->lt);
     cudaFree(f->blas_workspace);
     cudaFree(f->critic_in);
+    cudaFree(f->critic_w0);
     cudaFree(f->values_all);
     cudaFree(f->trunc_step);
     cudaFree(f->act_a);
@@ -218,13 +140,29 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     fh_fast_path *f = &c->fast;
     int N = c->n_episodes, L = c->n_steps;
     long long NL = (long long)N * L;
-    /* FOXHUNT_ROLLOUT_CLOCKS (a diagnostic; the bench prints it): the rollout kernels
-     * count cycles per part of a step (FH_CLOCK_*). */
+    /* Diagnostics (docs/BENCHMARKS.md): FOXHUNT_ROLLOUT_CLOCKS=1 compiles the rollout's
+     * cycle counters in (the bench prints them); FOXHUNT_LANE_PER_LANE=1|2|4 sets the
+     * lane mapping's episodes per lane (FH_LANE_PER_LANE, default 2). */
     const char *clocks_env = getenv("FOXHUNT_ROLLOUT_CLOCKS");
     int with_clocks = clocks_env && clocks_env[0] && strcmp(clocks_env, "0") != 0;
-    const char *options[] = {"-lineinfo", "-DFH_ROLLOUT_CLOCKS=1"};
+    const char *per_lane_env = getenv("FOXHUNT_LANE_PER_LANE");
+    int per_lane = per_lane_env ? atoi(per_lane_env) : FH_LANE_PER_LANE;
+    if (per_lane != 1 && per_lane != 2 && per_lane != 4)
+        return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_LANE_PER_LANE=%s: expected 1, 2 or 4",
+                            per_lane_env);
+    int lane_threads = FH_LANE_BLOCK_EPISODES / per_lane / FH_WARP * FH_LANE_GROUP_THREADS;
+    /* FOXHUNT_CRITIC_IN_STRIDE=54|56|64: the critic input's row stride (default
+     * FH_CRITIC_IN_STRIDE; 54 is unpadded) */
+    const char *stride_env = getenv("FOXHUNT_CRITIC_IN_STRIDE");
+    f->in_stride = stride_env ? atoi(stride_env) : FH_CRITIC_IN_STRIDE;
+    if (f->in_stride != FH_STATE_DIM && f->in_stride != 56 && f->in_stride != 64)
+        return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_CRITIC_IN_STRIDE=%s: expected 54, 56 or 64",
+                            stride_env);
+    char per_lane_option[40];
+    snprintf(per_lane_option, sizeof per_lane_option, "-DFH_LANE_PER_LANE=%d", per_lane);
+    const char *options[3] = {"-lineinfo", per_lane_option, "-DFH_ROLLOUT_CLOCKS=1"};
     fh_status st = fh_cuda_module_load(&f->module, &c->dev, FAST_KERNEL_FILE, options,
-                                       with_clocks ? 2 : 1, err);
+                                       with_clocks ? 3 : 2, err);
     if (st != FH_OK)
         return st;
     /* Rollout mapping (docs/ARCHITECTURE.md; crossovers measured, docs/BENCHMARKS.md).
@@ -248,19 +186,19 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
             return st;
 
     /* Launch shape from the device: spread the work over the SMs first, then pack units
-     * (an episode; a group of 32 episodes for the lane mapping) into a block, where they
+     * (an episode; the lane mapping's block is one unit of 128) into a block, where they
      * share its copy of the actor. */
-    int unit_episodes = f->mapping == FH_ROLLOUT_LANE ? 32 : 1;
+    int unit_episodes = f->mapping == FH_ROLLOUT_LANE ? FH_LANE_BLOCK_EPISODES : 1;
     int units = (N + unit_episodes - 1) / unit_episodes;
     int per_sm = (units + c->dev.sm_count - 1) / c->dev.sm_count;
     int max_per_block = f->mapping == FH_ROLLOUT_BLOCK  ? FH_BLOCK_MAX_EPISODES
-                        : f->mapping == FH_ROLLOUT_LANE ? FH_LANE_MAX_GROUPS
+                        : f->mapping == FH_ROLLOUT_LANE ? 1
                                                         : FH_FAST_MAX_WARPS;
     int unit_floats = f->mapping == FH_ROLLOUT_BLOCK  ? FH_BLOCK_SM_PER_EPISODE
-                      : f->mapping == FH_ROLLOUT_LANE ? FH_LANE_SM_PER_GROUP
+                      : f->mapping == FH_ROLLOUT_LANE ? FH_LANE_SM_PER_BLOCK
                                                       : FH_FAST_SM_PER_WARP;
     int unit_threads = f->mapping == FH_ROLLOUT_BLOCK  ? FH_BLOCK_EP_THREADS
-                       : f->mapping == FH_ROLLOUT_LANE ? FH_LANE_GROUP_THREADS
+                       : f->mapping == FH_ROLLOUT_LANE ? lane_threads
                                                        : 32;
     int per_block = per_sm < 1 ? 1 : per_sm > max_per_block ? max_per_block : per_sm;
     f->episodes_per_block = per_block * unit_episodes;
@@ -272,8 +210,6 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
                             c->dev.name, c->dev.shared_mem_per_block_optin);
     CUDA_CHECK(cudaKernelSetAttributeForDevice(f->rollout, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                (int)f->rollout_smem, c->dev.device_index), err);
-    const char *tune_env = getenv("FOXHUNT_MATMUL_AUTOTUNE");
-    f->autotune = !(tune_env && strcmp(tune_env, "0") == 0);
     if (with_clocks)
         CUDA_CHECK(cudaMalloc((void **)&f->clocks, (size_t)N * FH_CLOCK_STRIDE * sizeof(long long)), err);
 
@@ -285,7 +221,14 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         f->k_slots = L;
     f->critic_rows = NL + (long long)N * f->k_slots + N;
     f->chunk_rows = f->critic_rows < FH_FAST_CHUNK_ROWS ? f->critic_rows : FH_FAST_CHUNK_ROWS;
-    CUDA_CHECK(cudaMalloc((void **)&f->critic_in, (size_t)f->critic_rows * FH_STATE_DIM * sizeof(float)), err);
+    size_t in_bytes = (size_t)f->critic_rows * f->in_stride * sizeof(float);
+    CUDA_CHECK(cudaMalloc((void **)&f->critic_in, in_bytes), err);
+    CUDA_CHECK(cudaMemset(f->critic_in, 0, in_bytes), err); /* the padding stays zero */
+    if (f->in_stride != FH_STATE_DIM) {
+        size_t w0_bytes = (size_t)FH_CRITIC_H1 * f->in_stride * sizeof(float);
+        CUDA_CHECK(cudaMalloc((void **)&f->critic_w0, w0_bytes), err);
+        CUDA_CHECK(cudaMemset(f->critic_w0, 0, w0_bytes), err);
+    }
     CUDA_CHECK(cudaMalloc((void **)&f->values_all, (size_t)f->critic_rows * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&f->trunc_step, (size_t)N * f->k_slots * sizeof(int)), err);
     CUDA_CHECK(cudaMalloc((void **)&f->act_a, (size_t)f->chunk_rows * FH_CRITIC_H1 * sizeof(float)), err);
@@ -296,6 +239,7 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         CUDA_CHECK(cudaEventCreate(&f->ev_phase[i]), err);
     CUBLAS_CHECK(cublasLtCreate(&f->lt), err);
     c->out.states = f->critic_in;
+    c->states_pitch = f->in_stride;
     c->out.values = f->values_all;
     c->out.last_values = f->values_all + NL + (long long)N * f->k_slots;
     return FH_OK;
@@ -304,10 +248,8 @@ fail:
 }
 
 /* Phase 2: the critic over every row (states, final observations, s_L) and the
- * curiosity model over the N*L transitions, whose bonus joins the rewards. With
- * with_kernels = 0 only the matmuls run (autotuning them on the real shapes; the
- * buffers they write are all rewritten by the next collection). */
-static fh_status batched_networks(fh_gpu_ppo_collector *c, int with_kernels, fh_error *err)
+ * curiosity model over the N*L transitions, whose bonus joins the rewards. */
+static fh_status batched_networks(fh_gpu_ppo_collector *c, fh_error *err)
 {
     fh_fast_path *f = &c->fast;
     long long NL = (long long)c->n_episodes * c->n_steps;
@@ -315,12 +257,15 @@ static fh_status batched_networks(fh_gpu_ppo_collector *c, int with_kernels, fh_
     /* the critic over every row: states, final observations, s_L */
     for (long long r0 = 0; r0 < f->critic_rows; r0 += f->chunk_rows) {
         long long rows = f->critic_rows - r0 < f->chunk_rows ? f->critic_rows - r0 : f->chunk_rows;
-        const float *x = f->critic_in + r0 * FH_STATE_DIM;
+        const float *x = f->critic_in + r0 * f->in_stride;
         for (int l = 0; l < FH_CRITIC_N_LAYERS; l++) {
             int last = l == FH_CRITIC_N_LAYERS - 1;
             float *y = last ? f->values_all + r0 : (l % 2 == 0 ? f->act_a : f->act_b);
-            if ((st = dense(c, y, x, c->weights.critic + CRITIC_W[l], c->weights.critic + CRITIC_B[l],
-                            CRITIC_DIMS[l], CRITIC_DIMS[l + 1], rows, !last, err)) != FH_OK)
+            /* layer 0 reads the padded rows with the zero-padded weights */
+            const float *w = l == 0 && f->critic_w0 ? f->critic_w0 : c->weights.critic + CRITIC_W[l];
+            int n_in = l == 0 ? f->in_stride : CRITIC_DIMS[l];
+            if ((st = dense(c, y, x, w, c->weights.critic + CRITIC_B[l], n_in, CRITIC_DIMS[l + 1],
+                            rows, !last, err)) != FH_OK)
                 return st;
             x = y;
         }
@@ -328,12 +273,11 @@ static fh_status batched_networks(fh_gpu_ppo_collector *c, int with_kernels, fh_
     /* the curiosity model over the N*L transitions; its bonus joins the rewards */
     for (long long r0 = 0; r0 < NL; r0 += f->chunk_rows) {
         long long rows = NL - r0 < f->chunk_rows ? NL - r0 : f->chunk_rows;
-        float *states = f->critic_in + r0 * FH_STATE_DIM;
+        float *states = f->critic_in + r0 * f->in_stride;
         int *actions = c->out.actions + r0;
         float *exposures = c->out.exposures + r0;
-        void *in_args[] = {&f->cur_in, &states, &actions, &exposures, &rows};
-        if (with_kernels &&
-            (st = launch(c, f->cur_input, elementwise_grid(c, rows * FH_CURIOSITY_INPUT_DIM),
+        void *in_args[] = {&f->cur_in, &states, &f->in_stride, &actions, &exposures, &rows};
+        if ((st = launch(c, f->cur_input, elementwise_grid(c, rows * FH_CURIOSITY_INPUT_DIM),
                          ELEMENTWISE_BLOCK, 0, in_args, err)) != FH_OK)
             return st;
         const float *w = c->weights.curiosity;
@@ -345,8 +289,8 @@ static fh_status batched_networks(fh_gpu_ppo_collector *c, int with_kernels, fh_
         float *rewards = c->out.rewards + r0;
         int *bars = c->out.bars + r0;
         void *r_args[] = {&rewards, &f->act_b, &bars, &c->cfg, &c->d_market, &rows};
-        if (with_kernels && (st = launch(c, f->cur_reward, elementwise_grid(c, rows),
-                                         ELEMENTWISE_BLOCK, 0, r_args, err)) != FH_OK)
+        if ((st = launch(c, f->cur_reward, elementwise_grid(c, rows), ELEMENTWISE_BLOCK, 0, r_args,
+                         err)) != FH_OK)
             return st;
     }
     return FH_OK;
@@ -362,10 +306,15 @@ static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambd
     fh_status st;
     if (with_events)
         CUDA_CHECK(cudaEventRecord(f->ev_phase[0], c->stream), err);
+    if (f->critic_w0) /* this collection's first critic layer, into the padded rows */
+        CUDA_CHECK(cudaMemcpy2DAsync(f->critic_w0, (size_t)f->in_stride * sizeof(float),
+                                     c->weights.critic + FH_CRITIC_OFF_W0,
+                                     FH_STATE_DIM * sizeof(float), FH_STATE_DIM * sizeof(float),
+                                     FH_CRITIC_H1, cudaMemcpyDeviceToDevice, c->stream), err);
     {
         const float *actor = c->weights.actor;
         void *args[] = {&actor, &c->cfg, &c->d_market, &c->d_episodes, &N, &L, &K,
-                        &f->critic_in, &f->trunc_step, &c->out, &f->clocks};
+                        &f->critic_in, &f->in_stride, &f->trunc_step, &c->out, &f->clocks};
         unsigned grid = (unsigned)((N + f->episodes_per_block - 1) / f->episodes_per_block);
         if ((st = launch(c, f->rollout, grid, (unsigned)f->threads_per_block, f->rollout_smem,
                          args, err)) != FH_OK)
@@ -373,7 +322,7 @@ static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambd
     }
     if (with_events)
         CUDA_CHECK(cudaEventRecord(f->ev_phase[1], c->stream), err);
-    if ((st = batched_networks(c, 1, err)) != FH_OK)
+    if ((st = batched_networks(c, err)) != FH_OK)
         return st;
     if (with_events)
         CUDA_CHECK(cudaEventRecord(f->ev_phase[2], c->stream), err);
@@ -399,20 +348,6 @@ fail:
 fh_status fh_fast_path_run(fh_gpu_ppo_collector *c, const fh_collect_params *p, fh_error *err)
 {
     fh_fast_path *f = &c->fast;
-    if (f->autotune && !f->tuned) { /* once, on the real shapes, before any capture */
-        f->tuning = 1;
-        fh_status st = batched_networks(c, 0, err);
-        f->tuning = 0;
-        f->tuned = 1;
-        if (st != FH_OK)
-            return st;
-        const char *report = getenv("FOXHUNT_MATMUL_AUTOTUNE");
-        for (int i = 0; report && strcmp(report, "report") == 0 && i < f->n_choices; i++) {
-            const fh_matmul_choice *m = &f->choices[i];
-            fprintf(stderr, "matmul %4d -> %4d x %8lld rows%s: cublasLt candidate %d of %d, %.3f ms\n",
-                    m->n_in, m->n_out, m->rows, m->relu ? " (ReLU)" : "", m->pick, m->candidates, m->ms);
-        }
-    }
     if (c->profile)
         return fast_sequence(c, p->gamma, p->gae_lambda, 1, err);
     if (!f->graph_exec || f->graph_gamma != p->gamma || f->graph_lambda != p->gae_lambda) {

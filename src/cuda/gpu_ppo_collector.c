@@ -140,6 +140,7 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
     fh_ppo_outputs *o = &c->out;
     if (!c->use_fast) {
         CUDA_CHECK(cudaMalloc((void **)&o->states, nl * FH_STATE_DIM * sizeof(float)), err);
+        c->states_pitch = FH_STATE_DIM;
         CUDA_CHECK(cudaMalloc((void **)&o->values, nl * sizeof(float)), err);
         CUDA_CHECK(cudaMalloc((void **)&o->last_values, (size_t)n_episodes * sizeof(float)), err);
     }
@@ -182,8 +183,11 @@ fh_status fh_gpu_ppo_collector_poison(fh_gpu_ppo_collector *c, fh_error *err)
 {
     size_t nl = (size_t)c->n_episodes * c->n_steps;
     fh_ppo_outputs *o = &c->out;
+    /* the states' row padding (fast path) must stay zero: a pitched fill */
+    CUDA_CHECK(cudaMemset2DAsync(o->states, (size_t)c->states_pitch * sizeof(float), 0xFF,
+                                 FH_STATE_DIM * sizeof(float), nl, c->stream), err);
     struct { void *p; size_t bytes; } bufs[] = {
-        {o->states, nl * FH_STATE_DIM * 4}, {o->actions, nl * 4}, {o->log_probs, nl * 4},
+        {o->actions, nl * 4}, {o->log_probs, nl * 4},
         {o->values, nl * 4}, {o->rewards, nl * 4}, {o->dones, nl * 4}, {o->terminals, nl * 4},
         {o->trunc_values, nl * 4}, {o->advantages, nl * 4}, {o->returns, nl * 4},
         {o->exposures, nl * 4}, {o->bars, nl * 4}, {o->last_values, (size_t)c->n_episodes * 4}};
@@ -283,7 +287,6 @@ fh_status fh_gpu_ppo_collector_collect(fh_gpu_ppo_collector *c, const fh_collect
         return st;
     CUDA_CHECK(cudaEventRecord(c->ev_kernel_end, c->stream), err);
     struct { void *dst; const void *src; size_t bytes; } copies[] = {
-        {b->states, o->states, nl * FH_STATE_DIM * sizeof(float)},
         {b->actions, o->actions, nl * sizeof(int)},
         {b->log_probs, o->log_probs, nl * sizeof(float)},
         {b->values, o->values, nl * sizeof(float)},
@@ -297,6 +300,10 @@ fh_status fh_gpu_ppo_collector_collect(fh_gpu_ppo_collector *c, const fh_collect
         {b->bars, o->bars, nl * sizeof(int)},
         {b->last_values, o->last_values, (size_t)N * sizeof(float)},
         {c->h_episodes, c->d_episodes, (size_t)N * sizeof(fh_episode_state)}};
+    CUDA_CHECK(cudaMemcpy2DAsync(b->states, FH_STATE_DIM * sizeof(float), o->states,
+                                 (size_t)c->states_pitch * sizeof(float),
+                                 FH_STATE_DIM * sizeof(float), nl, cudaMemcpyDeviceToHost,
+                                 c->stream), err);
     for (size_t i = 0; i < sizeof copies / sizeof copies[0]; i++)
         CUDA_CHECK(cudaMemcpyAsync(copies[i].dst, copies[i].src, copies[i].bytes,
                                    cudaMemcpyDeviceToHost, c->stream), err);

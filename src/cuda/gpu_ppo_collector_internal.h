@@ -22,18 +22,6 @@
 #define FH_ROLLOUT_BLOCK 2 /* four warps per episode */
 #define FH_ROLLOUT_LANE 3  /* one lane per episode, 32 episodes per warp */
 
-/* Autotuned cublasLt algorithms, one per matmul shape (gpu_fast_collect.c). */
-#define FH_MATMUL_CANDIDATES 8
-#define FH_MATMUL_MAX_SHAPES 24
-#define FH_MATMUL_TUNE_REPEATS 3
-typedef struct {
-    int n_in, n_out, relu;
-    long long rows;
-    cublasLtMatmulAlgo_t algo;
-    int candidates, pick; /* how many cublasLt offered; which won (0: its first) */
-    float ms;             /* the winner's median time */
-} fh_matmul_choice;
-
 typedef struct {
     fh_cuda_module module;
     cudaKernel_t rollout, cur_input, cur_reward, scatter, gae;
@@ -44,13 +32,14 @@ typedef struct {
     int threads_per_block;
     size_t rollout_smem;
     long long *clocks;     /* (N, FH_CLOCK_STRIDE) rollout cycle counters, or NULL */
-    int autotune, tuning, tuned;
-    fh_matmul_choice choices[FH_MATMUL_MAX_SHAPES];
-    int n_choices;
     int k_slots;           /* truncation final-observation slots per episode */
     long long critic_rows; /* N*L + N*K + N */
     long long chunk_rows;
-    float *critic_in;      /* (critic_rows, 54); rows [0, N*L) are the states */
+    int in_stride;         /* floats between critic_in rows: 54 padded with zeros so the
+                              first critic layer's K is a multiple of 8 (aligned rows) */
+    float *critic_in;      /* (critic_rows, in_stride); rows [0, N*L) are the states */
+    float *critic_w0;      /* (512, in_stride) the first critic layer, zero-padded, or
+                              NULL when in_stride is 54 */
     float *values_all;     /* (critic_rows) */
     int *trunc_step;       /* (N, K) */
     float *act_a, *act_b;  /* (chunk_rows, 512) ping-pong activations */
@@ -80,6 +69,7 @@ struct fh_gpu_ppo_collector {
     fh_gpu_weights weights;
     fh_ppo_outputs out;     /* device pointers; in fast mode states/values/last_values
                                point into fast.critic_in / fast.values_all */
+    int states_pitch;       /* floats between rows of out.states (54, or in_stride) */
     fh_fast_path fast;
     fh_gpu_collect_timing timing;
     /* the host batch last downloaded into, page-locked (cudaHostRegister) so the

@@ -54,17 +54,29 @@
 #define FH_BLOCK_SM_MISC (FH_BLOCK_SM_P2 + FH_BLOCK_EP_WARPS * FH_FAST_OUT_PAD)
 #define FH_BLOCK_SM_PER_EPISODE (FH_BLOCK_SM_MISC + 8)
 #define FH_BLOCK_MAX_EPISODES 4                      /* named barriers 1..4 */
-/* Lane mapping (large N): a group of 32 episodes, one per lane, run by four warps;
- * per-group scratch k-major (element k of lane j at k * 32 + j, so a warp's accesses
- * hit 32 banks): the state (54 x 32), h1 (128 x 32; later the logits, 48 x 32) and h2
- * (64 x 32). */
-#define FH_LANE_SM_STATE 0
-#define FH_LANE_SM_H1 (FH_STATE_DIM * FH_WARP)
-#define FH_LANE_SM_H2 (FH_LANE_SM_H1 + FH_ACTOR_H1 * FH_WARP)
-#define FH_LANE_SM_PER_GROUP (FH_LANE_SM_H2 + FH_ACTOR_H2 * FH_WARP)
+/* Lane mapping (large N): a block holds 128 episodes in groups; a group is
+ * FH_LANE_PER_LANE x 32 episodes, one per thread of its first warps for observing,
+ * sampling and env_step, and four warps for the layers, where lane j takes episodes
+ * j, j + 32, ... (FH_LANE_PER_LANE of them). Per group, k-major scratch (element k of
+ * episode j at k * FH_LANE_GROUP_EPISODES + j, so a warp's accesses hit 32 banks): the
+ * state (54), h1 (128; later the logits, 48) and h2 (64). FH_LANE_PER_LANE trades
+ * shared-memory traffic (each broadcast weight feeds 32 x FH_LANE_PER_LANE
+ * multiply-adds) against warps per SM (512 / FH_LANE_PER_LANE threads per block);
+ * measured in docs/BENCHMARKS.md. */
+#ifndef FH_LANE_PER_LANE
+#define FH_LANE_PER_LANE 2
+#endif
+#define FH_LANE_BLOCK_EPISODES 128
+#define FH_LANE_GROUP_EPISODES (FH_LANE_PER_LANE * FH_WARP)
 #define FH_LANE_GROUP_WARPS 4
 #define FH_LANE_GROUP_THREADS (FH_LANE_GROUP_WARPS * FH_WARP)
-#define FH_LANE_MAX_GROUPS 4 /* named barriers 1..4; 512 threads x 128 registers */
+#define FH_LANE_GROUPS (FH_LANE_BLOCK_EPISODES / FH_LANE_GROUP_EPISODES)
+#define FH_LANE_BLOCK_THREADS (FH_LANE_GROUPS * FH_LANE_GROUP_THREADS)
+#define FH_LANE_SM_STATE 0
+#define FH_LANE_SM_H1 (FH_STATE_DIM * FH_LANE_GROUP_EPISODES)
+#define FH_LANE_SM_H2 (FH_LANE_SM_H1 + FH_ACTOR_H1 * FH_LANE_GROUP_EPISODES)
+#define FH_LANE_SM_PER_GROUP (FH_LANE_SM_H2 + FH_ACTOR_H2 * FH_LANE_GROUP_EPISODES)
+#define FH_LANE_SM_PER_BLOCK (FH_LANE_GROUPS * FH_LANE_SM_PER_GROUP)
 #define FH_LANE_OUT_BLOCK 16 /* outputs accumulated in registers at once */
 /* Lanes whose second feature slot is free (51 features = 32 + 19) load the bar's
  * prices for env_step_at: close, next close, sigma. */
@@ -373,6 +385,7 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
                                               const fh_env_config *cfg, const fh_env_market *m,
                                               float l0, float l1, long long i, int t, int n,
                                               long long NL, int k_slots, float *critic_in,
+                                              int in_stride,
                                               int *trunc_step, fh_ppo_outputs out, float *scratch,
                                               int *sm_bar, int lane
 #ifdef FH_ROLLOUT_CLOCKS
@@ -420,7 +433,7 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
     if (truncated && r->n_trunc < k_slots) {
         /* the final observation, before the reset: its value bootstraps the GAE */
         long long slot = (long long)n * k_slots + r->n_trunc;
-        fast_observe(critic_in + (NL + slot) * FH_STATE_DIM, scratch + FH_FAST_SM_STATE, cfg,
+        fast_observe(critic_in + (NL + slot) * in_stride, scratch + FH_FAST_SM_STATE, cfg,
                      ep, r->g0, r->g1, lane);
         if (lane == 0)
             trunc_step[slot] = t;
@@ -466,13 +479,15 @@ __device__ __forceinline__ void fast_episode_begin(fh_fast_episode *r, fh_episod
 #endif
 
 /* Phase 1, warp mapping (large N). Grid: ceil(N / warps) blocks of `warps` warps; one
- * warp per episode. critic_in (N*L + N*K + N, 54): states, truncation final
+ * warp per episode. critic_in (N*L + N*K + N rows of 54 floats, in_stride >= 54 apart;
+ * the padding stays zero): states, truncation final
  * observations (slot j of episode n at row N*L + n*K + j, step in trunc_step[n*K + j],
  * -1 unused), s_L. clocks: NULL, or (N, FH_CLOCK_STRIDE) under FH_ROLLOUT_CLOCKS. */
 extern "C" __global__ void __launch_bounds__(FH_FAST_MAX_WARPS * FH_WARP)
 ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
                         fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
-                        float *critic_in, int *trunc_step, fh_ppo_outputs out, long long *clocks)
+                        float *critic_in, int in_stride, int *trunc_step, fh_ppo_outputs out,
+                        long long *clocks)
 {
     extern __shared__ float sm[];
     float *w = sm;
@@ -491,18 +506,19 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
     FH_CLOCK_DECL;
     for (int t = 0; t < n_steps; t++) {
         long long i = row + t;
-        fast_step_begin(&r, &ep, &cfg, &market, critic_in + i * FH_STATE_DIM,
+        fast_step_begin(&r, &ep, &cfg, &market, critic_in + i * in_stride,
                         scratch + FH_FAST_SM_STATE, lane);
         FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
         float l0, l1;
         fast_actor(&l0, &l1, w, scratch, lane);
         FH_CLOCK_MARK(FH_CLOCK_ACTOR);
-        fast_step_end(&r, &ep, &cfg, &market, l0, l1, i, t, n, NL, k_slots, critic_in, trunc_step,
+        fast_step_end(&r, &ep, &cfg, &market, l0, l1, i, t, n, NL, k_slots, critic_in, in_stride,
+                      trunc_step,
                       out, scratch, sm_bar, lane FH_FAST_STEP_END_CLOCKS);
         FH_CLOCK_MARK(FH_CLOCK_TAIL);
     }
     long long last_row = NL + (long long)n_episodes * k_slots + n;
-    fast_observe(critic_in + last_row * FH_STATE_DIM, scratch + FH_FAST_SM_STATE, &cfg, &ep,
+    fast_observe(critic_in + last_row * in_stride, scratch + FH_FAST_SM_STATE, &cfg, &ep,
                  r.f0, r.f1, lane);
     if (lane == 0)
         episodes[n] = ep;
@@ -517,7 +533,7 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
 extern "C" __global__ void __launch_bounds__(FH_BLOCK_MAX_EPISODES * FH_BLOCK_EP_THREADS)
 ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
                          fh_env_market market, fh_episode_state *episodes, int n_episodes,
-                         int n_steps, int k_slots, float *critic_in, int *trunc_step,
+                         int n_steps, int k_slots, float *critic_in, int in_stride, int *trunc_step,
                          fh_ppo_outputs out, long long *clocks)
 {
     extern __shared__ float sm[];
@@ -541,7 +557,7 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
     for (int t = 0; t < n_steps; t++) {
         long long i = row + t;
         if (warp == 0)
-            fast_step_begin(&r, &ep, &cfg, &market, critic_in + i * FH_STATE_DIM,
+            fast_step_begin(&r, &ep, &cfg, &market, critic_in + i * in_stride,
                             scratch + FH_FAST_SM_STATE, lane);
         episode_barrier(barrier_id);
         FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
@@ -550,12 +566,12 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
         FH_CLOCK_MARK(FH_CLOCK_ACTOR);
         if (warp == 0)
             fast_step_end(&r, &ep, &cfg, &market, l0, l1, i, t, n, NL, k_slots, critic_in,
-                          trunc_step, out, scratch, sm_bar, lane FH_FAST_STEP_END_CLOCKS);
+                          in_stride, trunc_step, out, scratch, sm_bar, lane FH_FAST_STEP_END_CLOCKS);
         FH_CLOCK_MARK(FH_CLOCK_TAIL);
     }
     if (warp == 0) {
         long long last_row = NL + (long long)n_episodes * k_slots + n;
-        fast_observe(critic_in + last_row * FH_STATE_DIM, scratch + FH_FAST_SM_STATE, &cfg, &ep,
+        fast_observe(critic_in + last_row * in_stride, scratch + FH_FAST_SM_STATE, &cfg, &ep,
                      r.f0, r.f1, lane);
         if (lane == 0)
             episodes[n] = ep;
@@ -563,54 +579,67 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
     }
 }
 
-/* One dense layer for the 32 episodes of a group, one per lane: y[o][lane] =
- * act(b[o] + sum_k wT[k][o] x[k][lane]), summed in the reference's order (bias, then k
- * ascending). This warp takes output blocks first, first + 4, ... of 16 outputs, held
- * in registers; each k costs one load of the lane's input and four broadcast float4
- * loads of weights for 16 multiply-adds. */
+/* One dense layer for a group's episodes: y[o][e] = act(b[o] + sum_k wT[k][o] x[k][e]),
+ * summed in the reference's order (bias, then k ascending). Warp w of the group takes
+ * output blocks w, w + 4, ... of 16 outputs; lane j the episodes j + 32 e, so each
+ * weight read from shared memory (a broadcast; a float4 costs four of its cycles)
+ * feeds 32 x FH_LANE_PER_LANE multiply-adds, accumulated in registers. */
 __device__ __forceinline__ void lane_dense(float *y, const float *x, const float *wT,
                                            const float *b, int n_in, int n_out, int w_stride,
-                                           int relu, int first_block, int lane)
+                                           int relu, int warp, int lane)
 {
-    for (int o0 = first_block * FH_LANE_OUT_BLOCK; o0 < n_out;
+    for (int o0 = warp * FH_LANE_OUT_BLOCK; o0 < n_out;
          o0 += FH_LANE_GROUP_WARPS * FH_LANE_OUT_BLOCK) {
-        float acc[FH_LANE_OUT_BLOCK];
+        float acc[FH_LANE_PER_LANE][FH_LANE_OUT_BLOCK];
 #pragma unroll
-        for (int j = 0; j < FH_LANE_OUT_BLOCK; j++)
-            acc[j] = b[o0 + j];
+        for (int j = 0; j < FH_LANE_OUT_BLOCK; j++) {
+            float bj = b[o0 + j];
+#pragma unroll
+            for (int e = 0; e < FH_LANE_PER_LANE; e++)
+                acc[e][j] = bj;
+        }
 #pragma unroll 2
         for (int k = 0; k < n_in; k++) {
-            float xk = x[k * FH_WARP + lane];
+            float xe[FH_LANE_PER_LANE];
+#pragma unroll
+            for (int e = 0; e < FH_LANE_PER_LANE; e++)
+                xe[e] = x[k * FH_LANE_GROUP_EPISODES + e * FH_WARP + lane];
             const float4 *wr = (const float4 *)(wT + k * w_stride + o0);
 #pragma unroll
             for (int q = 0; q < FH_LANE_OUT_BLOCK / 4; q++) {
                 float4 w4 = wr[q];
-                acc[4 * q + 0] = fmaf(w4.x, xk, acc[4 * q + 0]);
-                acc[4 * q + 1] = fmaf(w4.y, xk, acc[4 * q + 1]);
-                acc[4 * q + 2] = fmaf(w4.z, xk, acc[4 * q + 2]);
-                acc[4 * q + 3] = fmaf(w4.w, xk, acc[4 * q + 3]);
+#pragma unroll
+                for (int e = 0; e < FH_LANE_PER_LANE; e++) {
+                    acc[e][4 * q + 0] = fmaf(w4.x, xe[e], acc[e][4 * q + 0]);
+                    acc[e][4 * q + 1] = fmaf(w4.y, xe[e], acc[e][4 * q + 1]);
+                    acc[e][4 * q + 2] = fmaf(w4.z, xe[e], acc[e][4 * q + 2]);
+                    acc[e][4 * q + 3] = fmaf(w4.w, xe[e], acc[e][4 * q + 3]);
+                }
             }
         }
 #pragma unroll
         for (int j = 0; j < FH_LANE_OUT_BLOCK; j++)
-            y[(o0 + j) * FH_WARP + lane] = relu ? fmaxf(acc[j], 0.0f) : acc[j];
+#pragma unroll
+            for (int e = 0; e < FH_LANE_PER_LANE; e++)
+                y[(o0 + j) * FH_LANE_GROUP_EPISODES + e * FH_WARP + lane] =
+                    relu ? fmaxf(acc[e][j], 0.0f) : acc[e][j];
     }
 }
 
-/* One lane's observation of its episode (the features of ep->bar and the portfolio
- * features) into the group's k-major state and (row-major) into dst unless dst is NULL
- * (a lane past N). No prefetch: at the N this mapping serves, other groups' warps
- * hide the load, and 51 more live registers would spill. (Not a select between dst and
- * a local dummy row: with that, NVVM (CUDA 13.0) emitted no global stores at all.) */
+/* One thread's observation of its episode (the features of ep->bar and the portfolio
+ * features) into column `col` of the group's k-major state and (row-major) into dst
+ * unless dst is NULL (a thread past N). No prefetch: at the N this mapping serves,
+ * other warps hide the loads. (Not a select between dst and a local dummy row: with
+ * that, NVVM (CUDA 13.0) emitted no global stores at all.) */
 __device__ __forceinline__ void lane_observe(float *dst, float *sm_state, const fh_env_config *cfg,
                                              const fh_env_market *m, const fh_episode_state *ep,
-                                             int lane)
+                                             int col)
 {
     float obs[FH_STATE_DIM];
     env_observe(cfg, m, ep, obs);
 #pragma unroll
     for (int j = 0; j < FH_STATE_DIM; j++)
-        sm_state[j * FH_WARP + lane] = obs[j];
+        sm_state[j * FH_LANE_GROUP_EPISODES + col] = obs[j];
     if (dst) {
 #pragma unroll
         for (int j = 0; j < FH_STATE_DIM; j++)
@@ -618,30 +647,30 @@ __device__ __forceinline__ void lane_observe(float *dst, float *sm_state, const 
     }
 }
 
-/* Phase 1, lane mapping (large N: the SMs' issue rate, not a step's latency, sets the
- * time). A group of 32 episodes, one per lane of the group's warp 0, which observes,
- * samples (the shared softmax_sample) and steps the environment per thread, as the
- * design note's kernel does; the actor for the 32 episodes as three lane_dense layers
- * split over the group's four warps, so each weight read from shared memory feeds 32
- * multiply-adds instead of one. Up to FH_LANE_MAX_GROUPS groups per block share the
- * actor; a group's warps meet at its named barrier. Same arguments as the others. */
-extern "C" __global__ void __launch_bounds__(FH_LANE_MAX_GROUPS * FH_LANE_GROUP_THREADS)
+/* Phase 1, lane mapping (large N: the SMs' throughput, not a step's latency, sets the
+ * time). One thread per episode, as in the design note's kernel, for observing,
+ * sampling (the shared softmax_sample) and env_step; the actor for a group's episodes
+ * as three lane_dense layers over its four warps, which meet at the group's named
+ * barrier. Same arguments as the other mappings; grid ceil(N / 128) blocks of
+ * FH_LANE_BLOCK_THREADS threads. */
+extern "C" __global__ void __launch_bounds__(FH_LANE_BLOCK_THREADS)
 ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
                         fh_env_market market, fh_episode_state *episodes, int n_episodes,
-                        int n_steps, int k_slots, float *critic_in, int *trunc_step,
+                        int n_steps, int k_slots, float *critic_in, int in_stride, int *trunc_step,
                         fh_ppo_outputs out, long long *clocks)
 {
     extern __shared__ float sm[];
     float *w = sm;
     fast_load_actor(w, actor_w);
-    int group = threadIdx.x / FH_LANE_GROUP_THREADS;
-    int gw = threadIdx.x / FH_WARP % FH_LANE_GROUP_WARPS, lane = threadIdx.x % FH_WARP;
-    int first = (blockIdx.x * (blockDim.x / FH_LANE_GROUP_THREADS) + group) * FH_WARP;
+    int group = threadIdx.x / FH_LANE_GROUP_THREADS, gt = threadIdx.x % FH_LANE_GROUP_THREADS;
+    int warp = gt / FH_WARP, lane = gt % FH_WARP;
+    int first = blockIdx.x * FH_LANE_BLOCK_EPISODES + group * FH_LANE_GROUP_EPISODES;
     if (first >= n_episodes)
         return; /* the whole group leaves; no block-wide barrier follows */
     int barrier_id = 1 + group;
-    int n = first + lane;
-    int active = n < n_episodes; /* lanes past N step a copy of the group's first episode */
+    int steps_env = gt < FH_LANE_GROUP_EPISODES; /* this thread owns an episode */
+    int n = first + gt;
+    int active = steps_env && n < n_episodes; /* others step a copy of the group's first */
     int src = active ? n : first;
     float *scratch = sm + FH_FAST_SM_WEIGHTS + group * FH_LANE_SM_PER_GROUP;
     float *state = scratch + FH_LANE_SM_STATE, *h1 = scratch + FH_LANE_SM_H1;
@@ -650,8 +679,7 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
     long long row = (long long)src * n_steps;
     fh_episode_state ep;
     int n_trunc = 0;
-    float u = 0.0f;
-    if (gw == 0) {
+    if (steps_env) {
         ep = episodes[src];
         if (active)
             for (int j = 0; j < k_slots; j++)
@@ -661,31 +689,32 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
     for (int t = 0; t < n_steps; t++) {
         long long i = row + t;
         int bar = 0;
-        if (gw == 0) {
-            lane_observe(active ? critic_in + i * FH_STATE_DIM : NULL, state, &cfg, &market, &ep,
-                         lane);
+        float u = 0.0f;
+        if (steps_env) {
+            lane_observe(active ? critic_in + i * in_stride : NULL, state, &cfg, &market, &ep,
+                         gt);
             bar = ep.bar;
             u = gpu_random(&ep.rng);
         }
         episode_barrier(barrier_id);
         FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
         lane_dense(h1, state, w + FH_FAST_SM_W0, w + FH_FAST_SM_B0, FH_STATE_DIM, FH_ACTOR_H1,
-                   FH_ACTOR_H1, 1, gw, lane);
+                   FH_ACTOR_H1, 1, warp, lane);
         episode_barrier(barrier_id);
         lane_dense(h2, h1, w + FH_FAST_SM_W1, w + FH_FAST_SM_B1, FH_ACTOR_H1, FH_ACTOR_H2,
-                   FH_ACTOR_H2, 1, gw, lane);
+                   FH_ACTOR_H2, 1, warp, lane);
         episode_barrier(barrier_id);
         float *logits_sm = h1; /* h1 is spent */
         lane_dense(logits_sm, h2, w + FH_FAST_SM_W2, w + FH_FAST_SM_B2, FH_ACTOR_H2,
-                   FH_FAST_OUT_PAD, FH_FAST_OUT_PAD, 0, gw, lane);
+                   FH_FAST_OUT_PAD, FH_FAST_OUT_PAD, 0, warp, lane);
         episode_barrier(barrier_id);
         FH_CLOCK_MARK(FH_CLOCK_ACTOR);
-        if (gw != 0)
+        if (!steps_env)
             continue;
         float logits[FH_N_ACTIONS];
 #pragma unroll
         for (int a = 0; a < FH_N_ACTIONS; a++)
-            logits[a] = logits_sm[a * FH_WARP + lane];
+            logits[a] = logits_sm[a * FH_LANE_GROUP_EPISODES + gt];
         int action;
         float log_prob;
         softmax_sample(&action, &log_prob, logits, FH_N_ACTIONS, u);
@@ -708,8 +737,8 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
         if (res.truncated && n_trunc < k_slots) {
             /* the final observation, before the reset: its value bootstraps the GAE */
             long long slot = (long long)src * k_slots + n_trunc;
-            lane_observe(active ? critic_in + (NL + slot) * FH_STATE_DIM : NULL, state, &cfg,
-                         &market, &ep, lane);
+            lane_observe(active ? critic_in + (NL + slot) * in_stride : NULL, state, &cfg,
+                         &market, &ep, gt);
             if (active)
                 trunc_step[slot] = t;
             n_trunc++;
@@ -718,17 +747,18 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
             env_episode_reset(&cfg, &market, &ep);
         FH_CLOCK_MARK(FH_CLOCK_TAIL);
     }
-    if (gw == 0 && active) {
+    if (active) {
         long long last_row = NL + (long long)n_episodes * k_slots + n;
-        lane_observe(critic_in + last_row * FH_STATE_DIM, state, &cfg, &market, &ep, lane);
+        lane_observe(critic_in + last_row * in_stride, state, &cfg, &market, &ep, gt);
         episodes[n] = ep;
         FH_CLOCK_STORE(clocks, n, 0);
     }
 }
 
-/* cin (NL, 35) = [s[0..31], x(a), u(a), e'] per transition (SPEC §3.5). */
+/* cin (NL, 35) = [s[0..31], x(a), u(a), e'] per transition (SPEC §3.5); states rows
+ * in_stride floats apart. */
 extern "C" __global__ void curiosity_input_kernel(float *cin, const float *__restrict__ states,
-                                                  const int *__restrict__ actions,
+                                                  int in_stride, const int *__restrict__ actions,
                                                   const float *__restrict__ exposures, long long nl)
 {
     long long total = nl * FH_CURIOSITY_INPUT_DIM;
@@ -738,7 +768,7 @@ extern "C" __global__ void curiosity_input_kernel(float *cin, const float *__res
         int j = (int)(idx % FH_CURIOSITY_INPUT_DIM);
         float v;
         if (j < FH_CURIOSITY_TARGET_DIM)
-            v = states[i * FH_STATE_DIM + j];
+            v = states[i * in_stride + j];
         else if (j == FH_CURIOSITY_TARGET_DIM)
             v = action_to_exposure(actions[i]);
         else if (j == FH_CURIOSITY_TARGET_DIM + 1)
