@@ -357,6 +357,22 @@ __device__ __forceinline__ void fast_softmax_sample(int *action, float *log_prob
     *log_prob = logit - m - logf(total);
 }
 
+/* One step's per-transition outputs (the fast path leaves values and the curiosity
+ * bonus to the batched networks; trunc_values are scattered in after them). */
+__device__ __forceinline__ void fast_store_step(fh_ppo_outputs out, long long i, int action,
+                                                float log_prob, const fh_step_result *res,
+                                                int bar)
+{
+    out.actions[i] = action;
+    out.log_probs[i] = log_prob;
+    out.rewards[i] = res->reward;
+    out.dones[i] = res->done;
+    out.terminals[i] = res->terminal;
+    out.trunc_values[i] = 0.0f;
+    out.exposures[i] = res->exposure;
+    out.bars[i] = bar;
+}
+
 /* What one episode's rollout carries between steps besides its fh_episode_state
  * (only lane 0's copy of which evolves): scalars only, so they live in registers. */
 typedef struct {
@@ -408,14 +424,7 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
     if (lane == 0) {
         fh_step_result res;
         env_step_at(cfg, m->n_bars, ep, action, &px, &res);
-        out.actions[i] = action;
-        out.log_probs[i] = log_prob;
-        out.rewards[i] = res.reward;
-        out.dones[i] = res.done;
-        out.terminals[i] = res.terminal;
-        out.trunc_values[i] = 0.0f;
-        out.exposures[i] = res.exposure;
-        out.bars[i] = r->bar;
+        fast_store_step(out, i, action, log_prob, &res, r->bar);
         truncated = res.truncated;
         done = res.done;
         next_bar = ep->bar;
@@ -721,16 +730,8 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
         FH_CLOCK_MARK(FH_CLOCK_SAMPLE);
         fh_step_result res;
         env_step(&cfg, &market, &ep, action, &res);
-        if (active) {
-            out.actions[i] = action;
-            out.log_probs[i] = log_prob;
-            out.rewards[i] = res.reward;
-            out.dones[i] = res.done;
-            out.terminals[i] = res.terminal;
-            out.trunc_values[i] = 0.0f;
-            out.exposures[i] = res.exposure;
-            out.bars[i] = bar;
-        }
+        if (active)
+            fast_store_step(out, i, action, log_prob, &res, bar);
         if (res.done)
             ep.episodes_done++;
         FH_CLOCK_MARK(FH_CLOCK_ENV);
