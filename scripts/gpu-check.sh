@@ -5,7 +5,7 @@
 # the collection benchmark, and a short training run on the GPU; a table last.
 #
 #   bash scripts/gpu-check.sh [STEP...]     (default: every step)
-#   steps: info cache parity parity_fast parity_map parity_fvr tf32 device_env memcheck racecheck
+#   steps: info cache parity parity_fast parity_map parity_fvr tf32 device_env memcheck racecheck synccheck
 #          bench bench_tf32 train learn; not in the default set: profile (ncu on the rollout
 #          kernel) and clocks (the rollout's cycle counters per part of a step)
 #
@@ -36,7 +36,7 @@ if [ ! -x "$BUILD/foxhunt" ]; then
     cmake --build "$BUILD" -j "$(nproc)" >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 fi
 FH="$BUILD/foxhunt"
-STEPS=${*:-info cache parity parity_fast parity_map parity_fvr tf32 device_env memcheck racecheck bench bench_tf32 train learn}
+STEPS=${*:-info cache parity parity_fast parity_map parity_fvr tf32 device_env memcheck racecheck synccheck bench bench_tf32 train learn}
 ROWS=()
 
 run_step() { # name, command...
@@ -57,12 +57,14 @@ for step in $STEPS; do
            run_step cache bash -c "$FH collect --device cuda --episodes 64 --steps 8 --out /tmp/fh-c1.safetensors && $FH collect --device cuda --episodes 64 --steps 8 --out /tmp/fh-c2.safetensors && ls -la $FOXHUNT_CACHE_DIR" ;;
     parity) run_step parity "$BUILD/tests/cuda/test_gpu_parity" reference ;;
     parity_fast) run_step parity_fast "$BUILD/tests/cuda/test_gpu_parity" fast ${PARITY_FAST_CASES:-128 64 2 100 64 2 128 500 2 100 500 2} ;;
-    parity_map) run_step parity_map bash -c "$BUILD/tests/cuda/test_gpu_parity fast/warp 128 64 1 && $BUILD/tests/cuda/test_gpu_parity fast/lane 200 64 1 && $BUILD/tests/cuda/test_gpu_parity fast-vs-reference/warp 1024 100 1" ;;
+    parity_map) P="$BUILD/tests/cuda/test_gpu_parity"
+                run_step parity_map bash -c "$P fast/warp 128 64 1 && $P fast/block 200 64 1 && $P fast-vs-reference/block 598 64 1 && $P fast/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=1 $P fast/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=4 $P fast/lane 200 64 1 && $P fast-vs-reference/warp 1024 100 1" ;;
     parity_fvr) run_step parity_fvr "$BUILD/tests/cuda/test_gpu_parity" fast-vs-reference 128 500 1 100 500 1 16384 64 1 ;;
     tf32) run_step tf32 "$BUILD/tests/cuda/test_gpu_parity" tf32 128 500 1 1024 500 1 16384 100 1 ;;
     bench_tf32) run_step bench_tf32 "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel fast --precision tf32 --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench_tf32.json" ;;
     device_env) run_step device_env "$BUILD/tests/env/test_nvrtc_common" ;;
     memcheck) run_step memcheck bash -c "for k in ${KERNELS:-fast/block fast/warp fast/lane}; do echo \"== \$k\"; compute-sanitizer --tool memcheck --error-exitcode 9 $FH collect --device cuda --kernel \$k --episodes 40 --steps 12 --out /tmp/fh-m.safetensors || exit 9; done" ;;
+    synccheck) run_step synccheck bash -c "for k in ${KERNELS:-fast/block fast/warp fast/lane}; do echo \"== \$k\"; compute-sanitizer --tool synccheck --error-exitcode 9 $FH collect --device cuda --kernel \$k --episodes 300 --steps 12 --out /tmp/fh-s.safetensors || exit 9; done" ;;
     racecheck) run_step racecheck bash -c "for k in ${KERNELS:-fast/block fast/warp fast/lane}; do echo \"== \$k\"; compute-sanitizer --tool racecheck --error-exitcode 9 $FH collect --device cuda --kernel \$k --episodes 40 --steps 12 --out /tmp/fh-r.safetensors || exit 9; done" ;;
     bench) run_step bench "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel ${BENCH_KERNEL:-both} --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench.json" ;;
     train) run_step train "$FH" train --device cuda --kernel ${KERNEL:-fast} ${TRAIN_FLAGS:-} --out /tmp/fh-gpu-train ;;

@@ -19,18 +19,21 @@
 #include "cuda/gpu_ppo_collector.h"
 #endif
 
+#ifndef FH_ROLLOUT_CLOCK_PARTS /* cuda/gpu_ppo_collector.h's, when built without CUDA */
+#define FH_ROLLOUT_CLOCK_PARTS 5
+#endif
 #define FLOPS_PER_TRANSITION (2.0 * (17984.0 + 363584.0 + 4288.0))
 #define FP32_GEMM_CEILING_TFLOPS 50.9 /* measured on the H200 (cuBLAS SGEMM) */
 #define MAX_SIZES 16
 #define MAX_REPEATS 64
 
 typedef struct {
-    char device[16], kernel[16];
+    char device[16], kernel[24];
     int n, l, repeats;
     double median_ms, kernel_ms; /* kernel_ms: device-event time of the kernels alone */
     double phase_ms[3];          /* fast path, one profiled collection: rollout, networks, GAE */
     int clock_parts;             /* FOXHUNT_ROLLOUT_CLOCKS: cycles per step in the rollout */
-    double cycles[5];
+    double cycles[FH_ROLLOUT_CLOCK_PARTS];
 } bench_row;
 
 #define MAX_KERNELS 5
@@ -156,7 +159,7 @@ static void print_row(const bench_row *r)
         printf("   phases: rollout %.3f, networks %.3f, GAE %.3f ms", r->phase_ms[0],
                r->phase_ms[1], r->phase_ms[2]);
     printf("\n");
-    if (r->clock_parts == 5)
+    if (r->clock_parts == FH_ROLLOUT_CLOCK_PARTS)
         printf("       rollout cycles per step (first lane): observe %.0f, actor %.0f, sample %.0f, "
                "env %.0f, tail %.0f\n", r->cycles[0], r->cycles[1], r->cycles[2], r->cycles[3],
                r->cycles[4]);
@@ -271,10 +274,11 @@ int fh_cmd_bench(int argc, char **argv)
                 cJSON_AddNumberToObject(o, "phase_networks_ms", rows[i].phase_ms[1]);
                 cJSON_AddNumberToObject(o, "phase_gae_ms", rows[i].phase_ms[2]);
             }
-            if (rows[i].clock_parts == 5) {
-                static const char *const parts[5] = {"observe", "actor", "sample", "env", "tail"};
+            if (rows[i].clock_parts == FH_ROLLOUT_CLOCK_PARTS) {
+                static const char *const parts[FH_ROLLOUT_CLOCK_PARTS] = {"observe", "actor",
+                                                                          "sample", "env", "tail"};
                 cJSON *cy = cJSON_AddObjectToObject(o, "rollout_cycles_per_step");
-                for (int j = 0; j < 5; j++)
+                for (int j = 0; j < FH_ROLLOUT_CLOCK_PARTS; j++)
                     cJSON_AddNumberToObject(cy, parts[j], rows[i].cycles[j]);
             }
             cJSON_AddNumberToObject(o, "transitions_per_second",

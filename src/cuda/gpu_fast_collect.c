@@ -170,10 +170,15 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
      * Middle: one warp per episode (warp). Large N: the SMs' issue rate sets it, and one
      * lane per episode lets each weight read from shared memory feed 32 episodes (lane). */
     f->mapping = c->rollout_mapping;
+    /* the lane mapping's block needs ~195 KB of shared memory: Hopper's opt-in limit,
+     * not an A100's or an L40S's, where auto falls back to the warp mapping */
+    int lane_fits = (size_t)(FH_FAST_SM_WEIGHTS + FH_LANE_SM_PER_BLOCK) * sizeof(float) <=
+                    c->dev.shared_mem_per_block_optin;
     if (f->mapping == FH_ROLLOUT_AUTO)
         f->mapping = N <= FH_ROLLOUT_BLOCK_MAX_EPISODES_PER_SM * c->dev.sm_count ? FH_ROLLOUT_BLOCK
-                     : N >= FH_ROLLOUT_LANE_MIN_EPISODES_PER_SM * c->dev.sm_count ? FH_ROLLOUT_LANE
-                                                                                    : FH_ROLLOUT_WARP;
+                     : N >= FH_ROLLOUT_LANE_MIN_EPISODES_PER_SM * c->dev.sm_count && lane_fits
+                         ? FH_ROLLOUT_LANE
+                         : FH_ROLLOUT_WARP;
     const char *rollout_name = f->mapping == FH_ROLLOUT_BLOCK  ? "ppo_rollout_block_kernel"
                                : f->mapping == FH_ROLLOUT_LANE ? "ppo_rollout_lane_kernel"
                                                                : "ppo_rollout_fast_kernel";
@@ -223,11 +228,11 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     f->chunk_rows = f->critic_rows < FH_FAST_CHUNK_ROWS ? f->critic_rows : FH_FAST_CHUNK_ROWS;
     size_t in_bytes = (size_t)f->critic_rows * f->in_stride * sizeof(float);
     CUDA_CHECK(cudaMalloc((void **)&f->critic_in, in_bytes), err);
-    CUDA_CHECK(cudaMemset(f->critic_in, 0, in_bytes), err); /* the padding stays zero */
+    CUDA_CHECK(cudaMemsetAsync(f->critic_in, 0, in_bytes, c->stream), err); /* padding stays 0 */
     if (f->in_stride != FH_STATE_DIM) {
         size_t w0_bytes = (size_t)FH_CRITIC_H1 * f->in_stride * sizeof(float);
         CUDA_CHECK(cudaMalloc((void **)&f->critic_w0, w0_bytes), err);
-        CUDA_CHECK(cudaMemset(f->critic_w0, 0, w0_bytes), err);
+        CUDA_CHECK(cudaMemsetAsync(f->critic_w0, 0, w0_bytes, c->stream), err);
     }
     CUDA_CHECK(cudaMalloc((void **)&f->values_all, (size_t)f->critic_rows * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&f->trunc_step, (size_t)N * f->k_slots * sizeof(int)), err);

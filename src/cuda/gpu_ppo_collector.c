@@ -156,6 +156,9 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
     CUDA_CHECK(cudaMalloc((void **)&o->bars, nl * sizeof(int)), err);
     if (c->use_fast && (st = fh_fast_path_init(c, err)) != FH_OK)
         goto fail_status;
+    /* the uploads and fills above ran on the legacy stream, which the non-blocking
+     * collection stream does not wait for: finish them before any collection */
+    CUDA_CHECK(cudaDeviceSynchronize(), err);
     *out = c;
     return FH_OK;
 fail:
@@ -183,9 +186,12 @@ fh_status fh_gpu_ppo_collector_poison(fh_gpu_ppo_collector *c, fh_error *err)
 {
     size_t nl = (size_t)c->n_episodes * c->n_steps;
     fh_ppo_outputs *o = &c->out;
-    /* the states' row padding (fast path) must stay zero: a pitched fill */
+    /* the states' row padding (fast path) must stay zero: a pitched fill; in the fast
+     * path over every critic row (final observations and s_L too, whose values reach
+     * trunc_values and last_values) */
+    size_t state_rows = c->use_fast ? (size_t)c->fast.critic_rows : nl;
     CUDA_CHECK(cudaMemset2DAsync(o->states, (size_t)c->states_pitch * sizeof(float), 0xFF,
-                                 FH_STATE_DIM * sizeof(float), nl, c->stream), err);
+                                 FH_STATE_DIM * sizeof(float), state_rows, c->stream), err);
     struct { void *p; size_t bytes; } bufs[] = {
         {o->actions, nl * 4}, {o->log_probs, nl * 4},
         {o->values, nl * 4}, {o->rewards, nl * 4}, {o->dones, nl * 4}, {o->terminals, nl * 4},
@@ -229,6 +235,8 @@ static fh_status launch_reference(fh_gpu_ppo_collector *c, const fh_collect_para
 fail:
     return err->status;
 }
+
+_Static_assert(FH_ROLLOUT_CLOCK_PARTS == FH_CLOCK_PARTS, "clock parts differ between host and kernels");
 
 /* The rollout's cycle counters, averaged over episodes and steps. */
 static fh_status read_rollout_clocks(fh_gpu_ppo_collector *c, fh_error *err)

@@ -13,9 +13,12 @@
 
 typedef struct fh_gpu_ppo_collector fh_gpu_ppo_collector;
 
+/* Parts of a rollout step the cycle counters split (= FH_CLOCK_PARTS of the kernels). */
+#define FH_ROLLOUT_CLOCK_PARTS 5
+
 /* kernel: "reference" (one thread per episode) or "fast" (its rollout mapping chosen
- * from N and the device; "fast/warp" or "fast/block" force one); precision "fp32" or
- * "tf32". */
+ * from N and the device; "fast/block", "fast/warp" or "fast/lane" force one);
+ * precision "fp32" or "tf32". */
 fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_device_info *dev,
                                       int n_episodes, int n_steps, const fh_env_config *cfg,
                                       const fh_market_view *market, uint64_t seed,
@@ -46,7 +49,7 @@ typedef struct {
      * on an episode's first lane in observe, actor, sample, env, tail (FH_CLOCK_*);
      * rollout_clock_parts is 0 otherwise */
     int rollout_clock_parts;
-    double rollout_cycles[5];
+    double rollout_cycles[FH_ROLLOUT_CLOCK_PARTS];
     int from_cache;     /* module loaded from the disk cache */
     double compile_seconds;
 } fh_gpu_collect_timing;

@@ -249,12 +249,11 @@ __device__ __forceinline__ void fast_actor(float *l0, float *l1, const float *w,
     *l1 = (q1[0] + q1[1]) + (q1[2] + q1[3]);
 }
 
-/* A named barrier for the FH_BLOCK_EP_THREADS threads of one episode (bar.sync id, n;
- * the intrinsic, not inline asm: a "memory" clobber would pin every local variable of
- * the kernel to memory). */
-__device__ __forceinline__ void episode_barrier(int id)
+/* A named barrier for the `threads` threads of one episode or group (bar.sync id, n;
+ * the intrinsic rather than inline asm with a "memory" clobber). */
+__device__ __forceinline__ void episode_barrier(int id, int threads)
 {
-    __barrier_sync_count((unsigned)id, FH_BLOCK_EP_THREADS);
+    __barrier_sync_count((unsigned)id, (unsigned)threads);
 }
 
 /* The actor with an episode's four warps (t = thread within the episode, 0..127): layer
@@ -278,7 +277,7 @@ __device__ __forceinline__ void block_actor(float *l0, float *l1, const float *w
         odd = fmaf(w[FH_FAST_SM_W0 + (k + 1) * FH_ACTOR_H1 + t], x.y, odd);
     }
     h1[t] = fmaxf(even + odd, 0.0f);
-    episode_barrier(barrier_id);
+    episode_barrier(barrier_id, FH_BLOCK_EP_THREADS);
     /* layer 1: output o = t mod 64 over inputs [64 half, 64 half + 64) */
     int o = t % FH_ACTOR_H2, half = t / FH_ACTOR_H2;
     float p[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -293,7 +292,7 @@ __device__ __forceinline__ void block_actor(float *l0, float *l1, const float *w
         p[3] = fmaf(w1[(k + 3) * FH_ACTOR_H2], x.w, p[3]);
     }
     p1[half * FH_ACTOR_H2 + o] = (p[0] + p[1]) + (p[2] + p[3]);
-    episode_barrier(barrier_id);
+    episode_barrier(barrier_id, FH_BLOCK_EP_THREADS);
     /* output layer: warp w sums inputs [16 w, 16 w + 16); h2 = relu(b1 + both halves) */
     const int quarter = FH_ACTOR_H2 / FH_BLOCK_EP_WARPS;
     int second = lane + FH_WARP < FH_FAST_OUT_PAD ? lane + FH_WARP : lane;
@@ -309,7 +308,7 @@ __device__ __forceinline__ void block_actor(float *l0, float *l1, const float *w
     p2[warp * FH_FAST_OUT_PAD + lane] = q0[0] + q0[1];
     if (second != lane)
         p2[warp * FH_FAST_OUT_PAD + second] = q1[0] + q1[1];
-    episode_barrier(barrier_id);
+    episode_barrier(barrier_id, FH_BLOCK_EP_THREADS);
     if (warp == 0) {
         const int s = FH_FAST_OUT_PAD;
         *l0 = w[FH_FAST_SM_B2 + lane] + ((p2[lane] + p2[s + lane]) + (p2[2 * s + lane] + p2[3 * s + lane]));
@@ -568,7 +567,7 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
         if (warp == 0)
             fast_step_begin(&r, &ep, &cfg, &market, critic_in + i * in_stride,
                             scratch + FH_FAST_SM_STATE, lane);
-        episode_barrier(barrier_id);
+        episode_barrier(barrier_id, FH_BLOCK_EP_THREADS);
         FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
         float l0 = 0.0f, l1 = 0.0f;
         block_actor(&l0, &l1, w, scratch, t_ep, barrier_id);
@@ -705,18 +704,18 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
             bar = ep.bar;
             u = gpu_random(&ep.rng);
         }
-        episode_barrier(barrier_id);
+        episode_barrier(barrier_id, FH_LANE_GROUP_THREADS);
         FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
         lane_dense(h1, state, w + FH_FAST_SM_W0, w + FH_FAST_SM_B0, FH_STATE_DIM, FH_ACTOR_H1,
                    FH_ACTOR_H1, 1, warp, lane);
-        episode_barrier(barrier_id);
+        episode_barrier(barrier_id, FH_LANE_GROUP_THREADS);
         lane_dense(h2, h1, w + FH_FAST_SM_W1, w + FH_FAST_SM_B1, FH_ACTOR_H1, FH_ACTOR_H2,
                    FH_ACTOR_H2, 1, warp, lane);
-        episode_barrier(barrier_id);
+        episode_barrier(barrier_id, FH_LANE_GROUP_THREADS);
         float *logits_sm = h1; /* h1 is spent */
         lane_dense(logits_sm, h2, w + FH_FAST_SM_W2, w + FH_FAST_SM_B2, FH_ACTOR_H2,
                    FH_FAST_OUT_PAD, FH_FAST_OUT_PAD, 0, warp, lane);
-        episode_barrier(barrier_id);
+        episode_barrier(barrier_id, FH_LANE_GROUP_THREADS);
         FH_CLOCK_MARK(FH_CLOCK_ACTOR);
         if (!steps_env)
             continue;
