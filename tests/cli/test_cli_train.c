@@ -376,6 +376,27 @@ static void test_usage_errors(void)
 
     const char *c1[] = {"--resume", "/nonexistent/x.safetensors", NULL};
     expect_usage_error("--resume of a missing checkpoint", c1, "/nonexistent/x.safetensors");
+    const char *c2[] = {"--kernel", "fast/nope", NULL};
+    expect_usage_error("unknown rollout mapping", c2, "--kernel");
+}
+
+/* bench --kernel takes a list of known kernels; anything else is a usage error that
+ * names the flag and the bad list, before any collection runs. */
+static void test_bench_kernel_list(void)
+{
+    const char *bad[][3] = {{"--kernel", "fast,warp", NULL},
+                            {"--kernel", "fast,,", NULL},
+                            {"--kernel", "reference,fast,fast/warp,fast/block,fast/lane,fast", NULL}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        const char *args[] = {"--device", "cpu", bad[k][0], bad[k][1], NULL};
+        result r = foxhunt("bench", 0, args);
+        CHECK_MSG(r.rc == 2, "bench --kernel %s: exit %d, expected 2 (stderr: %s)", bad[k][1], r.rc,
+                  r.err);
+        CHECK_MSG(strstr(r.err, "--kernel") && strstr(r.err, bad[k][1]),
+                  "bench --kernel %s: stderr does not name the flag and the list: %s", bad[k][1],
+                  r.err);
+        result_free(&r);
+    }
 }
 
 /* ---- --help: every flag with its default ---- */
@@ -520,6 +541,7 @@ int main(void)
     double t0 = fh_now_seconds();
     test_help();
     test_usage_errors();
+    test_bench_kernel_list();
     test_config_file();
     test_train_run_and_eval();
     test_sigint_and_resume();
