@@ -33,6 +33,28 @@ static const int CRITIC_B[FH_CRITIC_N_LAYERS] = {FH_CRITIC_OFF_B0, FH_CRITIC_OFF
                                                  FH_CRITIC_OFF_B2, FH_CRITIC_OFF_B3,
                                                  FH_CRITIC_OFF_B4, FH_CRITIC_OFF_B5};
 
+/* Each rollout mapping as the launch shape sees it: its kernel; the episodes in one
+ * unit (units are spread over the SMs, then packed into blocks sharing the actor); a
+ * unit's threads and shared-memory floats; units per block at most. The lane mapping's
+ * threads depend on FH_LANE_PER_LANE and are set at init. */
+typedef struct {
+    const char *kernel;
+    int unit_episodes, unit_threads, unit_floats, max_units;
+} rollout_shape;
+
+static const rollout_shape ROLLOUT_SHAPES[] = {
+    [FH_ROLLOUT_WARP] = {"ppo_rollout_fast_kernel", 1, 32, FH_FAST_SM_PER_WARP, FH_FAST_MAX_WARPS},
+    [FH_ROLLOUT_BLOCK] = {"ppo_rollout_block_kernel", 1, FH_BLOCK_EP_THREADS,
+                          FH_BLOCK_SM_PER_EPISODE, FH_BLOCK_MAX_EPISODES},
+    [FH_ROLLOUT_LANE] = {"ppo_rollout_lane_kernel", FH_LANE_BLOCK_EPISODES, 0,
+                         FH_LANE_SM_PER_BLOCK, 1},
+};
+
+static size_t rollout_smem_bytes(const rollout_shape *shape, int units)
+{
+    return (size_t)(FH_FAST_SM_WEIGHTS + units * shape->unit_floats) * sizeof(float);
+}
+
 static unsigned elementwise_grid(const fh_gpu_ppo_collector *c, long long total)
 {
     long long blocks = (total + ELEMENTWISE_BLOCK - 1) / ELEMENTWISE_BLOCK;
@@ -150,7 +172,6 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     if (per_lane != 1 && per_lane != 2 && per_lane != 4)
         return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_LANE_PER_LANE=%s: expected 1, 2 or 4",
                             per_lane_env);
-    int lane_threads = FH_LANE_BLOCK_EPISODES / per_lane / FH_WARP * FH_LANE_GROUP_THREADS;
     /* FOXHUNT_CRITIC_IN_STRIDE=54|56|64: the critic input's row stride (default
      * FH_CRITIC_IN_STRIDE; 54 is unpadded) */
     const char *stride_env = getenv("FOXHUNT_CRITIC_IN_STRIDE");
@@ -172,43 +193,32 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     f->mapping = c->rollout_mapping;
     /* the lane mapping's block needs ~195 KB of shared memory: Hopper's opt-in limit,
      * not an A100's or an L40S's, where auto falls back to the warp mapping */
-    int lane_fits = (size_t)(FH_FAST_SM_WEIGHTS + FH_LANE_SM_PER_BLOCK) * sizeof(float) <=
+    int lane_fits = rollout_smem_bytes(&ROLLOUT_SHAPES[FH_ROLLOUT_LANE], 1) <=
                     c->dev.shared_mem_per_block_optin;
     if (f->mapping == FH_ROLLOUT_AUTO)
         f->mapping = N <= FH_ROLLOUT_BLOCK_MAX_EPISODES_PER_SM * c->dev.sm_count ? FH_ROLLOUT_BLOCK
                      : N >= FH_ROLLOUT_LANE_MIN_EPISODES_PER_SM * c->dev.sm_count && lane_fits
                          ? FH_ROLLOUT_LANE
                          : FH_ROLLOUT_WARP;
-    const char *rollout_name = f->mapping == FH_ROLLOUT_BLOCK  ? "ppo_rollout_block_kernel"
-                               : f->mapping == FH_ROLLOUT_LANE ? "ppo_rollout_lane_kernel"
-                                                               : "ppo_rollout_fast_kernel";
+    rollout_shape shape = ROLLOUT_SHAPES[f->mapping];
+    if (f->mapping == FH_ROLLOUT_LANE) /* 128 / per_lane episodes per group of four warps */
+        shape.unit_threads = FH_LANE_BLOCK_EPISODES / per_lane / FH_WARP * FH_LANE_GROUP_THREADS;
     struct { cudaKernel_t *k; const char *name; } entries[] = {
-        {&f->rollout, rollout_name},
+        {&f->rollout, shape.kernel},
         {&f->cur_input, "curiosity_input_kernel"}, {&f->cur_reward, "curiosity_reward_kernel"},
         {&f->scatter, "scatter_trunc_values_kernel"}, {&f->gae, "gae_kernel"}};
     for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
         if ((st = fh_cuda_module_kernel(&f->module, entries[i].name, entries[i].k, err)) != FH_OK)
             return st;
 
-    /* Launch shape from the device: spread the work over the SMs first, then pack units
-     * (an episode; the lane mapping's block is one unit of 128) into a block, where they
-     * share its copy of the actor. */
-    int unit_episodes = f->mapping == FH_ROLLOUT_LANE ? FH_LANE_BLOCK_EPISODES : 1;
-    int units = (N + unit_episodes - 1) / unit_episodes;
+    /* Launch shape from the device: spread the units over the SMs first, then pack them
+     * into a block, where they share its copy of the actor. */
+    int units = (N + shape.unit_episodes - 1) / shape.unit_episodes;
     int per_sm = (units + c->dev.sm_count - 1) / c->dev.sm_count;
-    int max_per_block = f->mapping == FH_ROLLOUT_BLOCK  ? FH_BLOCK_MAX_EPISODES
-                        : f->mapping == FH_ROLLOUT_LANE ? 1
-                                                        : FH_FAST_MAX_WARPS;
-    int unit_floats = f->mapping == FH_ROLLOUT_BLOCK  ? FH_BLOCK_SM_PER_EPISODE
-                      : f->mapping == FH_ROLLOUT_LANE ? FH_LANE_SM_PER_BLOCK
-                                                      : FH_FAST_SM_PER_WARP;
-    int unit_threads = f->mapping == FH_ROLLOUT_BLOCK  ? FH_BLOCK_EP_THREADS
-                       : f->mapping == FH_ROLLOUT_LANE ? lane_threads
-                                                       : 32;
-    int per_block = per_sm < 1 ? 1 : per_sm > max_per_block ? max_per_block : per_sm;
-    f->episodes_per_block = per_block * unit_episodes;
-    f->threads_per_block = per_block * unit_threads;
-    f->rollout_smem = (size_t)(FH_FAST_SM_WEIGHTS + per_block * unit_floats) * sizeof(float);
+    int per_block = per_sm < 1 ? 1 : per_sm > shape.max_units ? shape.max_units : per_sm;
+    f->episodes_per_block = per_block * shape.unit_episodes;
+    f->threads_per_block = per_block * shape.unit_threads;
+    f->rollout_smem = rollout_smem_bytes(&shape, per_block);
     if (f->rollout_smem > c->dev.shared_mem_per_block_optin)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the fast kernel needs %zu B of shared "
                             "memory per block; %s allows %zu", __FILE__, __LINE__, f->rollout_smem,
