@@ -7,7 +7,8 @@
 #   bash scripts/gpu-check.sh [STEP...]     (default: every step)
 #   steps: info cache parity parity_fast parity_map parity_fvr tf32 device_env memcheck racecheck synccheck
 #          bench bench_tf32 train learn; not in the default set: profile (ncu on the rollout
-#          kernel) and clocks (the rollout's cycle counters per part of a step)
+#          kernel), clocks (the rollout's cycle counters per part of a step) and overlap
+#          (the critic/rollout overlap against its variants)
 #
 # Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
 # logs under OUT (default /tmp/foxhunt-gpu-check). Debian packages in .deps/ (cJSON,
@@ -70,6 +71,8 @@ for step in $STEPS; do
     train) run_step train "$FH" train --device cuda --kernel ${KERNEL:-fast} ${TRAIN_FLAGS:-} --out /tmp/fh-gpu-train ;;
     learn) run_step learn "$BUILD/tests/rl/test_learning" device=cuda ${LEARN_ARGS:-} ;;
     clocks) run_step clocks env FOXHUNT_ROLLOUT_CLOCKS=1 "$FH" bench --device cuda --episodes ${CLOCK_EPISODES:-128,1024} --steps 500 --kernel ${CLOCK_KERNEL:-fast/warp,fast/block} --repeats 3 --json "$OUT/clocks.json" ;;
+    overlap) # the critic/rollout overlap against its variants, side by side (docs/BENCHMARKS.md)
+             run_step overlap bash -c 'for v in ${OVERLAP_VARIANTS:-"FOXHUNT_ROLLOUT_OVERLAP=0" "FOXHUNT_ROLLOUT_OVERLAP=1" "FOXHUNT_ROLLOUT_OVERLAP=1 FOXHUNT_ROLLOUT_UNITS_PER_BLOCK=2" "FOXHUNT_ROLLOUT_OVERLAP=1 FOXHUNT_OVERLAP_EXCLUSIVE=0"}; do for n in ${OVERLAP_EPISODES:-128}; do echo "$v N=$n: $(env $v '"$FH"' bench --device cuda --episodes $n --steps 500 --kernel fast --repeats ${BENCH_REPEATS:-5} | grep "^cuda")"; done; done' ;;
     profile) run_step profile ncu --clock-control none -k ppo_rollout_fast_kernel -c 1 \
                --section WarpStateStats --section SchedulerStats --section SourceCounters \
                --section LaunchStats --section Occupancy \

@@ -23,6 +23,8 @@
 #define FH_ROLLOUT_LANE_MIN_EPISODES_PER_SM 72
 /* critic_in row stride: 54 floats padded to 56 (224 B rows, 16-byte aligned) */
 #define FH_CRITIC_IN_STRIDE 56
+/* overlap: time segments of the rollout whose critic runs beside it */
+#define FH_OVERLAP_SEGMENTS 8
 
 static const int CRITIC_DIMS[FH_CRITIC_N_LAYERS + 1] = {
     FH_STATE_DIM, FH_CRITIC_H1, FH_CRITIC_H2, FH_CRITIC_H3, FH_CRITIC_H4, FH_CRITIC_H5, 1};
@@ -50,6 +52,24 @@ static const rollout_shape ROLLOUT_SHAPES[] = {
                          FH_LANE_SM_PER_BLOCK, 1},
 };
 
+/* *out = the integer in environment variable `name`, dflt when unset; an error naming
+ * the variable when it is not an integer in [lo, hi]. */
+static fh_status env_int(const char *name, int dflt, int lo, int hi, int *out, fh_error *err)
+{
+    const char *v = getenv(name);
+    if (!v || !v[0]) {
+        *out = dflt;
+        return FH_OK;
+    }
+    char *end = NULL;
+    long x = strtol(v, &end, 10);
+    if (*end != '\0' || x < lo || x > hi)
+        return fh_error_set(err, FH_ERR_INPUT, "%s=%s: expected an integer from %d to %d", name, v,
+                            lo, hi);
+    *out = (int)x;
+    return FH_OK;
+}
+
 static size_t rollout_smem_bytes(const rollout_shape *shape, int units)
 {
     return (size_t)(FH_FAST_SM_WEIGHTS + units * shape->unit_floats) * sizeof(float);
@@ -62,15 +82,21 @@ static unsigned elementwise_grid(const fh_gpu_ppo_collector *c, long long total)
     return (unsigned)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
 }
 
-static fh_status launch(fh_gpu_ppo_collector *c, cudaKernel_t k, unsigned grid, unsigned block,
-                        size_t smem, void **args, fh_error *err)
+static fh_status launch_on(cudaStream_t stream, cudaKernel_t k, unsigned grid, unsigned block,
+                           size_t smem, void **args, fh_error *err)
 {
     dim3 g = {grid, 1, 1}, b = {block, 1, 1};
-    CUDA_CHECK(cudaLaunchKernel((const void *)k, g, b, args, smem, c->stream), err);
+    CUDA_CHECK(cudaLaunchKernel((const void *)k, g, b, args, smem, stream), err);
     CUDA_CHECK(cudaGetLastError(), err);
     return FH_OK;
 fail:
     return err->status;
+}
+
+static fh_status launch(fh_gpu_ppo_collector *c, cudaKernel_t k, unsigned grid, unsigned block,
+                        size_t smem, void **args, fh_error *err)
+{
+    return launch_on(c->stream, k, grid, block, smem, args, err);
 }
 
 #define LT_CHECK(call, err) CUBLAS_CHECK(call, err)
@@ -79,9 +105,9 @@ fail:
  * in cuBLAS's column-major terms y^T = W x^T. One cublasLt matmul whose epilogue adds
  * the bias and applies the ReLU, so activations are written once (a separate bias
  * pass cost 39 ms of 217 at N 16384). Compute type fp32 or TF32 (--precision). */
-static fh_status dense(fh_gpu_ppo_collector *c, float *y, const float *x, const float *w,
-                       const float *b, int n_in, int n_out, long long rows, int relu,
-                       fh_error *err)
+static fh_status dense(fh_gpu_ppo_collector *c, cudaStream_t stream, float *y, const float *x,
+                       const float *w, const float *b, int n_in, int n_out, long long rows,
+                       int relu, fh_error *err)
 {
     fh_fast_path *f = &c->fast;
     cublasLtMatmulDesc_t op = NULL;
@@ -114,7 +140,7 @@ static fh_status dense(fh_gpu_ppo_collector *c, float *y, const float *x, const 
         goto done;
     }
     LT_CHECK(cublasLtMatmul(f->lt, op, &one, w, la, x, lb, &zero, y, lc, y, lc, &heuristic.algo,
-                            f->blas_workspace, BLAS_WORKSPACE_BYTES, c->stream), err);
+                            f->blas_workspace, BLAS_WORKSPACE_BYTES, stream), err);
     goto done;
 fail:
     st = err->status;
@@ -150,6 +176,15 @@ void fh_fast_path_free(fh_gpu_ppo_collector *c)
     cudaFree(f->act_b);
     cudaFree(f->cur_in);
     cudaFree(f->clocks);
+    cudaFree(f->seg_done);
+    cudaFree(f->seg_in);
+    cudaFree(f->seg_values);
+    if (f->ev_fork)
+        cudaEventDestroy(f->ev_fork);
+    if (f->ev_join)
+        cudaEventDestroy(f->ev_join);
+    if (f->side)
+        cudaStreamDestroy(f->side);
     for (int i = 0; i < 4; i++)
         if (f->ev_phase[i])
             cudaEventDestroy(f->ev_phase[i]);
@@ -206,16 +241,51 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     struct { cudaKernel_t *k; const char *name; } entries[] = {
         {&f->rollout, shape.kernel},
         {&f->cur_input, "curiosity_input_kernel"}, {&f->cur_reward, "curiosity_reward_kernel"},
-        {&f->scatter, "scatter_trunc_values_kernel"}, {&f->gae, "gae_kernel"}};
+        {&f->scatter, "scatter_trunc_values_kernel"}, {&f->gae, "gae_kernel"},
+        {&f->seg_wait, "segment_wait_kernel"}, {&f->seg_gather, "gather_segment_rows_kernel"},
+        {&f->seg_scatter, "scatter_segment_values_kernel"}};
     for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
         if ((st = fh_cuda_module_kernel(&f->module, entries[i].name, entries[i].k, err)) != FH_OK)
             return st;
 
+    /* Diagnostics (docs/BENCHMARKS.md): FOXHUNT_ROLLOUT_OVERLAP=0|1 turns the overlap off
+     * or forces it on (default: on for the block mapping); FOXHUNT_OVERLAP_SEGMENTS sets
+     * its time segments, FOXHUNT_OVERLAP_EXCLUSIVE=0 lets GEMM blocks share the rollout's
+     * SMs; FOXHUNT_ROLLOUT_UNITS_PER_BLOCK packs that many units (warps, episodes of the
+     * block mapping) into a block. */
+    int overlap_env = -1, segments_env = FH_OVERLAP_SEGMENTS, per_block_env = 0, exclusive = 1;
+    if ((st = env_int("FOXHUNT_ROLLOUT_OVERLAP", -1, 0, 1, &overlap_env, err)) != FH_OK ||
+        (st = env_int("FOXHUNT_OVERLAP_EXCLUSIVE", 1, 0, 1, &exclusive, err)) != FH_OK ||
+        (st = env_int("FOXHUNT_OVERLAP_SEGMENTS", FH_OVERLAP_SEGMENTS, 1, 256, &segments_env,
+                      err)) != FH_OK ||
+        (st = env_int("FOXHUNT_ROLLOUT_UNITS_PER_BLOCK", 0, 1, shape.max_units, &per_block_env,
+                      err)) != FH_OK)
+        return st;
+
     /* Launch shape from the device: spread the units over the SMs first, then pack them
-     * into a block, where they share its copy of the actor. */
+     * into a block, where they share its copy of the actor. With the overlap, pack them
+     * as tightly as the mapping allows instead, so the critic has the other SMs. */
     int units = (N + shape.unit_episodes - 1) / shape.unit_episodes;
     int per_sm = (units + c->dev.sm_count - 1) / c->dev.sm_count;
-    int per_block = per_sm < 1 ? 1 : per_sm > shape.max_units ? shape.max_units : per_sm;
+    int spread = per_sm < 1 ? 1 : per_sm > shape.max_units ? shape.max_units : per_sm;
+    f->overlap = overlap_env >= 0 ? overlap_env : f->mapping == FH_ROLLOUT_BLOCK;
+    /* overlap: the rollout on about half the SMs (at N 128, 2 episodes per block: 2.63 ms
+     * against 2.78 with 4 per block, docs/BENCHMARKS.md) */
+    int half = c->dev.sm_count / 2 > 0 ? c->dev.sm_count / 2 : 1;
+    int packed = (units + half - 1) / half;
+    packed = packed > shape.max_units ? shape.max_units : packed;
+    int per_block = per_block_env ? per_block_env : f->overlap ? packed : spread;
+    int grid = (units + per_block - 1) / per_block;
+    if (f->overlap && overlap_env < 0 && grid > c->dev.sm_count / 2) {
+        f->overlap = 0; /* the rollout would hold most SMs: the critic runs after it */
+        per_block = per_block_env ? per_block_env : spread;
+        grid = (units + per_block - 1) / per_block;
+    }
+    if (f->overlap && grid >= c->dev.sm_count)
+        return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_ROLLOUT_OVERLAP=1: the rollout needs %d "
+                            "blocks, each holding an SM alone, and %s has %d SMs; the overlap "
+                            "needs fewer (pack more per block, or unset it)", grid, c->dev.name,
+                            c->dev.sm_count);
     f->episodes_per_block = per_block * shape.unit_episodes;
     f->threads_per_block = per_block * shape.unit_threads;
     f->rollout_smem = rollout_smem_bytes(&shape, per_block);
@@ -223,6 +293,8 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the fast kernel needs %zu B of shared "
                             "memory per block; %s allows %zu", __FILE__, __LINE__, f->rollout_smem,
                             c->dev.name, c->dev.shared_mem_per_block_optin);
+    if (f->overlap && exclusive) /* all of it: no GEMM block fits beside a rollout block */
+        f->rollout_smem = c->dev.shared_mem_per_block_optin;
     CUDA_CHECK(cudaKernelSetAttributeForDevice(f->rollout, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                (int)f->rollout_smem, c->dev.device_index), err);
     if (with_clocks)
@@ -250,6 +322,20 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     CUDA_CHECK(cudaMalloc((void **)&f->act_b, (size_t)f->chunk_rows * FH_CRITIC_H1 * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&f->cur_in, (size_t)f->chunk_rows * FH_CURIOSITY_INPUT_DIM * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc(&f->blas_workspace, BLAS_WORKSPACE_BYTES), err);
+    if (f->overlap) {
+        /* equal time segments, each at most one GEMM chunk of rows */
+        f->seg_steps = (L + segments_env - 1) / segments_env;
+        if ((long long)N * f->seg_steps > f->chunk_rows)
+            f->seg_steps = (int)(f->chunk_rows / N);
+        f->n_segments = (L + f->seg_steps - 1) / f->seg_steps;
+        long long seg_rows = (long long)N * f->seg_steps;
+        CUDA_CHECK(cudaMalloc((void **)&f->seg_done, (size_t)(f->n_segments + 1) * sizeof(int)), err);
+        CUDA_CHECK(cudaMalloc((void **)&f->seg_in, (size_t)seg_rows * f->in_stride * sizeof(float)), err);
+        CUDA_CHECK(cudaMalloc((void **)&f->seg_values, (size_t)seg_rows * sizeof(float)), err);
+        CUDA_CHECK(cudaStreamCreateWithFlags(&f->side, cudaStreamNonBlocking), err);
+        CUDA_CHECK(cudaEventCreateWithFlags(&f->ev_fork, cudaEventDisableTiming), err);
+        CUDA_CHECK(cudaEventCreateWithFlags(&f->ev_join, cudaEventDisableTiming), err);
+    }
     for (int i = 0; i < 4; i++)
         CUDA_CHECK(cudaEventCreate(&f->ev_phase[i]), err);
     CUBLAS_CHECK(cublasLtCreate(&f->lt), err);
@@ -262,30 +348,81 @@ fail:
     return err->status;
 }
 
-/* Phase 2: the critic over every row (states, final observations, s_L) and the
+/* The critic's six layers over `rows` (<= chunk_rows) input rows x, in_stride floats
+ * apart, into values, on `stream`. */
+static fh_status critic_chain(fh_gpu_ppo_collector *c, cudaStream_t stream, const float *x,
+                              long long rows, float *values, fh_error *err)
+{
+    fh_fast_path *f = &c->fast;
+    for (int l = 0; l < FH_CRITIC_N_LAYERS; l++) {
+        int last = l == FH_CRITIC_N_LAYERS - 1;
+        float *y = last ? values : (l % 2 == 0 ? f->act_a : f->act_b);
+        /* layer 0 reads the padded rows with the zero-padded weights */
+        const float *w = l == 0 && f->critic_w0 ? f->critic_w0 : c->weights.critic + CRITIC_W[l];
+        int n_in = l == 0 ? f->in_stride : CRITIC_DIMS[l];
+        fh_status st = dense(c, stream, y, x, w, c->weights.critic + CRITIC_B[l], n_in,
+                             CRITIC_DIMS[l + 1], rows, !last, err);
+        if (st != FH_OK)
+            return st;
+        x = y;
+    }
+    return FH_OK;
+}
+
+/* The critic over critic_in rows [r_begin, r_end), in chunks, on c->stream. */
+static fh_status critic_rows(fh_gpu_ppo_collector *c, long long r_begin, long long r_end,
+                             fh_error *err)
+{
+    fh_fast_path *f = &c->fast;
+    for (long long r0 = r_begin; r0 < r_end; r0 += f->chunk_rows) {
+        long long rows = r_end - r0 < f->chunk_rows ? r_end - r0 : f->chunk_rows;
+        fh_status st = critic_chain(c, c->stream, f->critic_in + r0 * f->in_stride, rows,
+                                    f->values_all + r0, err);
+        if (st != FH_OK)
+            return st;
+    }
+    return FH_OK;
+}
+
+/* Overlap, on the side stream while the rollout runs: for each time segment, wait until
+ * every episode has written its rows (segment_wait_kernel), gather them into one
+ * contiguous block, run the critic, scatter the values back. The rollout kernel holds
+ * its SMs alone (its shared-memory request leaves no room for a GEMM block), so the
+ * GEMMs run on the SMs it leaves free and do not slow its dependent chain. */
+static fh_status side_segments(fh_gpu_ppo_collector *c, fh_error *err)
+{
+    fh_fast_path *f = &c->fast;
+    int N = c->n_episodes, L = c->n_steps;
+    int *timed_out = f->seg_done + f->n_segments;
+    fh_status st;
+    for (int k = 0; k < f->n_segments; k++) {
+        int t0 = k * f->seg_steps;
+        int seg_len = L - t0 < f->seg_steps ? L - t0 : f->seg_steps;
+        long long rows = (long long)N * seg_len;
+        void *w_args[] = {&f->seg_done, &k, &N, &timed_out};
+        void *g_args[] = {&f->seg_in, &f->critic_in, &f->in_stride, &N, &L, &t0, &seg_len};
+        void *s_args[] = {&f->values_all, &f->seg_values, &N, &L, &t0, &seg_len};
+        if ((st = launch_on(f->side, f->seg_wait, 1, 32, 0, w_args, err)) != FH_OK ||
+            (st = launch_on(f->side, f->seg_gather, elementwise_grid(c, rows * f->in_stride),
+                            ELEMENTWISE_BLOCK, 0, g_args, err)) != FH_OK ||
+            (st = critic_chain(c, f->side, f->seg_in, rows, f->seg_values, err)) != FH_OK ||
+            (st = launch_on(f->side, f->seg_scatter, elementwise_grid(c, rows), ELEMENTWISE_BLOCK,
+                            0, s_args, err)) != FH_OK)
+            return st;
+    }
+    return FH_OK;
+}
+
+/* Phase 2 after the rollout: the critic over the rows the side stream did not value
+ * (all of them without overlap; else the final observations and s_L), then the
  * curiosity model over the N*L transitions, whose bonus joins the rewards. */
 static fh_status batched_networks(fh_gpu_ppo_collector *c, fh_error *err)
 {
     fh_fast_path *f = &c->fast;
     long long NL = (long long)c->n_episodes * c->n_steps;
     fh_status st;
-    /* the critic over every row: states, final observations, s_L */
-    for (long long r0 = 0; r0 < f->critic_rows; r0 += f->chunk_rows) {
-        long long rows = f->critic_rows - r0 < f->chunk_rows ? f->critic_rows - r0 : f->chunk_rows;
-        const float *x = f->critic_in + r0 * f->in_stride;
-        for (int l = 0; l < FH_CRITIC_N_LAYERS; l++) {
-            int last = l == FH_CRITIC_N_LAYERS - 1;
-            float *y = last ? f->values_all + r0 : (l % 2 == 0 ? f->act_a : f->act_b);
-            /* layer 0 reads the padded rows with the zero-padded weights */
-            const float *w = l == 0 && f->critic_w0 ? f->critic_w0 : c->weights.critic + CRITIC_W[l];
-            int n_in = l == 0 ? f->in_stride : CRITIC_DIMS[l];
-            if ((st = dense(c, y, x, w, c->weights.critic + CRITIC_B[l], n_in, CRITIC_DIMS[l + 1],
-                            rows, !last, err)) != FH_OK)
-                return st;
-            x = y;
-        }
-    }
-    /* the curiosity model over the N*L transitions; its bonus joins the rewards */
+    if ((st = critic_rows(c, f->overlap ? NL : 0, f->critic_rows, err)) != FH_OK)
+        return st;
     for (long long r0 = 0; r0 < NL; r0 += f->chunk_rows) {
         long long rows = NL - r0 < f->chunk_rows ? NL - r0 : f->chunk_rows;
         float *states = f->critic_in + r0 * f->in_stride;
@@ -296,10 +433,12 @@ static fh_status batched_networks(fh_gpu_ppo_collector *c, fh_error *err)
                          ELEMENTWISE_BLOCK, 0, in_args, err)) != FH_OK)
             return st;
         const float *w = c->weights.curiosity;
-        if ((st = dense(c, f->act_a, f->cur_in, w + FH_CURIOSITY_OFF_W0, w + FH_CURIOSITY_OFF_B0,
-                        FH_CURIOSITY_INPUT_DIM, FH_CURIOSITY_HIDDEN, rows, 1, err)) != FH_OK ||
-            (st = dense(c, f->act_b, f->act_a, w + FH_CURIOSITY_OFF_W1, w + FH_CURIOSITY_OFF_B1,
-                        FH_CURIOSITY_HIDDEN, FH_CURIOSITY_TARGET_DIM, rows, 0, err)) != FH_OK)
+        if ((st = dense(c, c->stream, f->act_a, f->cur_in, w + FH_CURIOSITY_OFF_W0,
+                        w + FH_CURIOSITY_OFF_B0, FH_CURIOSITY_INPUT_DIM, FH_CURIOSITY_HIDDEN, rows,
+                        1, err)) != FH_OK ||
+            (st = dense(c, c->stream, f->act_b, f->act_a, w + FH_CURIOSITY_OFF_W1,
+                        w + FH_CURIOSITY_OFF_B1, FH_CURIOSITY_HIDDEN, FH_CURIOSITY_TARGET_DIM,
+                        rows, 0, err)) != FH_OK)
             return st;
         float *rewards = c->out.rewards + r0;
         int *bars = c->out.bars + r0;
@@ -311,7 +450,10 @@ static fh_status batched_networks(fh_gpu_ppo_collector *c, fh_error *err)
     return FH_OK;
 }
 
-/* The whole collection on c->stream; with_events records the phase events. */
+/* The whole collection on c->stream (with overlap, forking the side stream at the start
+ * and joining it after the rollout); with_events records the phase events: rollout
+ * (with overlap: and the critic of the segments it hid), networks (what remains of the
+ * critic and curiosity), GAE. */
 static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambda,
                                int with_events, fh_error *err)
 {
@@ -326,15 +468,28 @@ static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambd
                                      c->weights.critic + FH_CRITIC_OFF_W0,
                                      FH_STATE_DIM * sizeof(float), FH_STATE_DIM * sizeof(float),
                                      FH_CRITIC_H1, cudaMemcpyDeviceToDevice, c->stream), err);
+    if (f->overlap) { /* counters and the time-out flag zeroed, then the side stream forks */
+        CUDA_CHECK(cudaMemsetAsync(f->seg_done, 0, (size_t)(f->n_segments + 1) * sizeof(int),
+                                   c->stream), err);
+        CUDA_CHECK(cudaEventRecord(f->ev_fork, c->stream), err);
+        CUDA_CHECK(cudaStreamWaitEvent(f->side, f->ev_fork, 0), err);
+        if ((st = side_segments(c, err)) != FH_OK)
+            return st;
+        CUDA_CHECK(cudaEventRecord(f->ev_join, f->side), err);
+    }
     {
         const float *actor = c->weights.actor;
+        int *seg_done = f->overlap ? f->seg_done : NULL;
         void *args[] = {&actor, &c->cfg, &c->d_market, &c->d_episodes, &N, &L, &K,
-                        &f->critic_in, &f->in_stride, &f->trunc_step, &c->out, &f->clocks};
+                        &f->critic_in, &f->in_stride, &f->trunc_step, &c->out, &f->clocks,
+                        &seg_done, &f->seg_steps};
         unsigned grid = (unsigned)((N + f->episodes_per_block - 1) / f->episodes_per_block);
         if ((st = launch(c, f->rollout, grid, (unsigned)f->threads_per_block, f->rollout_smem,
                          args, err)) != FH_OK)
             return st;
     }
+    if (f->overlap)
+        CUDA_CHECK(cudaStreamWaitEvent(c->stream, f->ev_join, 0), err);
     if (with_events)
         CUDA_CHECK(cudaEventRecord(f->ev_phase[1], c->stream), err);
     if ((st = batched_networks(c, err)) != FH_OK)
@@ -388,6 +543,25 @@ fh_status fh_fast_path_run(fh_gpu_ppo_collector *c, const fh_collect_params *p, 
         f->graph_lambda = p->gae_lambda;
     }
     CUDA_CHECK(cudaGraphLaunch(f->graph_exec, c->stream), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+fh_status fh_fast_path_check(fh_gpu_ppo_collector *c, fh_error *err)
+{
+    fh_fast_path *f = &c->fast;
+    if (!f->overlap)
+        return FH_OK;
+    int timed_out = 0;
+    CUDA_CHECK(cudaMemcpy(&timed_out, f->seg_done + f->n_segments, sizeof timed_out,
+                          cudaMemcpyDeviceToHost), err);
+    if (timed_out)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the critic's side stream waited %llu s "
+                            "for a rollout segment and gave up (were the kernels serialized, as "
+                            "under a debugger?); its values are not set. Rerun with "
+                            "FOXHUNT_ROLLOUT_OVERLAP=0", __FILE__, __LINE__,
+                            FH_SEGMENT_WAIT_NS / 1000000000ull);
     return FH_OK;
 fail:
     return err->status;

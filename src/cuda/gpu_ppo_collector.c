@@ -317,6 +317,8 @@ fh_status fh_gpu_ppo_collector_collect(fh_gpu_ppo_collector *c, const fh_collect
                                    cudaMemcpyDeviceToHost, c->stream), err);
     CUDA_CHECK(cudaEventRecord(c->ev_end, c->stream), err);
     CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
+    if (c->use_fast && (st = fh_fast_path_check(c, err)) != FH_OK)
+        return st;
     CUDA_CHECK(cudaEventElapsedTime(&c->timing.rollout_ms, c->ev_kernel_begin, c->ev_kernel_end), err);
     CUDA_CHECK(cudaEventElapsedTime(&c->timing.total_ms, c->ev_begin, c->ev_end), err);
     if (c->use_fast && c->profile) {

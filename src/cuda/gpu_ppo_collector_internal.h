@@ -25,6 +25,7 @@
 typedef struct {
     fh_cuda_module module;
     cudaKernel_t rollout, cur_input, cur_reward, scatter, gae;
+    cudaKernel_t seg_wait, seg_gather, seg_scatter; /* overlap */
     cublasLtHandle_t lt;
     void *blas_workspace;
     int mapping;           /* FH_ROLLOUT_WARP, _BLOCK or _LANE (never _AUTO) */
@@ -44,6 +45,17 @@ typedef struct {
     int *trunc_step;       /* (N, K) */
     float *act_a, *act_b;  /* (chunk_rows, 512) ping-pong activations */
     float *cur_in;         /* (chunk_rows, 35) */
+    /* Overlap of the critic with the rollout (small N): the rollout counts finished time
+     * segments in seg_done; a side stream, forked and joined inside the graph, values
+     * each segment's states while the rollout goes on. */
+    int overlap;           /* 1: on */
+    int n_segments, seg_steps;
+    int *seg_done;         /* (n_segments + 1): episodes done per segment, then the
+                              segment_wait_kernel time-out flag */
+    float *seg_in;         /* (N * seg_steps, in_stride) one segment's states */
+    float *seg_values;     /* (N * seg_steps) */
+    cudaStream_t side;
+    cudaEvent_t ev_fork, ev_join;
     cudaGraph_t graph;
     cudaGraphExec_t graph_exec;
     float graph_gamma, graph_lambda;
@@ -80,6 +92,9 @@ struct fh_gpu_ppo_collector {
 fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err);
 /* Runs the whole fast collection on c->stream (as one graph unless c->profile). */
 fh_status fh_fast_path_run(fh_gpu_ppo_collector *c, const fh_collect_params *p, fh_error *err);
+/* After a collection has finished: an error if the overlap's side stream gave up waiting
+ * for the rollout (segment_wait_kernel's time-out), which would leave values unset. */
+fh_status fh_fast_path_check(fh_gpu_ppo_collector *c, fh_error *err);
 void fh_fast_path_free(fh_gpu_ppo_collector *c);
 
 #endif

@@ -423,10 +423,11 @@ FH_DEVICE int env_sample_start_bar(const fh_env_config *cfg, const fh_env_market
     return rng_uniform_int(rng, last_start + 1);
 }
 
-/* Fresh portfolio, barriers, diversity window and logs at a new random start bar; the
- * rng continues its stream. */
-FH_DEVICE void env_episode_reset(const fh_env_config *cfg, const fh_env_market *m,
-                                 fh_episode_state *ep)
+/* Fresh portfolio, barriers, diversity window (*div) and logs at a new random start
+ * bar; the rng continues its stream. env_episode_reset below is the usual form; this one
+ * takes the diversity window apart from ep, as env_step_at_div does. */
+FH_DEVICE void env_episode_reset_div(const fh_env_config *cfg, const fh_env_market *m,
+                                     fh_episode_state *ep, fh_diversity *div)
 {
     ep->start_bar = env_sample_start_bar(cfg, m, &ep->rng);
     ep->bar = ep->start_bar;
@@ -443,7 +444,13 @@ FH_DEVICE void env_episode_reset(const fh_env_config *cfg, const fh_env_market *
     for (int k = 0; k < FH_BARRIER_N_KINDS; k++)
         ep->log_barrier_hits[k] = 0;
     barrier_reset(&ep->barrier);
-    diversity_reset(&ep->diversity);
+    diversity_reset(div);
+}
+
+FH_DEVICE void env_episode_reset(const fh_env_config *cfg, const fh_env_market *m,
+                                 fh_episode_state *ep)
+{
+    env_episode_reset_div(cfg, m, ep, &ep->diversity);
 }
 
 /* First reset of slot `stream` (the episode index) under the run seed. */
@@ -520,9 +527,12 @@ FH_DEVICE fh_bar_prices env_bar_prices(const fh_env_market *m, int bar)
  * bar's prices (env_bar_prices) and the market's length; SPEC §3 steps 1-4, 6, 7
  * (without the curiosity bonus) and 8, in that order (docs/ENVIRONMENT.md).
  * Does not reset: on out->done the caller observes the final state, then calls
- * env_episode_reset. */
-FH_DEVICE void env_step_at(const fh_env_config *cfg, int n_bars, fh_episode_state *ep, int action,
-                           const fh_bar_prices *px, fh_step_result *out)
+ * env_episode_reset. The diversity window is *div (normally &ep->diversity: env_step_at
+ * below); a GPU kernel keeps it in shared memory instead, so that nothing in ep is
+ * indexed at run time and the compiler can hold ep's scalars in registers. */
+FH_DEVICE void env_step_at_div(const fh_env_config *cfg, int n_bars, fh_episode_state *ep,
+                               fh_diversity *div, int action, const fh_bar_prices *px,
+                               fh_step_result *out)
 {
     out->pnl = 0.0;
     out->cost = 0.0;
@@ -603,11 +613,11 @@ FH_DEVICE void env_step_at(const fh_env_config *cfg, int n_bars, fh_episode_stat
     ep->step += 1;
 
     /* 4. diversity */
-    float div = diversity_entropy(&ep->diversity, action, cfg);
+    float div_penalty = diversity_entropy(div, action, cfg);
 
     /* 7. reward without curiosity */
     float scale = barrier_scale_of(hit, cfg);
-    float reward = cfg->reward_scale * ((float)pnl * (1.0f + scale) - risk) + div;
+    float reward = cfg->reward_scale * ((float)pnl * (1.0f + scale) - risk) + div_penalty;
 
     /* 8. done: ruin is terminal; the horizon or the last bar truncates */
     int terminal = equity1 < (double)cfg->ruin * ep->initial_equity;
@@ -617,11 +627,13 @@ FH_DEVICE void env_step_at(const fh_env_config *cfg, int n_bars, fh_episode_stat
     ep->log_cost += cost;
     ep->log_turnover += turnover;
     ep->log_reversals += reversal;
-    ep->log_barrier_hits[hit] += hit != FH_BARRIER_NONE;
     ep->life_cost += cost;
     ep->life_turnover += turnover;
     ep->life_reversals += reversal;
-    ep->life_barrier_hits[hit] += hit != FH_BARRIER_NONE;
+    for (int k = FH_BARRIER_NONE + 1; k < FH_BARRIER_N_KINDS; k++) { /* constant indices */
+        ep->log_barrier_hits[k] += hit == k;
+        ep->life_barrier_hits[k] += hit == k;
+    }
 
     out->pnl = pnl;
     out->cost = cost;
@@ -631,12 +643,18 @@ FH_DEVICE void env_step_at(const fh_env_config *cfg, int n_bars, fh_episode_stat
     out->exposure = (float)e_new;
     out->barrier_scale = scale;
     out->risk_penalty = risk;
-    out->diversity_penalty = div;
+    out->diversity_penalty = div_penalty;
     out->barrier_hit = hit;
     out->reversal = reversal;
     out->terminal = terminal;
     out->truncated = truncated;
     out->done = terminal || truncated;
+}
+
+FH_DEVICE void env_step_at(const fh_env_config *cfg, int n_bars, fh_episode_state *ep, int action,
+                           const fh_bar_prices *px, fh_step_result *out)
+{
+    env_step_at_div(cfg, n_bars, ep, &ep->diversity, action, px, out);
 }
 
 /* env_step_at with the prices read from the market. */

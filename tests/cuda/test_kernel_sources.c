@@ -50,7 +50,7 @@ static void test_program_text(void)
 
 typedef struct {
     const char *kernel_file;
-    const char *entries[8];
+    const char *entries[12];
 } kernel_case;
 
 static void test_compiles_to_ptx(void)
@@ -59,7 +59,8 @@ static void test_compiles_to_ptx(void)
         {"ppo_experience_kernel.cu", {"ppo_full_experience_kernel", NULL}},
         {"ppo_fast_kernels.cu", {"ppo_rollout_fast_kernel", "ppo_rollout_block_kernel", "ppo_rollout_lane_kernel",
                                  "curiosity_input_kernel", "curiosity_reward_kernel",
-                                 "scatter_trunc_values_kernel", "gae_kernel", NULL}},
+                                 "scatter_trunc_values_kernel", "gae_kernel", "segment_wait_kernel",
+                                 "gather_segment_rows_kernel", "scatter_segment_values_kernel", NULL}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         /* as the reference collector, as the fast path, and the fast path's clock build */

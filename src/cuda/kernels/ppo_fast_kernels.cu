@@ -45,14 +45,20 @@
 #define FH_FAST_SM_H1 64
 #define FH_FAST_SM_H2 (FH_FAST_SM_H1 + FH_ACTOR_H1)
 #define FH_FAST_SM_MISC (FH_FAST_SM_H2 + FH_ACTOR_H2)
-#define FH_FAST_SM_PER_WARP (FH_FAST_SM_MISC + 8)
+/* the episode's diversity window (fh_diversity, 168 B; offsets stay even, so its double
+ * is 8-byte aligned): in shared memory, nothing of the episode's state that lane 0
+ * carries is indexed at run time, and it stays in registers instead of local memory */
+#define FH_FAST_SM_DIV_FLOATS 48
+#define FH_FAST_SM_DIV (FH_FAST_SM_MISC + 8)
+#define FH_FAST_SM_PER_WARP (FH_FAST_SM_DIV + FH_FAST_SM_DIV_FLOATS)
 #define FH_FAST_MAX_WARPS 16
 #define FH_BLOCK_EP_WARPS 4                          /* warps per episode, block mapping */
 #define FH_BLOCK_EP_THREADS (FH_BLOCK_EP_WARPS * FH_WARP)
 #define FH_BLOCK_SM_P1 (FH_FAST_SM_H1 + FH_ACTOR_H1) /* (2, 64) layer-1 half sums */
 #define FH_BLOCK_SM_P2 (FH_BLOCK_SM_P1 + 2 * FH_ACTOR_H2) /* (4, 48) partial logits */
 #define FH_BLOCK_SM_MISC (FH_BLOCK_SM_P2 + FH_BLOCK_EP_WARPS * FH_FAST_OUT_PAD)
-#define FH_BLOCK_SM_PER_EPISODE (FH_BLOCK_SM_MISC + 8)
+#define FH_BLOCK_SM_DIV (FH_BLOCK_SM_MISC + 8)
+#define FH_BLOCK_SM_PER_EPISODE (FH_BLOCK_SM_DIV + FH_FAST_SM_DIV_FLOATS)
 #define FH_BLOCK_MAX_EPISODES 4                      /* named barriers 1..4 */
 /* Lane mapping (large N): a block holds 128 episodes in groups; a group is
  * FH_LANE_PER_LANE x 32 episodes, one per thread of its first warps for observing,
@@ -92,6 +98,8 @@
 #define FH_CLOCK_TAIL 4    /* truncation observation, reset, next bar */
 #define FH_CLOCK_PARTS 5
 #define FH_CLOCK_STRIDE 8  /* counters per episode in the clocks buffer */
+/* How long segment_wait_kernel waits for a rollout segment before giving up */
+#define FH_SEGMENT_WAIT_NS 20000000000ull /* 20 s */
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 
@@ -402,7 +410,7 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
                                               long long NL, int k_slots, float *critic_in,
                                               int in_stride,
                                               int *trunc_step, fh_ppo_outputs out, float *scratch,
-                                              int *sm_bar, int lane
+                                              int *sm_bar, fh_diversity *div, int lane
 #ifdef FH_ROLLOUT_CLOCKS
                                               , long long *clk_acc, long long *clk_last
 #endif
@@ -422,7 +430,7 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
     int truncated = 0, next_bar = 0, done = 0;
     if (lane == 0) {
         fh_step_result res;
-        env_step_at(cfg, m->n_bars, ep, action, &px, &res);
+        env_step_at_div(cfg, m->n_bars, ep, div, action, &px, &res);
         fast_store_step(out, i, action, log_prob, &res, r->bar);
         truncated = res.truncated;
         done = res.done;
@@ -449,7 +457,7 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
     }
     if (done) {
         if (lane == 0) {
-            env_episode_reset(cfg, m, ep);
+            env_episode_reset_div(cfg, m, ep, div);
             sm_bar[0] = ep->bar;
         }
         __syncwarp();
@@ -462,19 +470,43 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
     __syncwarp();
 }
 
+/* Overlap of the critic with the rollout (gpu_fast_collect.c): the rollout counts each
+ * episode into seg_done[t / seg_steps] once its state row t, the last of a time segment,
+ * is written, so the critic of that segment can start (segment_wait_kernel) while the
+ * rollout goes on. Every thread that wrote part of the row calls this (fenced first);
+ * seg_done NULL: no overlap. */
+__device__ __forceinline__ int fast_segment_ends(const int *seg_done, int t, int seg_steps,
+                                                 int n_steps)
+{
+    return seg_done && ((t + 1) % seg_steps == 0 || t + 1 == n_steps);
+}
+
+__device__ __forceinline__ void fast_warp_segment_done(int *seg_done, int t, int seg_steps,
+                                                       int n_steps, int lane)
+{
+    if (!fast_segment_ends(seg_done, t, seg_steps, n_steps))
+        return;
+    __threadfence();
+    __syncwarp();
+    if (lane == 0)
+        atomicAdd(&seg_done[t / seg_steps], 1);
+}
+
 /* Warp-wide: the episode's state from the device, its truncation slots cleared. */
 __device__ __forceinline__ void fast_episode_begin(fh_fast_episode *r, fh_episode_state *ep,
                                                    const fh_env_market *m,
                                                    const fh_episode_state *episodes, int n,
                                                    int k_slots, int *trunc_step, int *sm_bar,
-                                                   int lane)
+                                                   fh_diversity *div, int lane)
 {
     *ep = episodes[n]; /* only lane 0's copy evolves */
     r->n_trunc = 0;
     for (int j = lane; j < k_slots; j += FH_WARP)
         trunc_step[(long long)n * k_slots + j] = -1;
-    if (lane == 0)
+    if (lane == 0) {
         sm_bar[0] = ep->bar;
+        *div = ep->diversity; /* the window lives in shared memory until the end */
+    }
     __syncwarp();
     r->bar = sm_bar[0];
     fast_load_bar(&r->f0, &r->f1, m, r->bar, lane);
@@ -495,7 +527,7 @@ extern "C" __global__ void __launch_bounds__(FH_FAST_MAX_WARPS * FH_WARP)
 ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
                         fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
                         float *critic_in, int in_stride, int *trunc_step, fh_ppo_outputs out,
-                        long long *clocks)
+                        long long *clocks, int *seg_done, int seg_steps)
 {
     extern __shared__ float sm[];
     float *w = sm;
@@ -506,30 +538,34 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
         return; /* no block-wide barrier follows */
     float *scratch = sm + FH_FAST_SM_WEIGHTS + warp * FH_FAST_SM_PER_WARP;
     int *sm_bar = (int *)(scratch + FH_FAST_SM_MISC);
+    fh_diversity *div = (fh_diversity *)(scratch + FH_FAST_SM_DIV);
     long long NL = (long long)n_episodes * n_steps;
     long long row = (long long)n * n_steps;
     fh_fast_episode r;
     fh_episode_state ep;
-    fast_episode_begin(&r, &ep, &market, episodes, n, k_slots, trunc_step, sm_bar, lane);
+    fast_episode_begin(&r, &ep, &market, episodes, n, k_slots, trunc_step, sm_bar, div, lane);
     FH_CLOCK_DECL;
     for (int t = 0; t < n_steps; t++) {
         long long i = row + t;
         fast_step_begin(&r, &ep, &cfg, &market, critic_in + i * in_stride,
                         scratch + FH_FAST_SM_STATE, lane);
+        fast_warp_segment_done(seg_done, t, seg_steps, n_steps, lane);
         FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
         float l0, l1;
         fast_actor(&l0, &l1, w, scratch, lane);
         FH_CLOCK_MARK(FH_CLOCK_ACTOR);
         fast_step_end(&r, &ep, &cfg, &market, l0, l1, i, t, n, NL, k_slots, critic_in, in_stride,
                       trunc_step,
-                      out, scratch, sm_bar, lane FH_FAST_STEP_END_CLOCKS);
+                      out, scratch, sm_bar, div, lane FH_FAST_STEP_END_CLOCKS);
         FH_CLOCK_MARK(FH_CLOCK_TAIL);
     }
     long long last_row = NL + (long long)n_episodes * k_slots + n;
     fast_observe(critic_in + last_row * in_stride, scratch + FH_FAST_SM_STATE, &cfg, &ep,
                  r.f0, r.f1, lane);
-    if (lane == 0)
+    if (lane == 0) {
+        ep.diversity = *div;
         episodes[n] = ep;
+    }
     FH_CLOCK_STORE(clocks, n, lane);
 }
 
@@ -542,7 +578,7 @@ extern "C" __global__ void __launch_bounds__(FH_BLOCK_MAX_EPISODES * FH_BLOCK_EP
 ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
                          fh_env_market market, fh_episode_state *episodes, int n_episodes,
                          int n_steps, int k_slots, float *critic_in, int in_stride, int *trunc_step,
-                         fh_ppo_outputs out, long long *clocks)
+                         fh_ppo_outputs out, long long *clocks, int *seg_done, int seg_steps)
 {
     extern __shared__ float sm[];
     float *w = sm;
@@ -555,18 +591,21 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
     int barrier_id = 1 + group;
     float *scratch = sm + FH_FAST_SM_WEIGHTS + group * FH_BLOCK_SM_PER_EPISODE;
     int *sm_bar = (int *)(scratch + FH_BLOCK_SM_MISC);
+    fh_diversity *div = (fh_diversity *)(scratch + FH_BLOCK_SM_DIV);
     long long NL = (long long)n_episodes * n_steps;
     long long row = (long long)n * n_steps;
     fh_fast_episode r;
     fh_episode_state ep;
     if (warp == 0)
-        fast_episode_begin(&r, &ep, &market, episodes, n, k_slots, trunc_step, sm_bar, lane);
+        fast_episode_begin(&r, &ep, &market, episodes, n, k_slots, trunc_step, sm_bar, div, lane);
     FH_CLOCK_DECL;
     for (int t = 0; t < n_steps; t++) {
         long long i = row + t;
-        if (warp == 0)
+        if (warp == 0) {
             fast_step_begin(&r, &ep, &cfg, &market, critic_in + i * in_stride,
                             scratch + FH_FAST_SM_STATE, lane);
+            fast_warp_segment_done(seg_done, t, seg_steps, n_steps, lane);
+        }
         episode_barrier(barrier_id, FH_BLOCK_EP_THREADS);
         FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
         float l0 = 0.0f, l1 = 0.0f;
@@ -574,15 +613,17 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
         FH_CLOCK_MARK(FH_CLOCK_ACTOR);
         if (warp == 0)
             fast_step_end(&r, &ep, &cfg, &market, l0, l1, i, t, n, NL, k_slots, critic_in,
-                          in_stride, trunc_step, out, scratch, sm_bar, lane FH_FAST_STEP_END_CLOCKS);
+                          in_stride, trunc_step, out, scratch, sm_bar, div, lane FH_FAST_STEP_END_CLOCKS);
         FH_CLOCK_MARK(FH_CLOCK_TAIL);
     }
     if (warp == 0) {
         long long last_row = NL + (long long)n_episodes * k_slots + n;
         fast_observe(critic_in + last_row * in_stride, scratch + FH_FAST_SM_STATE, &cfg, &ep,
                      r.f0, r.f1, lane);
-        if (lane == 0)
+        if (lane == 0) {
+            ep.diversity = *div;
             episodes[n] = ep;
+        }
         FH_CLOCK_STORE(clocks, n, lane);
     }
 }
@@ -665,7 +706,7 @@ extern "C" __global__ void __launch_bounds__(FH_LANE_BLOCK_THREADS)
 ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
                         fh_env_market market, fh_episode_state *episodes, int n_episodes,
                         int n_steps, int k_slots, float *critic_in, int in_stride, int *trunc_step,
-                        fh_ppo_outputs out, long long *clocks)
+                        fh_ppo_outputs out, long long *clocks, int *seg_done, int seg_steps)
 {
     extern __shared__ float sm[];
     float *w = sm;
@@ -701,6 +742,10 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
         if (steps_env) {
             lane_observe(active ? critic_in + i * in_stride : NULL, state, &cfg, &market, &ep,
                          gt);
+            if (active && fast_segment_ends(seg_done, t, seg_steps, n_steps)) {
+                __threadfence();
+                atomicAdd(&seg_done[t / seg_steps], 1);
+            }
             bar = ep.bar;
             u = gpu_random(&ep.rng);
         }
@@ -753,6 +798,67 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
         episodes[n] = ep;
         FH_CLOCK_STORE(clocks, n, 0);
     }
+}
+
+/* The side stream's gate for time segment `segment` (overlap, gpu_fast_collect.c): one
+ * thread waits until all `target` episodes have counted their state rows of the segment
+ * in seg_done, so the critic kernels after it read finished rows. The rollout never
+ * waits on the critic, so this ends as long as the rollout runs beside it; should the
+ * two ever be serialized (a tool that serializes kernels), it gives up after
+ * FH_SEGMENT_WAIT_NS and sets *timed_out, which the host reports as an error. */
+__device__ __forceinline__ unsigned long long fh_globaltimer(void)
+{
+    unsigned long long ns;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+    return ns;
+}
+
+extern "C" __global__ void segment_wait_kernel(const int *seg_done, int segment, int target,
+                                               int *timed_out)
+{
+    if (threadIdx.x != 0 || blockIdx.x != 0)
+        return;
+    const volatile int *count = seg_done + segment;
+    const volatile int *gave_up = timed_out;
+    unsigned long long start = fh_globaltimer();
+    while (*count < target && !*gave_up) { /* after one time-out the others do not wait */
+        if (fh_globaltimer() - start > FH_SEGMENT_WAIT_NS) {
+            atomicExch(timed_out, 1);
+            break;
+        }
+        __nanosleep(256);
+    }
+    __threadfence();
+}
+
+/* dst (n_episodes * seg_len rows, episode-major) = critic_in rows n * n_steps + t for
+ * t in [t0, t0 + seg_len): one time segment's states, contiguous for the GEMMs. */
+extern "C" __global__ void gather_segment_rows_kernel(float *dst, const float *__restrict__ critic_in,
+                                                      int in_stride, int n_episodes, int n_steps,
+                                                      int t0, int seg_len)
+{
+    long long total = (long long)n_episodes * seg_len * in_stride;
+    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+         idx += (long long)gridDim.x * blockDim.x) {
+        long long r = idx / in_stride;
+        int col = (int)(idx % in_stride);
+        long long n = r / seg_len;
+        int t = t0 + (int)(r % seg_len);
+        dst[idx] = critic_in[(n * n_steps + t) * in_stride + col];
+    }
+}
+
+/* values[n * n_steps + t0 + j] = seg_values[n * seg_len + j]: the segment's values back
+ * into the episode-major rows. */
+extern "C" __global__ void scatter_segment_values_kernel(float *values,
+                                                         const float *__restrict__ seg_values,
+                                                         int n_episodes, int n_steps, int t0,
+                                                         int seg_len)
+{
+    long long total = (long long)n_episodes * seg_len;
+    for (long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x; r < total;
+         r += (long long)gridDim.x * blockDim.x)
+        values[(r / seg_len) * n_steps + t0 + r % seg_len] = seg_values[r];
 }
 
 /* cin (NL, 35) = [s[0..31], x(a), u(a), e'] per transition (SPEC §3.5); states rows
