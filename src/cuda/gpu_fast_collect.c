@@ -26,6 +26,11 @@
 /* overlap: time segments of the rollout whose critic runs beside it */
 #define FH_OVERLAP_SEGMENTS 8
 
+_Static_assert(sizeof(fh_diversity) <= FH_FAST_SM_DIV_FLOATS * sizeof(float) &&
+                   sizeof(fh_diversity) <= FH_LANE_SM_DIV_FLOATS * sizeof(float) &&
+                   sizeof(fh_diversity) % 8 == 0,
+               "the rollout kernels' shared-memory slots for fh_diversity are too small");
+
 static const int CRITIC_DIMS[FH_CRITIC_N_LAYERS + 1] = {
     FH_STATE_DIM, FH_CRITIC_H1, FH_CRITIC_H2, FH_CRITIC_H3, FH_CRITIC_H4, FH_CRITIC_H5, 1};
 static const int CRITIC_W[FH_CRITIC_N_LAYERS] = {FH_CRITIC_OFF_W0, FH_CRITIC_OFF_W1,

@@ -81,7 +81,9 @@
 #define FH_LANE_SM_STATE 0
 #define FH_LANE_SM_H1 (FH_STATE_DIM * FH_LANE_GROUP_EPISODES)
 #define FH_LANE_SM_H2 (FH_LANE_SM_H1 + FH_ACTOR_H1 * FH_LANE_GROUP_EPISODES)
-#define FH_LANE_SM_PER_GROUP (FH_LANE_SM_H2 + FH_ACTOR_H2 * FH_LANE_GROUP_EPISODES)
+#define FH_LANE_SM_DIV (FH_LANE_SM_H2 + FH_ACTOR_H2 * FH_LANE_GROUP_EPISODES)
+#define FH_LANE_SM_DIV_FLOATS 42 /* one fh_diversity (168 B, a multiple of 8) per episode */
+#define FH_LANE_SM_PER_GROUP (FH_LANE_SM_DIV + FH_LANE_SM_DIV_FLOATS * FH_LANE_GROUP_EPISODES)
 #define FH_LANE_SM_PER_BLOCK (FH_LANE_GROUPS * FH_LANE_SM_PER_GROUP)
 #define FH_LANE_OUT_BLOCK 16 /* outputs accumulated in registers at once */
 /* Lanes whose second feature slot is free (51 features = 32 + 19) load the bar's
@@ -728,8 +730,11 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
     long long row = (long long)src * n_steps;
     fh_episode_state ep;
     int n_trunc = 0;
+    /* the thread's diversity window, in shared memory (as in the other mappings) */
+    fh_diversity *div = (fh_diversity *)(scratch + FH_LANE_SM_DIV) + (steps_env ? gt : 0);
     if (steps_env) {
         ep = episodes[src];
+        *div = ep.diversity;
         if (active)
             for (int j = 0; j < k_slots; j++)
                 trunc_step[(long long)n * k_slots + j] = -1;
@@ -773,7 +778,8 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
         softmax_sample(&action, &log_prob, logits, FH_N_ACTIONS, u);
         FH_CLOCK_MARK(FH_CLOCK_SAMPLE);
         fh_step_result res;
-        env_step(&cfg, &market, &ep, action, &res);
+        fh_bar_prices px = env_bar_prices(&market, ep.bar);
+        env_step_at_div(&cfg, market.n_bars, &ep, div, action, &px, &res);
         if (active)
             fast_store_step(out, i, action, log_prob, &res, bar);
         if (res.done)
@@ -789,12 +795,13 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
             n_trunc++;
         }
         if (res.done)
-            env_episode_reset(&cfg, &market, &ep);
+            env_episode_reset_div(&cfg, &market, &ep, div);
         FH_CLOCK_MARK(FH_CLOCK_TAIL);
     }
     if (active) {
         long long last_row = NL + (long long)n_episodes * k_slots + n;
         lane_observe(critic_in + last_row * in_stride, state, &cfg, &market, &ep, gt);
+        ep.diversity = *div;
         episodes[n] = ep;
         FH_CLOCK_STORE(clocks, n, 0);
     }
