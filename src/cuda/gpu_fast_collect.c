@@ -30,6 +30,9 @@ _Static_assert(sizeof(fh_diversity) <= FH_FAST_SM_DIV_FLOATS * sizeof(float) &&
                    sizeof(fh_diversity) <= FH_LANE_SM_DIV_FLOATS * sizeof(float) &&
                    sizeof(fh_diversity) % 8 == 0,
                "the rollout kernels' shared-memory slots for fh_diversity are too small");
+_Static_assert(sizeof(fh_book_record) <= FH_BLOCK_SM_BOOK_FLOATS * sizeof(float) &&
+                   FH_BLOCK_SM_BOOK % 2 == 0 && FH_BLOCK_SM_PER_EPISODE % 2 == 0,
+               "the block mapping's book record slot is too small or misaligned");
 
 static const int CRITIC_DIMS[FH_CRITIC_N_LAYERS + 1] = {
     FH_STATE_DIM, FH_CRITIC_H1, FH_CRITIC_H2, FH_CRITIC_H3, FH_CRITIC_H4, FH_CRITIC_H5, 1};
@@ -51,7 +54,7 @@ typedef struct {
 
 static const rollout_shape ROLLOUT_SHAPES[] = {
     [FH_ROLLOUT_WARP] = {"ppo_rollout_fast_kernel", 1, 32, FH_FAST_SM_PER_WARP, FH_FAST_MAX_WARPS},
-    [FH_ROLLOUT_BLOCK] = {"ppo_rollout_block_kernel", 1, FH_BLOCK_EP_THREADS,
+    [FH_ROLLOUT_BLOCK] = {"ppo_rollout_block_kernel", 1, FH_BLOCK_EP_ALL_THREADS,
                           FH_BLOCK_SM_PER_EPISODE, FH_BLOCK_MAX_EPISODES},
     [FH_ROLLOUT_LANE] = {"ppo_rollout_lane_kernel", FH_LANE_BLOCK_EPISODES, 0,
                          FH_LANE_SM_PER_BLOCK, 1},
@@ -253,13 +256,13 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         if ((st = fh_cuda_module_kernel(&f->module, entries[i].name, entries[i].k, err)) != FH_OK)
             return st;
 
-    /* Diagnostics (docs/BENCHMARKS.md): FOXHUNT_ROLLOUT_OVERLAP=0|1 turns the overlap off
-     * or forces it on (default: on for the block mapping); FOXHUNT_OVERLAP_SEGMENTS sets
+    /* Diagnostics (docs/BENCHMARKS.md): FOXHUNT_ROLLOUT_OVERLAP=1 turns on the overlap of
+     * the critic with the rollout (default 0: off); FOXHUNT_OVERLAP_SEGMENTS sets
      * its time segments, FOXHUNT_OVERLAP_EXCLUSIVE=0 lets GEMM blocks share the rollout's
      * SMs; FOXHUNT_ROLLOUT_UNITS_PER_BLOCK packs that many units (warps, episodes of the
      * block mapping) into a block. */
-    int overlap_env = -1, segments_env = FH_OVERLAP_SEGMENTS, per_block_env = 0, exclusive = 1;
-    if ((st = env_int("FOXHUNT_ROLLOUT_OVERLAP", -1, 0, 1, &overlap_env, err)) != FH_OK ||
+    int overlap_env = 0, segments_env = FH_OVERLAP_SEGMENTS, per_block_env = 0, exclusive = 1;
+    if ((st = env_int("FOXHUNT_ROLLOUT_OVERLAP", 0, 0, 1, &overlap_env, err)) != FH_OK ||
         (st = env_int("FOXHUNT_OVERLAP_EXCLUSIVE", 1, 0, 1, &exclusive, err)) != FH_OK ||
         (st = env_int("FOXHUNT_OVERLAP_SEGMENTS", FH_OVERLAP_SEGMENTS, 1, 256, &segments_env,
                       err)) != FH_OK ||
@@ -273,19 +276,15 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     int units = (N + shape.unit_episodes - 1) / shape.unit_episodes;
     int per_sm = (units + c->dev.sm_count - 1) / c->dev.sm_count;
     int spread = per_sm < 1 ? 1 : per_sm > shape.max_units ? shape.max_units : per_sm;
-    f->overlap = overlap_env >= 0 ? overlap_env : f->mapping == FH_ROLLOUT_BLOCK;
-    /* overlap: the rollout on about half the SMs (at N 128, 2 episodes per block: 2.63 ms
-     * against 2.78 with 4 per block, docs/BENCHMARKS.md) */
+    /* off unless asked for: with the book-keeping warp the rollout at N 128 is short
+     * enough that the overlap no longer pays (2.50 ms with it, 2.39 without;
+     * docs/BENCHMARKS.md). With it, the rollout holds about half the SMs. */
+    f->overlap = overlap_env > 0;
     int half = c->dev.sm_count / 2 > 0 ? c->dev.sm_count / 2 : 1;
     int packed = (units + half - 1) / half;
     packed = packed > shape.max_units ? shape.max_units : packed;
     int per_block = per_block_env ? per_block_env : f->overlap ? packed : spread;
     int grid = (units + per_block - 1) / per_block;
-    if (f->overlap && overlap_env < 0 && grid > c->dev.sm_count / 2) {
-        f->overlap = 0; /* the rollout would hold most SMs: the critic runs after it */
-        per_block = per_block_env ? per_block_env : spread;
-        grid = (units + per_block - 1) / per_block;
-    }
     if (f->overlap && grid >= c->dev.sm_count)
         return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_ROLLOUT_OVERLAP=1: the rollout needs %d "
                             "blocks, each holding an SM alone, and %s has %d SMs; the overlap "

@@ -423,11 +423,13 @@ FH_DEVICE int env_sample_start_bar(const fh_env_config *cfg, const fh_env_market
     return rng_uniform_int(rng, last_start + 1);
 }
 
-/* Fresh portfolio, barriers, diversity window (*div) and logs at a new random start
- * bar; the rng continues its stream. env_episode_reset below is the usual form; this one
- * takes the diversity window apart from ep, as env_step_at_div does. */
-FH_DEVICE void env_episode_reset_div(const fh_env_config *cfg, const fh_env_market *m,
-                                     fh_episode_state *ep, fh_diversity *div)
+/* An episode's reset in two parts, for a kernel that splits a step between the warp
+ * that moves the portfolio (env_step_move) and one that keeps the books
+ * (env_step_book): env_episode_reset_move draws the new random start bar (the rng
+ * continues its stream) and opens a fresh portfolio and barriers; env_episode_reset_book
+ * empties the per-episode logs and the diversity window (*div). */
+FH_DEVICE void env_episode_reset_move(const fh_env_config *cfg, const fh_env_market *m,
+                                      fh_episode_state *ep)
 {
     ep->start_bar = env_sample_start_bar(cfg, m, &ep->rng);
     ep->bar = ep->start_bar;
@@ -437,20 +439,70 @@ FH_DEVICE void env_episode_reset_div(const fh_env_config *cfg, const fh_env_mark
     ep->units = 0.0;
     ep->equity = cfg->initial_equity;
     ep->exposure = 0.0;
+    barrier_reset(&ep->barrier);
+}
+
+FH_DEVICE void env_episode_reset_book(fh_episode_state *ep, fh_diversity *div)
+{
     ep->log_reward = 0.0;
     ep->log_cost = 0.0;
     ep->log_turnover = 0.0;
     ep->log_reversals = 0;
     for (int k = 0; k < FH_BARRIER_N_KINDS; k++)
         ep->log_barrier_hits[k] = 0;
-    barrier_reset(&ep->barrier);
     diversity_reset(div);
+}
+
+/* Fresh portfolio, barriers, diversity window (*div) and logs at a new random start
+ * bar. env_episode_reset below is the usual form; this one takes the diversity window
+ * apart from ep, as env_step_at_div does. */
+FH_DEVICE void env_episode_reset_div(const fh_env_config *cfg, const fh_env_market *m,
+                                     fh_episode_state *ep, fh_diversity *div)
+{
+    env_episode_reset_move(cfg, m, ep);
+    env_episode_reset_book(ep, div);
 }
 
 FH_DEVICE void env_episode_reset(const fh_env_config *cfg, const fh_env_market *m,
                                  fh_episode_state *ep)
 {
     env_episode_reset_div(cfg, m, ep, &ep->diversity);
+}
+
+/* The fields env_step_move, env_episode_reset_move and the kernels' episode count
+ * change (everything but the book-keeping fields and the diversity window): src's into
+ * dst. With env_copy_book and the window, a whole fh_episode_state. */
+FH_DEVICE void env_copy_move(fh_episode_state *dst, const fh_episode_state *src)
+{
+    dst->rng = src->rng;
+    dst->cash = src->cash;
+    dst->units = src->units;
+    dst->equity = src->equity;
+    dst->initial_equity = src->initial_equity;
+    dst->exposure = src->exposure;
+    dst->bar = src->bar;
+    dst->start_bar = src->start_bar;
+    dst->step = src->step;
+    dst->episodes_done = src->episodes_done;
+    dst->life_pad_ = src->life_pad_;
+    dst->barrier = src->barrier;
+}
+
+/* The book-keeping fields of an episode (what env_step_book and env_episode_reset_book
+ * change, besides the diversity window): src's into dst. */
+FH_DEVICE void env_copy_book(fh_episode_state *dst, const fh_episode_state *src)
+{
+    dst->log_reward = src->log_reward;
+    dst->log_cost = src->log_cost;
+    dst->log_turnover = src->log_turnover;
+    dst->log_reversals = src->log_reversals;
+    dst->life_cost = src->life_cost;
+    dst->life_turnover = src->life_turnover;
+    dst->life_reversals = src->life_reversals;
+    for (int k = 0; k < FH_BARRIER_N_KINDS; k++) {
+        dst->log_barrier_hits[k] = src->log_barrier_hits[k];
+        dst->life_barrier_hits[k] = src->life_barrier_hits[k];
+    }
 }
 
 /* First reset of slot `stream` (the episode index) under the run seed. */
@@ -523,38 +575,52 @@ FH_DEVICE fh_bar_prices env_bar_prices(const fh_env_market *m, int bar)
     return px;
 }
 
+/* What env_step_move hands to env_step_book: the step's trade, price move and barrier
+ * outcome. */
+typedef struct fh_step_move {
+    double equity0;    /* before the trade, at p_i */
+    double equity1;    /* after the move and any barrier exit, at p_{i+1} */
+    double cost;       /* trade and barrier exit, in cash */
+    double turnover;   /* |e' - e| plus |exposure| closed by a barrier */
+    double e_new;      /* exposure after the trade (before any barrier exit) */
+    double units_held; /* units held over the move */
+    float sigma;       /* sigma_i */
+    int hit;           /* FH_BARRIER_* */
+    int reversal;
+    int terminal;
+    int truncated;
+    int moved;         /* 0: stepped past the data without a reset; nothing moved */
+} fh_step_move;
+
 /* One step at bar i = ep->bar with `action` (0 <= action < FH_N_ACTIONS), given that
- * bar's prices (env_bar_prices) and the market's length; SPEC §3 steps 1-4, 6, 7
- * (without the curiosity bonus) and 8, in that order (docs/ENVIRONMENT.md).
- * Does not reset: on out->done the caller observes the final state, then calls
- * env_episode_reset. The diversity window is *div (normally &ep->diversity: env_step_at
- * below); a GPU kernel keeps it in shared memory instead, so that nothing in ep is
- * indexed at run time and the compiler can hold ep's scalars in registers. */
-FH_DEVICE void env_step_at_div(const fh_env_config *cfg, int n_bars, fh_episode_state *ep,
-                               fh_diversity *div, int action, const fh_bar_prices *px,
-                               fh_step_result *out)
+ * bar's prices (env_bar_prices) and the market's length, in two parts.
+ * env_step_move: SPEC §3 steps 1-3 and 8 — the trade, the price move, the barriers and
+ * the done flags; it changes ep's portfolio, barriers, bar and step, all that the next
+ * observation and step read. env_step_book: steps 4, 6 and 7 (without the curiosity
+ * bonus) — diversity, risk, log return and reward — into *out, and ep's per-episode
+ * and lifetime logs; nothing the next step reads. env_step_at_div runs both; a GPU
+ * kernel may run the second on another warp while the first goes on to the next step
+ * (docs/ENVIRONMENT.md). Neither resets: on done the caller observes the final state,
+ * then calls env_episode_reset. */
+FH_DEVICE void env_step_move(const fh_env_config *cfg, int n_bars, fh_episode_state *ep, int action,
+                             const fh_bar_prices *px, fh_step_move *mv)
 {
-    out->pnl = 0.0;
-    out->cost = 0.0;
-    out->units_held = ep->units;
-    out->reward = 0.0f;
-    out->reward_base = 0.0f;
-    out->turnover = 0.0f;
-    out->exposure = (float)ep->exposure;
-    out->barrier_scale = 0.0f;
-    out->risk_penalty = 0.0f;
-    out->diversity_penalty = 0.0f;
-    out->barrier_hit = FH_BARRIER_NONE;
-    out->reversal = 0;
-    out->terminal = 0;
     int i = ep->bar;
+    mv->units_held = ep->units;
+    mv->e_new = ep->exposure;
+    mv->cost = 0.0;
+    mv->turnover = 0.0;
+    mv->sigma = px->sigma;
+    mv->hit = FH_BARRIER_NONE;
+    mv->reversal = 0;
+    mv->terminal = 0;
     if (i + 1 >= n_bars) { /* stepped past the data without a reset: nothing moves */
-        out->truncated = 1;
-        out->done = 1;
+        mv->equity0 = mv->equity1 = ep->equity;
+        mv->truncated = 1;
+        mv->moved = 0;
         return;
     }
-    out->truncated = 0;
-    out->done = 0;
+    mv->moved = 1;
 
     double p0 = (double)px->close;
     double p1 = (double)px->next_close;
@@ -584,12 +650,8 @@ FH_DEVICE void env_step_at_div(const fh_env_config *cfg, int n_bars, fh_episode_
     else if (old_dir == 0 || reversal)
         barrier_init(&ep->barrier, (float)p0, sigma_i, ep->step, new_dir, cfg);
 
-    /* 6. risk on the position carried over the move */
-    float risk_term = (float)e_new * sigma_i;
-    float risk = cfg->risk_coef * risk_term * risk_term;
-
     /* 2. the market moves to p_{i+1} */
-    out->units_held = ep->units;
+    mv->units_held = ep->units;
     double equity1 = ep->cash + ep->units * p1;
 
     /* 3. barriers, checked at p_{i+1}; a hit closes at p_{i+1} at full urgency */
@@ -605,50 +667,98 @@ FH_DEVICE void env_step_at_div(const fh_env_config *cfg, int n_bars, fh_episode_
         turnover += equity1 + exit_cost > 0.0 ? traded / (equity1 + exit_cost) : 0.0;
         barrier_reset(&ep->barrier);
     }
-    double equity_floor = FH_EQUITY_FLOOR_FRACTION * ep->initial_equity;
-    double pnl = log((equity1 > equity_floor ? equity1 : equity_floor) / equity0);
     ep->equity = equity1;
     ep->exposure = equity1 > 0.0 ? ep->units * p1 / equity1 : 0.0;
     ep->bar = i + 1;
     ep->step += 1;
 
+    /* 8. done: ruin is terminal; the horizon or the last bar truncates */
+    int terminal = equity1 < (double)cfg->ruin * ep->initial_equity;
+    mv->truncated = !terminal && (ep->step >= cfg->horizon || ep->bar >= n_bars - 1);
+    mv->terminal = terminal;
+    mv->equity0 = equity0;
+    mv->equity1 = equity1;
+    mv->cost = cost;
+    mv->turnover = turnover;
+    mv->e_new = e_new;
+    mv->hit = hit;
+    mv->reversal = reversal;
+}
+
+/* Diversity (its window *div), risk, log return and reward of a moved step; ep's logs.
+ * ep here needs only initial_equity and the logs (a book-keeping warp's copy). */
+FH_DEVICE void env_step_book(const fh_env_config *cfg, fh_episode_state *ep, fh_diversity *div,
+                             int action, const fh_step_move *mv, fh_step_result *out)
+{
+    out->pnl = 0.0;
+    out->cost = 0.0;
+    out->units_held = mv->units_held;
+    out->reward = 0.0f;
+    out->reward_base = 0.0f;
+    out->turnover = 0.0f;
+    out->exposure = (float)mv->e_new;
+    out->barrier_scale = 0.0f;
+    out->risk_penalty = 0.0f;
+    out->diversity_penalty = 0.0f;
+    out->barrier_hit = FH_BARRIER_NONE;
+    out->reversal = 0;
+    out->terminal = 0;
+    out->truncated = mv->truncated;
+    out->done = 1;
+    if (!mv->moved)
+        return;
+
+    /* 6. risk on the position carried over the move */
+    float risk_term = (float)mv->e_new * mv->sigma;
+    float risk = cfg->risk_coef * risk_term * risk_term;
+    double equity_floor = FH_EQUITY_FLOOR_FRACTION * ep->initial_equity;
+    double pnl = log((mv->equity1 > equity_floor ? mv->equity1 : equity_floor) / mv->equity0);
+
     /* 4. diversity */
     float div_penalty = diversity_entropy(div, action, cfg);
 
     /* 7. reward without curiosity */
+    int hit = mv->hit;
     float scale = barrier_scale_of(hit, cfg);
     float reward = cfg->reward_scale * ((float)pnl * (1.0f + scale) - risk) + div_penalty;
 
-    /* 8. done: ruin is terminal; the horizon or the last bar truncates */
-    int terminal = equity1 < (double)cfg->ruin * ep->initial_equity;
-    int truncated = !terminal && (ep->step >= cfg->horizon || ep->bar >= n_bars - 1);
-
     ep->log_reward += (double)reward;
-    ep->log_cost += cost;
-    ep->log_turnover += turnover;
-    ep->log_reversals += reversal;
-    ep->life_cost += cost;
-    ep->life_turnover += turnover;
-    ep->life_reversals += reversal;
+    ep->log_cost += mv->cost;
+    ep->log_turnover += mv->turnover;
+    ep->log_reversals += mv->reversal;
+    ep->life_cost += mv->cost;
+    ep->life_turnover += mv->turnover;
+    ep->life_reversals += mv->reversal;
     for (int k = FH_BARRIER_NONE + 1; k < FH_BARRIER_N_KINDS; k++) { /* constant indices */
         ep->log_barrier_hits[k] += hit == k;
         ep->life_barrier_hits[k] += hit == k;
     }
 
     out->pnl = pnl;
-    out->cost = cost;
+    out->cost = mv->cost;
     out->reward = reward;
     out->reward_base = reward;
-    out->turnover = (float)turnover;
-    out->exposure = (float)e_new;
+    out->turnover = (float)mv->turnover;
     out->barrier_scale = scale;
     out->risk_penalty = risk;
     out->diversity_penalty = div_penalty;
     out->barrier_hit = hit;
-    out->reversal = reversal;
-    out->terminal = terminal;
-    out->truncated = truncated;
-    out->done = terminal || truncated;
+    out->reversal = mv->reversal;
+    out->terminal = mv->terminal;
+    out->done = mv->terminal || mv->truncated;
+}
+
+/* The whole step: env_step_move, then env_step_book on the same episode; the diversity
+ * window is *div (normally &ep->diversity: env_step_at below; a GPU kernel keeps it in
+ * shared memory instead, so that nothing in ep is indexed at run time and the compiler
+ * can hold ep's scalars in registers). */
+FH_DEVICE void env_step_at_div(const fh_env_config *cfg, int n_bars, fh_episode_state *ep,
+                               fh_diversity *div, int action, const fh_bar_prices *px,
+                               fh_step_result *out)
+{
+    fh_step_move mv;
+    env_step_move(cfg, n_bars, ep, action, px, &mv);
+    env_step_book(cfg, ep, div, action, &mv, out);
 }
 
 FH_DEVICE void env_step_at(const fh_env_config *cfg, int n_bars, fh_episode_state *ep, int action,

@@ -52,14 +52,18 @@
 #define FH_FAST_SM_DIV (FH_FAST_SM_MISC + 8)
 #define FH_FAST_SM_PER_WARP (FH_FAST_SM_DIV + FH_FAST_SM_DIV_FLOATS)
 #define FH_FAST_MAX_WARPS 16
-#define FH_BLOCK_EP_WARPS 4                          /* warps per episode, block mapping */
+#define FH_BLOCK_EP_WARPS 4                          /* actor warps per episode, block mapping */
 #define FH_BLOCK_EP_THREADS (FH_BLOCK_EP_WARPS * FH_WARP)
+#define FH_BLOCK_BOOK_WARP FH_BLOCK_EP_WARPS         /* and a fifth that keeps the books */
+#define FH_BLOCK_EP_ALL_THREADS (FH_BLOCK_EP_THREADS + FH_WARP)
 #define FH_BLOCK_SM_P1 (FH_FAST_SM_H1 + FH_ACTOR_H1) /* (2, 64) layer-1 half sums */
 #define FH_BLOCK_SM_P2 (FH_BLOCK_SM_P1 + 2 * FH_ACTOR_H2) /* (4, 48) partial logits */
 #define FH_BLOCK_SM_MISC (FH_BLOCK_SM_P2 + FH_BLOCK_EP_WARPS * FH_FAST_OUT_PAD)
 #define FH_BLOCK_SM_DIV (FH_BLOCK_SM_MISC + 8)
-#define FH_BLOCK_SM_PER_EPISODE (FH_BLOCK_SM_DIV + FH_FAST_SM_DIV_FLOATS)
-#define FH_BLOCK_MAX_EPISODES 4                      /* named barriers 1..4 */
+#define FH_BLOCK_SM_BOOK (FH_BLOCK_SM_DIV + FH_FAST_SM_DIV_FLOATS) /* fh_book_record */
+#define FH_BLOCK_SM_BOOK_FLOATS 48 /* two fh_book_record slots of 24 floats */
+#define FH_BLOCK_SM_PER_EPISODE (FH_BLOCK_SM_BOOK + FH_BLOCK_SM_BOOK_FLOATS)
+#define FH_BLOCK_MAX_EPISODES 2 /* named barriers 1..4: two per episode */
 /* Lane mapping (large N): a block holds 128 episodes in groups; a group is
  * FH_LANE_PER_LANE x 32 episodes, one per thread of its first warps for observing,
  * sampling and env_step, and four warps for the layers, where lane j takes episodes
@@ -102,6 +106,17 @@
 #define FH_CLOCK_STRIDE 8  /* counters per episode in the clocks buffer */
 /* How long segment_wait_kernel waits for a rollout segment before giving up */
 #define FH_SEGMENT_WAIT_NS 20000000000ull /* 20 s */
+
+/* The block mapping's hand-off from the warp that moves the portfolio (warp 0) to the
+ * one that keeps the books (warp FH_BLOCK_BOOK_WARP): step t's env_step_move result in
+ * slot t & 1 of a two-record ring in shared memory. Warp 0 writes it at the end of step
+ * t; the book-keeper reads it after the observation barrier of step t + 1, which all
+ * five warps pass, and is done with it before it passes that of step t + 2, after which
+ * warp 0 overwrites the slot. Only whole-barrier waits (bar.sync), no arrive/wait pairs. */
+typedef struct {
+    fh_step_move mv;
+    int action;
+} fh_book_record;
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 
@@ -266,6 +281,7 @@ __device__ __forceinline__ void episode_barrier(int id, int threads)
     __barrier_sync_count((unsigned)id, (unsigned)threads);
 }
 
+
 /* The actor with an episode's four warps (t = thread within the episode, 0..127): layer
  * 0 one output per thread; layer 1 one output and half of the inputs per thread; the
  * output layer a quarter of the inputs per warp. Partial results meet in shared memory
@@ -382,6 +398,37 @@ __device__ __forceinline__ void fast_store_step(fh_ppo_outputs out, long long i,
     out.bars[i] = bar;
 }
 
+/* fast_store_step's outputs of a step whose books are kept elsewhere: all but the
+ * reward, which the book-keeper stores (fast_book_step). */
+__device__ __forceinline__ void fast_store_move(fh_ppo_outputs out, long long i, int action,
+                                                float log_prob, const fh_step_move *mv, int done,
+                                                int bar)
+{
+    out.actions[i] = action;
+    out.log_probs[i] = log_prob;
+    out.dones[i] = done;
+    out.terminals[i] = mv->terminal;
+    out.trunc_values[i] = 0.0f;
+    out.exposures[i] = (float)mv->e_new;
+    out.bars[i] = bar;
+}
+
+/* The book-keeping warp's part of step i (block mapping), on lane 0, once warp 0 has
+ * written its env_step_move result (*rec): env_step_book on the warp's own copy of the
+ * episode's logs and the diversity window, the reward into the outputs, and the books'
+ * part of the reset when the episode is done. */
+__device__ __forceinline__ void fast_book_step(fh_episode_state *books, fh_diversity *div,
+                                               const fh_env_config *cfg,
+                                               const fh_book_record *rec, fh_ppo_outputs out,
+                                               long long i)
+{
+    fh_step_result res;
+    env_step_book(cfg, books, div, rec->action, &rec->mv, &res);
+    out.rewards[i] = res.reward;
+    if (res.done)
+        env_episode_reset_book(books, div);
+}
+
 /* What one episode's rollout carries between steps besides its fh_episode_state
  * (only lane 0's copy of which evolves): scalars only, so they live in registers. */
 typedef struct {
@@ -412,7 +459,8 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
                                               long long NL, int k_slots, float *critic_in,
                                               int in_stride,
                                               int *trunc_step, fh_ppo_outputs out, float *scratch,
-                                              int *sm_bar, fh_diversity *div, int lane
+                                              int *sm_bar, fh_diversity *div,
+                                              fh_book_record *book, int lane
 #ifdef FH_ROLLOUT_CLOCKS
                                               , long long *clk_acc, long long *clk_last
 #endif
@@ -430,7 +478,19 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
 #endif
     fh_bar_prices px = fast_bar_prices(r->f1);
     int truncated = 0, next_bar = 0, done = 0;
-    if (lane == 0) {
+    if (book) { /* the portfolio here; the books on the book-keeping warp */
+        if (lane == 0) {
+            fh_book_record *rec = book + (t & 1);
+            env_step_move(cfg, m->n_bars, ep, action, &px, &rec->mv);
+            rec->action = action;
+            truncated = rec->mv.truncated;
+            done = !rec->mv.moved || rec->mv.terminal || rec->mv.truncated;
+            fast_store_move(out, i, action, log_prob, &rec->mv, done, r->bar);
+            next_bar = ep->bar;
+            if (done)
+                ep->episodes_done++;
+        }
+    } else if (lane == 0) {
         fh_step_result res;
         env_step_at_div(cfg, m->n_bars, ep, div, action, &px, &res);
         fast_store_step(out, i, action, log_prob, &res, r->bar);
@@ -459,7 +519,10 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
     }
     if (done) {
         if (lane == 0) {
-            env_episode_reset_div(cfg, m, ep, div);
+            if (book)
+                env_episode_reset_move(cfg, m, ep); /* the book-keeper resets the rest */
+            else
+                env_episode_reset_div(cfg, m, ep, div);
             sm_bar[0] = ep->bar;
         }
         __syncwarp();
@@ -507,7 +570,8 @@ __device__ __forceinline__ void fast_episode_begin(fh_fast_episode *r, fh_episod
         trunc_step[(long long)n * k_slots + j] = -1;
     if (lane == 0) {
         sm_bar[0] = ep->bar;
-        *div = ep->diversity; /* the window lives in shared memory until the end */
+        if (div) /* the window lives in shared memory until the end */
+            *div = ep->diversity;
     }
     __syncwarp();
     r->bar = sm_bar[0];
@@ -558,7 +622,7 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
         FH_CLOCK_MARK(FH_CLOCK_ACTOR);
         fast_step_end(&r, &ep, &cfg, &market, l0, l1, i, t, n, NL, k_slots, critic_in, in_stride,
                       trunc_step,
-                      out, scratch, sm_bar, div, lane FH_FAST_STEP_END_CLOCKS);
+                      out, scratch, sm_bar, div, NULL, lane FH_FAST_STEP_END_CLOCKS);
         FH_CLOCK_MARK(FH_CLOCK_TAIL);
     }
     long long last_row = NL + (long long)n_episodes * k_slots + n;
@@ -572,11 +636,14 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
 }
 
 /* Phase 1, block mapping (small N: the step's latency, not the SMs' throughput, sets
- * the time). FH_BLOCK_EP_WARPS warps per episode and up to FH_BLOCK_MAX_EPISODES
- * episodes per block sharing the actor: all four warps run the layers (block_actor),
- * warp 0 observes, samples and steps the environment (fast_step_begin/_end) while the
- * others wait at the episode's named barrier. Same arguments as the warp mapping. */
-extern "C" __global__ void __launch_bounds__(FH_BLOCK_MAX_EPISODES * FH_BLOCK_EP_THREADS)
+ * the time). Five warps per episode and up to FH_BLOCK_MAX_EPISODES episodes per block
+ * sharing the actor: the first four run the layers (block_actor); warp 0 also
+ * observes, samples and moves the portfolio (fast_step_begin/_end with env_step_move)
+ * while the others wait at the episode's named barrier; the fifth keeps the books
+ * (fast_book_step: diversity, log return, reward, logs) one step behind, beside the
+ * next step's observation and actor, so none of that is on the step's dependent chain.
+ * Same arguments as the warp mapping. */
+extern "C" __global__ void __launch_bounds__(FH_BLOCK_MAX_EPISODES * FH_BLOCK_EP_ALL_THREADS, 1)
 ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
                          fh_env_market market, fh_episode_state *episodes, int n_episodes,
                          int n_steps, int k_slots, float *critic_in, int in_stride, int *trunc_step,
@@ -585,21 +652,41 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
     extern __shared__ float sm[];
     float *w = sm;
     fast_load_actor(w, actor_w);
-    int group = threadIdx.x / FH_BLOCK_EP_THREADS, t_ep = threadIdx.x % FH_BLOCK_EP_THREADS;
+    int group = threadIdx.x / FH_BLOCK_EP_ALL_THREADS, t_ep = threadIdx.x % FH_BLOCK_EP_ALL_THREADS;
     int lane = t_ep % FH_WARP, warp = t_ep / FH_WARP;
-    int n = blockIdx.x * (blockDim.x / FH_BLOCK_EP_THREADS) + group;
+    int n = blockIdx.x * (blockDim.x / FH_BLOCK_EP_ALL_THREADS) + group;
     if (n >= n_episodes)
-        return; /* the episode's four warps leave together; no block-wide barrier follows */
+        return; /* the episode's warps leave together; no block-wide barrier follows */
     int barrier_id = 1 + group;
     float *scratch = sm + FH_FAST_SM_WEIGHTS + group * FH_BLOCK_SM_PER_EPISODE;
     int *sm_bar = (int *)(scratch + FH_BLOCK_SM_MISC);
     fh_diversity *div = (fh_diversity *)(scratch + FH_BLOCK_SM_DIV);
+    fh_book_record *book = (fh_book_record *)(scratch + FH_BLOCK_SM_BOOK); /* two slots */
+    int observed_id = 1 + FH_BLOCK_MAX_EPISODES + group; /* all five warps */
     long long NL = (long long)n_episodes * n_steps;
     long long row = (long long)n * n_steps;
+    if (warp == FH_BLOCK_BOOK_WARP) { /* the books: logs and diversity, one step behind */
+        fh_episode_state books; /* only initial_equity and the book-keeping fields used */
+        if (lane == 0) {
+            env_copy_book(&books, &episodes[n]);
+            books.initial_equity = episodes[n].initial_equity; /* constant: cfg's */
+            *div = episodes[n].diversity;
+        }
+        for (int t = 0; t <= n_steps; t++) { /* t = n_steps: warp 0's final barrier */
+            episode_barrier(observed_id, FH_BLOCK_EP_ALL_THREADS);
+            if (t > 0 && lane == 0)
+                fast_book_step(&books, div, &cfg, book + ((t - 1) & 1), out, row + t - 1);
+        }
+        if (lane == 0) { /* warp 0 writes the other fields */
+            env_copy_book(&episodes[n], &books);
+            episodes[n].diversity = *div;
+        }
+        return;
+    }
     fh_fast_episode r;
     fh_episode_state ep;
     if (warp == 0)
-        fast_episode_begin(&r, &ep, &market, episodes, n, k_slots, trunc_step, sm_bar, div, lane);
+        fast_episode_begin(&r, &ep, &market, episodes, n, k_slots, trunc_step, sm_bar, NULL, lane);
     FH_CLOCK_DECL;
     for (int t = 0; t < n_steps; t++) {
         long long i = row + t;
@@ -608,24 +695,24 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
                             scratch + FH_FAST_SM_STATE, lane);
             fast_warp_segment_done(seg_done, t, seg_steps, n_steps, lane);
         }
-        episode_barrier(barrier_id, FH_BLOCK_EP_THREADS);
+        episode_barrier(observed_id, FH_BLOCK_EP_ALL_THREADS); /* with the book-keeper */
         FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
         float l0 = 0.0f, l1 = 0.0f;
         block_actor(&l0, &l1, w, scratch, t_ep, barrier_id);
         FH_CLOCK_MARK(FH_CLOCK_ACTOR);
         if (warp == 0)
             fast_step_end(&r, &ep, &cfg, &market, l0, l1, i, t, n, NL, k_slots, critic_in,
-                          in_stride, trunc_step, out, scratch, sm_bar, div, lane FH_FAST_STEP_END_CLOCKS);
+                          in_stride, trunc_step, out, scratch, sm_bar, NULL, book,
+                          lane FH_FAST_STEP_END_CLOCKS);
         FH_CLOCK_MARK(FH_CLOCK_TAIL);
     }
+    episode_barrier(observed_id, FH_BLOCK_EP_ALL_THREADS); /* the last step's books */
     if (warp == 0) {
         long long last_row = NL + (long long)n_episodes * k_slots + n;
         fast_observe(critic_in + last_row * in_stride, scratch + FH_FAST_SM_STATE, &cfg, &ep,
                      r.f0, r.f1, lane);
-        if (lane == 0) {
-            ep.diversity = *div;
-            episodes[n] = ep;
-        }
+        if (lane == 0)
+            env_copy_move(&episodes[n], &ep); /* the book-keeper writes the rest */
         FH_CLOCK_STORE(clocks, n, lane);
     }
 }
