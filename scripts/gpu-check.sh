@@ -11,7 +11,9 @@
 #          (the critic/rollout overlap against its variants)
 #
 # Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
-# logs under OUT (default /tmp/foxhunt-gpu-check). Debian packages in .deps/ (cJSON,
+# logs under OUT (default /tmp/foxhunt-gpu-check), archived after every step into
+# OUT/0-logs.tar.gz. The default steps take about 10 minutes on an H200 (the learning
+# test about 3 of them): under a 10-minute limit per command, run `learn` on its own. Debian packages in .deps/ (cJSON,
 # inih, OpenBLAS; `apt-get download` them beside a prebuilt tree) are unpacked into
 # /opt/deps and put on the library path when the machine lacks them.
 set -uo pipefail
@@ -49,6 +51,11 @@ run_step() { # name, command...
   local t1=$(date +%s.%N)
   tail -n 25 "$OUT/$name.log"
   ROWS+=("$(printf '%-12s rc=%-3s %7.1fs' "$name" "$rc" "$(awk "BEGIN{print $t1 - $t0}")")")
+  # every log so far in one archive, first by name: a device tool that brings back only a
+  # few files, or a run cut off by a time limit, still returns all finished steps' logs
+  printf '%s\n' "${ROWS[@]}" >"$OUT/summary.txt"
+  tar czf "$OUT/0-logs.tar.gz.tmp" -C "$OUT" --exclude '0-logs.tar.gz*' . 2>/dev/null &&
+    mv "$OUT/0-logs.tar.gz.tmp" "$OUT/0-logs.tar.gz"
 }
 
 for step in $STEPS; do
@@ -59,20 +66,22 @@ for step in $STEPS; do
     parity) run_step parity "$BUILD/tests/cuda/test_gpu_parity" reference ;;
     parity_fast) run_step parity_fast "$BUILD/tests/cuda/test_gpu_parity" fast ${PARITY_FAST_CASES:-128 64 2 100 64 2 128 500 2 100 500 2} ;;
     parity_map) P="$BUILD/tests/cuda/test_gpu_parity"
-                run_step parity_map bash -c "$P fast/warp 128 64 1 && $P fast/block 200 64 1 && $P fast-vs-reference/block 598 64 1 && $P fast/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=1 $P fast/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=4 $P fast/lane 200 64 1 && $P fast-vs-reference/warp 1024 100 1" ;;
+                run_step parity_map bash -c "$P fast/warp 128 64 1 && $P fast/block 200 64 1 && $P fast-vs-reference/block 598 64 1 && $P fast/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=1 $P fast/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=4 $P fast/lane 200 64 1 && $P fast-vs-reference/warp 1024 100 1 && FOXHUNT_ROLLOUT_OVERLAP=1 $P fast-vs-reference 128 64 1 && FOXHUNT_ROLLOUT_OVERLAP=1 FOXHUNT_OVERLAP_SEGMENTS=3 $P fast 40 12 1" ;;
     parity_fvr) run_step parity_fvr "$BUILD/tests/cuda/test_gpu_parity" fast-vs-reference 128 500 1 100 500 1 16384 64 1 ;;
     tf32) run_step tf32 "$BUILD/tests/cuda/test_gpu_parity" tf32 128 500 1 1024 500 1 16384 100 1 ;;
     bench_tf32) run_step bench_tf32 "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel fast --precision tf32 --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench_tf32.json" ;;
     device_env) run_step device_env "$BUILD/tests/env/test_nvrtc_common" ;;
     memcheck) run_step memcheck bash -c "for k in ${KERNELS:-fast/block fast/warp fast/lane}; do echo \"== \$k\"; compute-sanitizer --tool memcheck --error-exitcode 9 $FH collect --device cuda --kernel \$k --episodes 40 --steps 12 --out /tmp/fh-m.safetensors || exit 9; done" ;;
     synccheck) run_step synccheck bash -c "for k in ${KERNELS:-fast/block fast/warp fast/lane}; do echo \"== \$k\"; compute-sanitizer --tool synccheck --error-exitcode 9 $FH collect --device cuda --kernel \$k --episodes 300 --steps 12 --out /tmp/fh-s.safetensors || exit 9; done" ;;
-    racecheck) run_step racecheck bash -c "for k in ${KERNELS:-fast/block fast/warp fast/lane}; do echo \"== \$k\"; compute-sanitizer --tool racecheck --error-exitcode 9 $FH collect --device cuda --kernel \$k --episodes 40 --steps 12 --out /tmp/fh-r.safetensors || exit 9; done" ;;
+    # racecheck: the block mapping in its racecheck build (FOXHUNT_BLOCK_SHARED_BARRIERS=1;
+    # ppo_fast_kernels.cu and docs/BENCHMARKS.md say why)
+    racecheck) run_step racecheck bash -c "for k in ${KERNELS:-fast/block fast/warp fast/lane}; do echo \"== \$k\"; FOXHUNT_BLOCK_SHARED_BARRIERS=1 compute-sanitizer --tool racecheck --error-exitcode 9 $FH collect --device cuda --kernel \$k --episodes 40 --steps 12 --out /tmp/fh-r.safetensors || exit 9; done" ;;
     bench) run_step bench "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel ${BENCH_KERNEL:-both} --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench.json" ;;
     train) run_step train "$FH" train --device cuda --kernel ${KERNEL:-fast} ${TRAIN_FLAGS:-} --out /tmp/fh-gpu-train ;;
     learn) run_step learn "$BUILD/tests/rl/test_learning" device=cuda ${LEARN_ARGS:-} ;;
     clocks) run_step clocks env FOXHUNT_ROLLOUT_CLOCKS=1 "$FH" bench --device cuda --episodes ${CLOCK_EPISODES:-128,1024} --steps 500 --kernel ${CLOCK_KERNEL:-fast/warp,fast/block} --repeats 3 --json "$OUT/clocks.json" ;;
     overlap) # the critic/rollout overlap against its variants, side by side (docs/BENCHMARKS.md)
-             run_step overlap bash -c 'for v in ${OVERLAP_VARIANTS:-"FOXHUNT_ROLLOUT_OVERLAP=0" "FOXHUNT_ROLLOUT_OVERLAP=1" "FOXHUNT_ROLLOUT_OVERLAP=1 FOXHUNT_ROLLOUT_UNITS_PER_BLOCK=2" "FOXHUNT_ROLLOUT_OVERLAP=1 FOXHUNT_OVERLAP_EXCLUSIVE=0"}; do for n in ${OVERLAP_EPISODES:-128}; do echo "$v N=$n: $(env $v '"$FH"' bench --device cuda --episodes $n --steps 500 --kernel fast --repeats ${BENCH_REPEATS:-5} | grep "^cuda")"; done; done' ;;
+             run_step overlap bash -c 'for v in "FOXHUNT_ROLLOUT_OVERLAP=0" "FOXHUNT_ROLLOUT_OVERLAP=1" "FOXHUNT_ROLLOUT_OVERLAP=1 FOXHUNT_OVERLAP_EXCLUSIVE=0"; do for n in ${OVERLAP_EPISODES:-128 200}; do echo "$v N=$n: $(env $v '"$FH"' bench --device cuda --episodes $n --steps 500 --kernel fast --repeats ${BENCH_REPEATS:-5} | grep "^cuda")"; done; done' ;;
     profile) run_step profile ncu --clock-control none -k ppo_rollout_fast_kernel -c 1 \
                --section WarpStateStats --section SchedulerStats --section SourceCounters \
                --section LaunchStats --section Occupancy \

@@ -222,11 +222,20 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     if (f->in_stride != FH_STATE_DIM && f->in_stride != 56 && f->in_stride != 64)
         return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_CRITIC_IN_STRIDE=%s: expected 54, 56 or 64",
                             stride_env);
+    /* FOXHUNT_BLOCK_SHARED_BARRIERS=1: the block mapping's racecheck build (the kernel
+     * file says why) */
+    const char *shared_env = getenv("FOXHUNT_BLOCK_SHARED_BARRIERS");
+    int shared_barriers = shared_env && shared_env[0] && strcmp(shared_env, "0") != 0;
     char per_lane_option[40];
     snprintf(per_lane_option, sizeof per_lane_option, "-DFH_LANE_PER_LANE=%d", per_lane);
-    const char *options[3] = {"-lineinfo", per_lane_option, "-DFH_ROLLOUT_CLOCKS=1"};
+    const char *options[4] = {"-lineinfo", per_lane_option};
+    int n_options = 2;
+    if (with_clocks)
+        options[n_options++] = "-DFH_ROLLOUT_CLOCKS=1";
+    if (shared_barriers)
+        options[n_options++] = "-DFH_BLOCK_SHARED_BARRIERS=1";
     fh_status st = fh_cuda_module_load(&f->module, &c->dev, FAST_KERNEL_FILE, options,
-                                       with_clocks ? 3 : 2, err);
+                                       n_options, err);
     if (st != FH_OK)
         return st;
     /* Rollout mapping (docs/ARCHITECTURE.md; crossovers measured, docs/BENCHMARKS.md).

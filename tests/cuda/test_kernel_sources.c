@@ -63,10 +63,12 @@ static void test_compiles_to_ptx(void)
                                  "gather_segment_rows_kernel", "scatter_segment_values_kernel", NULL}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        /* as the reference collector, as the fast path, and the fast path's clock build */
-        const char *const opts_variants[3][2] = {{"--fmad=false", "-lineinfo"}, {"-lineinfo", NULL},
-                                                 {"-lineinfo", "-DFH_ROLLOUT_CLOCKS=1"}};
-        for (int v = 0; v < 3; v++) {
+        /* as the reference collector, as the fast path, the fast path's clock build and
+         * its racecheck build */
+        const char *const opts_variants[4][2] = {{"--fmad=false", "-lineinfo"}, {"-lineinfo", NULL},
+                                                 {"-lineinfo", "-DFH_ROLLOUT_CLOCKS=1"},
+                                                 {"-lineinfo", "-DFH_BLOCK_SHARED_BARRIERS=1"}};
+        for (int v = 0; v < 4; v++) {
             fh_nvrtc_output out;
             fh_error err;
             fh_error_clear(&err);

@@ -64,6 +64,19 @@
 #define FH_BLOCK_SM_BOOK_FLOATS 48 /* two fh_book_record slots of 24 floats */
 #define FH_BLOCK_SM_PER_EPISODE (FH_BLOCK_SM_BOOK + FH_BLOCK_SM_BOOK_FLOATS)
 #define FH_BLOCK_MAX_EPISODES 2 /* named barriers 1..4: two per episode */
+/* The racecheck build (-DFH_BLOCK_SHARED_BARRIERS, FOXHUNT_BLOCK_SHARED_BARRIERS=1 on the
+ * host): the book-keeping warp also meets the actor warps at the actor's barriers, all
+ * under one barrier id, which puts its work back on the chain but keeps every hand-off
+ * as it is. compute-sanitizer's racecheck flags the book record's hand-off between the
+ * usual build's two barrier ids although the observation barrier orders it; with one id
+ * it reports nothing (docs/BENCHMARKS.md). */
+#ifdef FH_BLOCK_SHARED_BARRIERS
+#define FH_BLOCK_ACTOR_THREADS FH_BLOCK_EP_ALL_THREADS
+#define FH_BLOCK_ACTOR_BARRIER(group) (1 + FH_BLOCK_MAX_EPISODES + (group))
+#else
+#define FH_BLOCK_ACTOR_THREADS FH_BLOCK_EP_THREADS
+#define FH_BLOCK_ACTOR_BARRIER(group) (1 + (group))
+#endif
 /* Lane mapping (large N): a block holds 128 episodes in groups; a group is
  * FH_LANE_PER_LANE x 32 episodes, one per thread of its first warps for observing,
  * sampling and env_step, and four warps for the layers, where lane j takes episodes
@@ -282,6 +295,7 @@ __device__ __forceinline__ void episode_barrier(int id, int threads)
 }
 
 
+#define FH_BLOCK_ACTOR_BARRIERS 3 /* barriers inside block_actor */
 /* The actor with an episode's four warps (t = thread within the episode, 0..127): layer
  * 0 one output per thread; layer 1 one output and half of the inputs per thread; the
  * output layer a quarter of the inputs per warp. Partial results meet in shared memory
@@ -303,7 +317,7 @@ __device__ __forceinline__ void block_actor(float *l0, float *l1, const float *w
         odd = fmaf(w[FH_FAST_SM_W0 + (k + 1) * FH_ACTOR_H1 + t], x.y, odd);
     }
     h1[t] = fmaxf(even + odd, 0.0f);
-    episode_barrier(barrier_id, FH_BLOCK_EP_THREADS);
+    episode_barrier(barrier_id, FH_BLOCK_ACTOR_THREADS);
     /* layer 1: output o = t mod 64 over inputs [64 half, 64 half + 64) */
     int o = t % FH_ACTOR_H2, half = t / FH_ACTOR_H2;
     float p[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -318,7 +332,7 @@ __device__ __forceinline__ void block_actor(float *l0, float *l1, const float *w
         p[3] = fmaf(w1[(k + 3) * FH_ACTOR_H2], x.w, p[3]);
     }
     p1[half * FH_ACTOR_H2 + o] = (p[0] + p[1]) + (p[2] + p[3]);
-    episode_barrier(barrier_id, FH_BLOCK_EP_THREADS);
+    episode_barrier(barrier_id, FH_BLOCK_ACTOR_THREADS);
     /* output layer: warp w sums inputs [16 w, 16 w + 16); h2 = relu(b1 + both halves) */
     const int quarter = FH_ACTOR_H2 / FH_BLOCK_EP_WARPS;
     int second = lane + FH_WARP < FH_FAST_OUT_PAD ? lane + FH_WARP : lane;
@@ -334,7 +348,7 @@ __device__ __forceinline__ void block_actor(float *l0, float *l1, const float *w
     p2[warp * FH_FAST_OUT_PAD + lane] = q0[0] + q0[1];
     if (second != lane)
         p2[warp * FH_FAST_OUT_PAD + second] = q1[0] + q1[1];
-    episode_barrier(barrier_id, FH_BLOCK_EP_THREADS);
+    episode_barrier(barrier_id, FH_BLOCK_ACTOR_THREADS);
     if (warp == 0) {
         const int s = FH_FAST_OUT_PAD;
         *l0 = w[FH_FAST_SM_B2 + lane] + ((p2[lane] + p2[s + lane]) + (p2[2 * s + lane] + p2[3 * s + lane]));
@@ -657,7 +671,7 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
     int n = blockIdx.x * (blockDim.x / FH_BLOCK_EP_ALL_THREADS) + group;
     if (n >= n_episodes)
         return; /* the episode's warps leave together; no block-wide barrier follows */
-    int barrier_id = 1 + group;
+    int barrier_id = FH_BLOCK_ACTOR_BARRIER(group);
     float *scratch = sm + FH_FAST_SM_WEIGHTS + group * FH_BLOCK_SM_PER_EPISODE;
     int *sm_bar = (int *)(scratch + FH_BLOCK_SM_MISC);
     fh_diversity *div = (fh_diversity *)(scratch + FH_BLOCK_SM_DIV);
@@ -676,6 +690,10 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
             episode_barrier(observed_id, FH_BLOCK_EP_ALL_THREADS);
             if (t > 0 && lane == 0)
                 fast_book_step(&books, div, &cfg, book + ((t - 1) & 1), out, row + t - 1);
+#ifdef FH_BLOCK_SHARED_BARRIERS
+            for (int k = 0; t < n_steps && k < FH_BLOCK_ACTOR_BARRIERS; k++)
+                episode_barrier(observed_id, FH_BLOCK_EP_ALL_THREADS); /* the actor's */
+#endif
         }
         if (lane == 0) { /* warp 0 writes the other fields */
             env_copy_book(&episodes[n], &books);
