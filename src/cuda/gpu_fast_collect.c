@@ -269,13 +269,13 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
      * the critic with the rollout (default 0: off); FOXHUNT_OVERLAP_SEGMENTS sets
      * its time segments, FOXHUNT_OVERLAP_EXCLUSIVE=0 lets GEMM blocks share the rollout's
      * SMs; FOXHUNT_ROLLOUT_UNITS_PER_BLOCK packs that many units (warps, episodes of the
-     * block mapping) into a block. */
+     * block mapping) into a block (0: chosen from N). */
     int overlap_env = 0, segments_env = FH_OVERLAP_SEGMENTS, per_block_env = 0, exclusive = 1;
     if ((st = env_int("FOXHUNT_ROLLOUT_OVERLAP", 0, 0, 1, &overlap_env, err)) != FH_OK ||
         (st = env_int("FOXHUNT_OVERLAP_EXCLUSIVE", 1, 0, 1, &exclusive, err)) != FH_OK ||
         (st = env_int("FOXHUNT_OVERLAP_SEGMENTS", FH_OVERLAP_SEGMENTS, 1, 256, &segments_env,
                       err)) != FH_OK ||
-        (st = env_int("FOXHUNT_ROLLOUT_UNITS_PER_BLOCK", 0, 1, shape.max_units, &per_block_env,
+        (st = env_int("FOXHUNT_ROLLOUT_UNITS_PER_BLOCK", 0, 0, shape.max_units, &per_block_env,
                       err)) != FH_OK)
         return st;
 

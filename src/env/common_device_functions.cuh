@@ -427,7 +427,8 @@ FH_DEVICE int env_sample_start_bar(const fh_env_config *cfg, const fh_env_market
  * that moves the portfolio (env_step_move) and one that keeps the books
  * (env_step_book): env_episode_reset_move draws the new random start bar (the rng
  * continues its stream) and opens a fresh portfolio and barriers; env_episode_reset_book
- * empties the per-episode logs and the diversity window (*div). */
+ * empties the per-episode logs and the diversity window (*div), and sets the initial
+ * equity as well, which a book-keeper's own copy needs for the log-return floor. */
 FH_DEVICE void env_episode_reset_move(const fh_env_config *cfg, const fh_env_market *m,
                                       fh_episode_state *ep)
 {
@@ -442,8 +443,10 @@ FH_DEVICE void env_episode_reset_move(const fh_env_config *cfg, const fh_env_mar
     barrier_reset(&ep->barrier);
 }
 
-FH_DEVICE void env_episode_reset_book(fh_episode_state *ep, fh_diversity *div)
+FH_DEVICE void env_episode_reset_book(const fh_env_config *cfg, fh_episode_state *ep,
+                                      fh_diversity *div)
 {
+    ep->initial_equity = cfg->initial_equity; /* env_step_book's floor reads it too */
     ep->log_reward = 0.0;
     ep->log_cost = 0.0;
     ep->log_turnover = 0.0;
@@ -460,7 +463,7 @@ FH_DEVICE void env_episode_reset_div(const fh_env_config *cfg, const fh_env_mark
                                      fh_episode_state *ep, fh_diversity *div)
 {
     env_episode_reset_move(cfg, m, ep);
-    env_episode_reset_book(ep, div);
+    env_episode_reset_book(cfg, ep, div);
 }
 
 FH_DEVICE void env_episode_reset(const fh_env_config *cfg, const fh_env_market *m,

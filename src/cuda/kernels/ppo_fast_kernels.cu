@@ -440,7 +440,7 @@ __device__ __forceinline__ void fast_book_step(fh_episode_state *books, fh_diver
     env_step_book(cfg, books, div, rec->action, &rec->mv, &res);
     out.rewards[i] = res.reward;
     if (res.done)
-        env_episode_reset_book(books, div);
+        env_episode_reset_book(cfg, books, div);
 }
 
 /* What one episode's rollout carries between steps besides its fh_episode_state
@@ -683,7 +683,7 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
         fh_episode_state books; /* only initial_equity and the book-keeping fields used */
         if (lane == 0) {
             env_copy_book(&books, &episodes[n]);
-            books.initial_equity = episodes[n].initial_equity; /* constant: cfg's */
+            books.initial_equity = episodes[n].initial_equity; /* reset_book renews it */
             *div = episodes[n].diversity;
         }
         for (int t = 0; t <= n_steps; t++) { /* t = n_steps: warp 0's final barrier */
