@@ -30,9 +30,9 @@ _Static_assert(sizeof(fh_diversity) <= FH_FAST_SM_DIV_FLOATS * sizeof(float) &&
                    sizeof(fh_diversity) <= FH_LANE_SM_DIV_FLOATS * sizeof(float) &&
                    sizeof(fh_diversity) % 8 == 0,
                "the rollout kernels' shared-memory slots for fh_diversity are too small");
-_Static_assert(sizeof(fh_book_record) <= FH_BLOCK_SM_BOOK_FLOATS * sizeof(float) &&
+_Static_assert(2 * sizeof(fh_book_record) <= FH_BLOCK_SM_BOOK_FLOATS * sizeof(float) &&
                    FH_BLOCK_SM_BOOK % 2 == 0 && FH_BLOCK_SM_PER_EPISODE % 2 == 0,
-               "the block mapping's book record slot is too small or misaligned");
+               "the block mapping's two book record slots are too small or misaligned");
 
 static const int CRITIC_DIMS[FH_CRITIC_N_LAYERS + 1] = {
     FH_STATE_DIM, FH_CRITIC_H1, FH_CRITIC_H2, FH_CRITIC_H3, FH_CRITIC_H4, FH_CRITIC_H5, 1};
@@ -59,6 +59,13 @@ static const rollout_shape ROLLOUT_SHAPES[] = {
     [FH_ROLLOUT_LANE] = {"ppo_rollout_lane_kernel", FH_LANE_BLOCK_EPISODES, 0,
                          FH_LANE_SM_PER_BLOCK, 1},
 };
+
+/* 1 when environment variable `name` is set, non-empty and not "0". */
+static int env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v && v[0] && strcmp(v, "0") != 0;
+}
 
 /* *out = the integer in environment variable `name`, dflt when unset; an error naming
  * the variable when it is not an integer in [lo, hi]. */
@@ -208,8 +215,7 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     /* Diagnostics (docs/BENCHMARKS.md): FOXHUNT_ROLLOUT_CLOCKS=1 compiles the rollout's
      * cycle counters in (the bench prints them); FOXHUNT_LANE_PER_LANE=1|2|4 sets the
      * lane mapping's episodes per lane (FH_LANE_PER_LANE, default 2). */
-    const char *clocks_env = getenv("FOXHUNT_ROLLOUT_CLOCKS");
-    int with_clocks = clocks_env && clocks_env[0] && strcmp(clocks_env, "0") != 0;
+    int with_clocks = env_flag("FOXHUNT_ROLLOUT_CLOCKS");
     const char *per_lane_env = getenv("FOXHUNT_LANE_PER_LANE");
     int per_lane = per_lane_env ? atoi(per_lane_env) : FH_LANE_PER_LANE;
     if (per_lane != 1 && per_lane != 2 && per_lane != 4)
@@ -224,8 +230,7 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
                             stride_env);
     /* FOXHUNT_BLOCK_SHARED_BARRIERS=1: the block mapping's racecheck build (the kernel
      * file says why) */
-    const char *shared_env = getenv("FOXHUNT_BLOCK_SHARED_BARRIERS");
-    int shared_barriers = shared_env && shared_env[0] && strcmp(shared_env, "0") != 0;
+    int shared_barriers = env_flag("FOXHUNT_BLOCK_SHARED_BARRIERS");
     char per_lane_option[40];
     snprintf(per_lane_option, sizeof per_lane_option, "-DFH_LANE_PER_LANE=%d", per_lane);
     const char *options[4] = {"-lineinfo", per_lane_option};

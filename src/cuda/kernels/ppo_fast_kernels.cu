@@ -464,9 +464,12 @@ __device__ __forceinline__ void fast_step_begin(fh_fast_episode *r, const fh_epi
     fast_load_bar(&r->g0, &r->g1, m, r->ahead, lane);
 }
 
-/* Warp-wide, after the actor: the draw, sampling, env_step_at on lane 0 and the step's
- * outputs; a truncated episode's final observation into its slot; a reset when done;
- * leaves r->bar, f0, f1 at the bar the next step observes. */
+/* Warp-wide, after the actor: the draw, sampling, the environment step on lane 0 and
+ * the step's outputs; a truncated episode's final observation into its slot; a reset
+ * when done; leaves r->bar, f0, f1 at the bar the next step observes. With book NULL
+ * the whole step (env_step_at_div, diversity window *div); else only env_step_move,
+ * its result into slot t & 1 of the book ring for the book-keeping warp, which stores
+ * the reward and resets the books (block mapping). */
 __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_state *ep,
                                               const fh_env_config *cfg, const fh_env_market *m,
                                               float l0, float l1, long long i, int t, int n,
