@@ -7,8 +7,10 @@
 #   bash scripts/gpu-check.sh [STEP...]     (default: every step)
 #   steps: info cache parity parity_fast parity_map parity_fvr tf32 device_env memcheck racecheck synccheck
 #          bench bench_tf32 train learn; not in the default set: profile (ncu on the rollout
-#          kernel), clocks (the rollout's cycle counters per part of a step) and overlap
-#          (the critic/rollout overlap against its variants)
+#          kernel), clocks (the rollout's cycle counters per part of a step), overlap
+#          (the critic/rollout overlap against its variants), factor (the first critic
+#          layer as a matmul and factored through the market) and layers (ncu: every
+#          kernel's time in one collection)
 #
 # Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
 # logs under OUT (default /tmp/foxhunt-gpu-check), archived after every step into
@@ -66,7 +68,7 @@ for step in $STEPS; do
     parity) run_step parity "$BUILD/tests/cuda/test_gpu_parity" reference ;;
     parity_fast) run_step parity_fast "$BUILD/tests/cuda/test_gpu_parity" fast ${PARITY_FAST_CASES:-128 64 2 100 64 2 128 500 2 100 500 2} ;;
     parity_map) P="$BUILD/tests/cuda/test_gpu_parity"
-                run_step parity_map bash -c "$P fast/warp 128 64 1 && $P fast/block 200 64 1 && $P fast-vs-reference/block 598 64 1 && $P fast/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=1 $P fast/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=4 $P fast/lane 200 64 1 && $P fast-vs-reference/warp 1024 100 1 && FOXHUNT_ROLLOUT_OVERLAP=1 $P fast-vs-reference 128 64 1 && FOXHUNT_ROLLOUT_OVERLAP=1 FOXHUNT_OVERLAP_SEGMENTS=3 $P fast 40 12 1" ;;
+                run_step parity_map bash -c "$P fast/warp 128 64 1 && $P fast/block 200 64 1 && $P fast-vs-reference/block 598 64 1 && $P fast/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=1 $P fast/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=4 $P fast/lane 200 64 1 && $P fast-vs-reference/warp 1024 100 1 && FOXHUNT_ROLLOUT_OVERLAP=1 $P fast-vs-reference 128 64 1 && FOXHUNT_ROLLOUT_OVERLAP=1 FOXHUNT_OVERLAP_SEGMENTS=3 $P fast 40 12 1 && FOXHUNT_CRITIC_FACTOR=1 $P fast-vs-reference 100 64 1 && FOXHUNT_CRITIC_FACTOR=0 $P fast-vs-reference 128 500 1 && FOXHUNT_CRITIC_FACTOR=1 FOXHUNT_ROLLOUT_OVERLAP=1 $P fast-vs-reference 128 64 1" ;;
     parity_fvr) run_step parity_fvr "$BUILD/tests/cuda/test_gpu_parity" fast-vs-reference 128 500 1 100 500 1 16384 64 1 ;;
     tf32) run_step tf32 "$BUILD/tests/cuda/test_gpu_parity" tf32 128 500 1 1024 500 1 16384 100 1 ;;
     bench_tf32) run_step bench_tf32 "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel fast --precision tf32 --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench_tf32.json" ;;
@@ -82,6 +84,11 @@ for step in $STEPS; do
     clocks) run_step clocks env FOXHUNT_ROLLOUT_CLOCKS=1 "$FH" bench --device cuda --episodes ${CLOCK_EPISODES:-128,1024} --steps 500 --kernel ${CLOCK_KERNEL:-fast/warp,fast/block} --repeats 3 --json "$OUT/clocks.json" ;;
     overlap) # the critic/rollout overlap against its variants, side by side (docs/BENCHMARKS.md)
              run_step overlap bash -c 'for v in "FOXHUNT_ROLLOUT_OVERLAP=0" "FOXHUNT_ROLLOUT_OVERLAP=1" "FOXHUNT_ROLLOUT_OVERLAP=1 FOXHUNT_OVERLAP_EXCLUSIVE=0"; do for n in ${OVERLAP_EPISODES:-128 200}; do echo "$v N=$n: $(env $v '"$FH"' bench --device cuda --episodes $n --steps 500 --kernel fast --repeats ${BENCH_REPEATS:-5} | grep "^cuda")"; done; done' ;;
+    factor) # the first critic layer as a matmul (0) and factored through the market (1), side by side
+            run_step factor bash -c 'for p in fp32 tf32; do for n in ${FACTOR_EPISODES:-128 1024 16384}; do for v in 0 1; do echo "$p FOXHUNT_CRITIC_FACTOR=$v N=$n: $(FOXHUNT_CRITIC_FACTOR=$v '"$FH"' bench --device cuda --episodes $n --steps 500 --kernel fast --precision $p --repeats ${BENCH_REPEATS:-5} | grep "^cuda")"; done; done; done' ;;
+    layers) # each kernel's device time in one collection (ncu), the critic's layers among them
+            run_step layers ncu --clock-control none --metrics gpu__time_duration.sum --csv \
+              "$FH" collect --device cuda --kernel fast --episodes ${LAYERS_EPISODES:-1024} --steps 500 --out /tmp/fh-l.safetensors ;;
     profile) run_step profile ncu --clock-control none -k ppo_rollout_fast_kernel -c 1 \
                --section WarpStateStats --section SchedulerStats --section SourceCounters \
                --section LaunchStats --section Occupancy \

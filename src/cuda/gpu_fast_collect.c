@@ -16,6 +16,14 @@
 
 #define FAST_KERNEL_FILE "ppo_fast_kernels.cu"
 #define ELEMENTWISE_BLOCK 256
+/* critic_layer0_factored_kernel: 128 threads per row (FH_L0_ROW_THREADS), 2 rows a block */
+#define L0_BLOCK 256
+#define L0_ROWS_PER_BLOCK 2
+/* The factored first critic layer pays when the market has fewer bars than the critic
+ * has rows to value (the projection costs a layer-0 matmul over the bars); its table
+ * is capped at 1 GiB. */
+#define FACTOR_MAX_BARS_PER_ROW 0.5
+#define FACTOR_MAX_TABLE_BYTES (1ull << 30)
 #define GAE_BLOCK 128 /* 4 warps, 4 episode rows */
 #define BLAS_WORKSPACE_BYTES (32u << 20)
 /* auto mapping: block up to this many episodes per SM, lane from this many */
@@ -119,7 +127,8 @@ static fh_status launch(fh_gpu_ppo_collector *c, cudaKernel_t k, unsigned grid, 
 /* y (rows, n_out) row-major = act(x (rows, n_in) W^T + b), W (n_out, n_in) row-major:
  * in cuBLAS's column-major terms y^T = W x^T. One cublasLt matmul whose epilogue adds
  * the bias and applies the ReLU, so activations are written once (a separate bias
- * pass cost 39 ms of 217 at N 16384). Compute type fp32 or TF32 (--precision). */
+ * pass cost 39 ms of 217 at N 16384); b NULL: no bias (and no ReLU). Compute type fp32
+ * or TF32 (--precision). */
 static fh_status dense(fh_gpu_ppo_collector *c, cudaStream_t stream, float *y, const float *x,
                        const float *w, const float *b, int n_in, int n_out, long long rows,
                        int relu, fh_error *err)
@@ -130,7 +139,8 @@ static fh_status dense(fh_gpu_ppo_collector *c, cudaStream_t stream, float *y, c
     cublasLtMatmulPreference_t pref = NULL;
     const float one = 1.0f, zero = 0.0f;
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    cublasLtEpilogue_t epilogue = relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+    cublasLtEpilogue_t epilogue = !b ? CUBLASLT_EPILOGUE_DEFAULT
+                                  : relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
     size_t ws_bytes = BLAS_WORKSPACE_BYTES;
     cublasLtMatmulHeuristicResult_t heuristic;
     int found = 0;
@@ -141,7 +151,9 @@ static fh_status dense(fh_gpu_ppo_collector *c, cudaStream_t stream, float *y, c
     LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), err);
     LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                             sizeof epilogue), err);
-    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b, sizeof b), err);
+    if (b)
+        LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b,
+                                                sizeof b), err);
     LT_CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, n_in, n_out, n_in), err);
     LT_CHECK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, n_in, rows, n_in), err);
     LT_CHECK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, n_out, rows, n_out), err);
@@ -194,6 +206,9 @@ void fh_fast_path_free(fh_gpu_ppo_collector *c)
     cudaFree(f->seg_done);
     cudaFree(f->seg_in);
     cudaFree(f->seg_values);
+    cudaFree(f->seg_bars);
+    cudaFree(f->market_in);
+    cudaFree(f->market_proj);
     if (f->ev_fork)
         cudaEventDestroy(f->ev_fork);
     if (f->ev_join)
@@ -265,7 +280,8 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         {&f->cur_input, "curiosity_input_kernel"}, {&f->cur_reward, "curiosity_reward_kernel"},
         {&f->scatter, "scatter_trunc_values_kernel"}, {&f->gae, "gae_kernel"},
         {&f->seg_wait, "segment_wait_kernel"}, {&f->seg_gather, "gather_segment_rows_kernel"},
-        {&f->seg_scatter, "scatter_segment_values_kernel"}};
+        {&f->seg_scatter, "scatter_segment_values_kernel"},
+        {&f->layer0, "critic_layer0_factored_kernel"}};
     for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
         if ((st = fh_cuda_module_kernel(&f->module, entries[i].name, entries[i].k, err)) != FH_OK)
             return st;
@@ -285,8 +301,9 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         return st;
 
     /* Launch shape from the device: spread the units over the SMs first, then pack them
-     * into a block, where they share its copy of the actor. With the overlap, pack them
-     * as tightly as the mapping allows instead, so the critic has the other SMs. */
+     * into a block, where they share its copy of the actor. With the overlap on SMs of
+     * its own, pack them as tightly as the mapping allows instead, so the critic has the
+     * other SMs. */
     int units = (N + shape.unit_episodes - 1) / shape.unit_episodes;
     int per_sm = (units + c->dev.sm_count - 1) / c->dev.sm_count;
     int spread = per_sm < 1 ? 1 : per_sm > shape.max_units ? shape.max_units : per_sm;
@@ -297,9 +314,9 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     int half = c->dev.sm_count / 2 > 0 ? c->dev.sm_count / 2 : 1;
     int packed = (units + half - 1) / half;
     packed = packed > shape.max_units ? shape.max_units : packed;
-    int per_block = per_block_env ? per_block_env : f->overlap ? packed : spread;
+    int per_block = per_block_env ? per_block_env : f->overlap && exclusive ? packed : spread;
     int grid = (units + per_block - 1) / per_block;
-    if (f->overlap && grid >= c->dev.sm_count)
+    if (f->overlap && exclusive && grid >= c->dev.sm_count)
         return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_ROLLOUT_OVERLAP=1: the rollout needs %d "
                             "blocks, each holding an SM alone, and %s has %d SMs; the overlap "
                             "needs fewer (pack more per block, or unset it)", grid, c->dev.name,
@@ -326,6 +343,30 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         f->k_slots = L;
     f->critic_rows = NL + (long long)N * f->k_slots + N;
     f->chunk_rows = f->critic_rows < FH_FAST_CHUNK_ROWS ? f->critic_rows : FH_FAST_CHUNK_ROWS;
+    /* every critic row's bar: the states' (written with the other per-step outputs),
+     * then the final observations' and s_L's; 0 where a slot stays unused */
+    CUDA_CHECK(cudaMalloc((void **)&c->out.bars, (size_t)f->critic_rows * sizeof(int)), err);
+    CUDA_CHECK(cudaMemsetAsync(c->out.bars, 0, (size_t)f->critic_rows * sizeof(int), c->stream),
+               err);
+    /* The first critic layer factored through the market (docs/ARCHITECTURE.md):
+     * FOXHUNT_CRITIC_FACTOR=1 always, 0 never, unset: when it pays. */
+    int n_bars = c->d_market.n_bars, factor_env = -1;
+    if ((st = env_int("FOXHUNT_CRITIC_FACTOR", -1, 0, 1, &factor_env, err)) != FH_OK)
+        return st;
+    size_t proj_bytes = (size_t)n_bars * FH_CRITIC_H1 * sizeof(float);
+    f->factor = factor_env >= 0 ? factor_env
+                                : n_bars <= FACTOR_MAX_BARS_PER_ROW * (double)f->critic_rows &&
+                                      proj_bytes <= FACTOR_MAX_TABLE_BYTES;
+    if (f->factor) { /* the bars' features, zero-padded like the critic's input rows */
+        size_t market_in_bytes = (size_t)n_bars * f->in_stride * sizeof(float);
+        CUDA_CHECK(cudaMalloc((void **)&f->market_in, market_in_bytes), err);
+        CUDA_CHECK(cudaMemsetAsync(f->market_in, 0, market_in_bytes, c->stream), err);
+        CUDA_CHECK(cudaMemcpy2DAsync(f->market_in, (size_t)f->in_stride * sizeof(float),
+                                     c->d_features, FH_N_MARKET_FEATURES * sizeof(float),
+                                     FH_N_MARKET_FEATURES * sizeof(float), (size_t)n_bars,
+                                     cudaMemcpyDeviceToDevice, c->stream), err);
+        CUDA_CHECK(cudaMalloc((void **)&f->market_proj, proj_bytes), err);
+    }
     size_t in_bytes = (size_t)f->critic_rows * f->in_stride * sizeof(float);
     CUDA_CHECK(cudaMalloc((void **)&f->critic_in, in_bytes), err);
     CUDA_CHECK(cudaMemsetAsync(f->critic_in, 0, in_bytes, c->stream), err); /* padding stays 0 */
@@ -350,6 +391,7 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         CUDA_CHECK(cudaMalloc((void **)&f->seg_done, (size_t)(f->n_segments + 1) * sizeof(int)), err);
         CUDA_CHECK(cudaMalloc((void **)&f->seg_in, (size_t)seg_rows * f->in_stride * sizeof(float)), err);
         CUDA_CHECK(cudaMalloc((void **)&f->seg_values, (size_t)seg_rows * sizeof(float)), err);
+        CUDA_CHECK(cudaMalloc((void **)&f->seg_bars, (size_t)seg_rows * sizeof(int)), err);
         CUDA_CHECK(cudaStreamCreateWithFlags(&f->side, cudaStreamNonBlocking), err);
         CUDA_CHECK(cudaEventCreateWithFlags(&f->ev_fork, cudaEventDisableTiming), err);
         CUDA_CHECK(cudaEventCreateWithFlags(&f->ev_join, cudaEventDisableTiming), err);
@@ -366,20 +408,52 @@ fail:
     return err->status;
 }
 
+/* The first critic layer's weights over the padded rows: zero-padded, or W0 itself. */
+static const float *critic_w0_padded(const fh_gpu_ppo_collector *c)
+{
+    return c->fast.critic_w0 ? c->fast.critic_w0 : c->weights.critic + FH_CRITIC_OFF_W0;
+}
+
+/* This collection's market projection (factored first layer): market_proj (n_bars, 512)
+ * = the bars' features (zero-padded to in_stride) times W0's market columns. */
+static fh_status market_projection(fh_gpu_ppo_collector *c, cudaStream_t stream, fh_error *err)
+{
+    fh_fast_path *f = &c->fast;
+    return dense(c, stream, f->market_proj, f->market_in, critic_w0_padded(c), NULL,
+                 f->in_stride, FH_CRITIC_H1, c->d_market.n_bars, 0, err);
+}
+
 /* The critic's six layers over `rows` (<= chunk_rows) input rows x, in_stride floats
- * apart, into values, on `stream`. */
+ * apart, at bars `bars`, into values, on `stream`. The first layer is the factored
+ * kernel when f->factor (the market projection made this collection), else a matmul. */
 static fh_status critic_chain(fh_gpu_ppo_collector *c, cudaStream_t stream, const float *x,
-                              long long rows, float *values, fh_error *err)
+                              const int *bars, long long rows, float *values, fh_error *err)
 {
     fh_fast_path *f = &c->fast;
     for (int l = 0; l < FH_CRITIC_N_LAYERS; l++) {
         int last = l == FH_CRITIC_N_LAYERS - 1;
         float *y = last ? values : (l % 2 == 0 ? f->act_a : f->act_b);
+        fh_status st;
+        if (l == 0 && f->factor) {
+            const float *w0 = c->weights.critic + FH_CRITIC_OFF_W0;
+            const float *b0 = c->weights.critic + FH_CRITIC_OFF_B0;
+            int w0_stride = FH_STATE_DIM, n_bars = c->d_market.n_bars;
+            void *args[] = {&y, &f->market_proj, &bars, &x, &f->in_stride, &w0, &w0_stride, &b0,
+                            &n_bars, &rows};
+            long long blocks = (rows + L0_ROWS_PER_BLOCK - 1) / L0_ROWS_PER_BLOCK;
+            long long cap = (long long)c->dev.sm_count * 16;
+            st = launch_on(stream, f->layer0, (unsigned)(blocks < cap ? blocks : cap),
+                           L0_BLOCK, 0, args, err);
+            if (st != FH_OK)
+                return st;
+            x = y;
+            continue;
+        }
         /* layer 0 reads the padded rows with the zero-padded weights */
-        const float *w = l == 0 && f->critic_w0 ? f->critic_w0 : c->weights.critic + CRITIC_W[l];
+        const float *w = l == 0 ? critic_w0_padded(c) : c->weights.critic + CRITIC_W[l];
         int n_in = l == 0 ? f->in_stride : CRITIC_DIMS[l];
-        fh_status st = dense(c, stream, y, x, w, c->weights.critic + CRITIC_B[l], n_in,
-                             CRITIC_DIMS[l + 1], rows, !last, err);
+        st = dense(c, stream, y, x, w, c->weights.critic + CRITIC_B[l], n_in,
+                   CRITIC_DIMS[l + 1], rows, !last, err);
         if (st != FH_OK)
             return st;
         x = y;
@@ -394,8 +468,8 @@ static fh_status critic_rows(fh_gpu_ppo_collector *c, long long r_begin, long lo
     fh_fast_path *f = &c->fast;
     for (long long r0 = r_begin; r0 < r_end; r0 += f->chunk_rows) {
         long long rows = r_end - r0 < f->chunk_rows ? r_end - r0 : f->chunk_rows;
-        fh_status st = critic_chain(c, c->stream, f->critic_in + r0 * f->in_stride, rows,
-                                    f->values_all + r0, err);
+        fh_status st = critic_chain(c, c->stream, f->critic_in + r0 * f->in_stride,
+                                    c->out.bars + r0, rows, f->values_all + r0, err);
         if (st != FH_OK)
             return st;
     }
@@ -418,12 +492,14 @@ static fh_status side_segments(fh_gpu_ppo_collector *c, fh_error *err)
         int seg_len = L - t0 < f->seg_steps ? L - t0 : f->seg_steps;
         long long rows = (long long)N * seg_len;
         void *w_args[] = {&f->seg_done, &k, &N, &timed_out};
-        void *g_args[] = {&f->seg_in, &f->critic_in, &f->in_stride, &N, &L, &t0, &seg_len};
+        void *g_args[] = {&f->seg_in, &f->seg_bars, &f->critic_in, &c->out.bars, &f->in_stride,
+                          &N, &L, &t0, &seg_len};
         void *s_args[] = {&f->values_all, &f->seg_values, &N, &L, &t0, &seg_len};
         if ((st = launch_on(f->side, f->seg_wait, 1, 32, 0, w_args, err)) != FH_OK ||
             (st = launch_on(f->side, f->seg_gather, elementwise_grid(c, rows * f->in_stride),
                             ELEMENTWISE_BLOCK, 0, g_args, err)) != FH_OK ||
-            (st = critic_chain(c, f->side, f->seg_in, rows, f->seg_values, err)) != FH_OK ||
+            (st = critic_chain(c, f->side, f->seg_in, f->seg_bars, rows, f->seg_values,
+                               err)) != FH_OK ||
             (st = launch_on(f->side, f->seg_scatter, elementwise_grid(c, rows), ELEMENTWISE_BLOCK,
                             0, s_args, err)) != FH_OK)
             return st;
@@ -439,6 +515,8 @@ static fh_status batched_networks(fh_gpu_ppo_collector *c, fh_error *err)
     fh_fast_path *f = &c->fast;
     long long NL = (long long)c->n_episodes * c->n_steps;
     fh_status st;
+    if (f->factor && !f->overlap && (st = market_projection(c, c->stream, err)) != FH_OK)
+        return st;
     if ((st = critic_rows(c, f->overlap ? NL : 0, f->critic_rows, err)) != FH_OK)
         return st;
     for (long long r0 = 0; r0 < NL; r0 += f->chunk_rows) {
@@ -486,6 +564,8 @@ static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambd
                                      c->weights.critic + FH_CRITIC_OFF_W0,
                                      FH_STATE_DIM * sizeof(float), FH_STATE_DIM * sizeof(float),
                                      FH_CRITIC_H1, cudaMemcpyDeviceToDevice, c->stream), err);
+    if (f->overlap && f->factor && (st = market_projection(c, c->stream, err)) != FH_OK)
+        return st;
     if (f->overlap) { /* counters and the time-out flag zeroed, then the side stream forks */
         CUDA_CHECK(cudaMemsetAsync(f->seg_done, 0, (size_t)(f->n_segments + 1) * sizeof(int),
                                    c->stream), err);

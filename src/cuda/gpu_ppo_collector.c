@@ -153,7 +153,8 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
     CUDA_CHECK(cudaMalloc((void **)&o->advantages, nl * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&o->returns, nl * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&o->exposures, nl * sizeof(float)), err);
-    CUDA_CHECK(cudaMalloc((void **)&o->bars, nl * sizeof(int)), err);
+    if (!c->use_fast) /* the fast path's holds every critic row's bar (fh_fast_path_init) */
+        CUDA_CHECK(cudaMalloc((void **)&o->bars, nl * sizeof(int)), err);
     if (c->use_fast && (st = fh_fast_path_init(c, err)) != FH_OK)
         goto fail_status;
     /* the uploads and fills above ran on the legacy stream, which the non-blocking
@@ -196,7 +197,8 @@ fh_status fh_gpu_ppo_collector_poison(fh_gpu_ppo_collector *c, fh_error *err)
         {o->actions, nl * 4}, {o->log_probs, nl * 4},
         {o->values, nl * 4}, {o->rewards, nl * 4}, {o->dones, nl * 4}, {o->terminals, nl * 4},
         {o->trunc_values, nl * 4}, {o->advantages, nl * 4}, {o->returns, nl * 4},
-        {o->exposures, nl * 4}, {o->bars, nl * 4}, {o->last_values, (size_t)c->n_episodes * 4}};
+        {o->exposures, nl * 4}, {o->bars, state_rows * 4},
+        {o->last_values, (size_t)c->n_episodes * 4}};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         CUDA_CHECK(cudaMemsetAsync(bufs[i].p, 0xFF, bufs[i].bytes, c->stream), err);
     if (c->use_fast) /* every row the critic reads, final observations included */

@@ -26,6 +26,7 @@ typedef struct {
     fh_cuda_module module;
     cudaKernel_t rollout, cur_input, cur_reward, scatter, gae;
     cudaKernel_t seg_wait, seg_gather, seg_scatter; /* overlap */
+    cudaKernel_t layer0;   /* critic_layer0_factored_kernel */
     cublasLtHandle_t lt;
     void *blas_workspace;
     int mapping;           /* FH_ROLLOUT_WARP, _BLOCK or _LANE (never _AUTO) */
@@ -41,6 +42,13 @@ typedef struct {
     float *critic_in;      /* (critic_rows, in_stride); rows [0, N*L) are the states */
     float *critic_w0;      /* (512, in_stride) the first critic layer, zero-padded, or
                               NULL when in_stride is 54 */
+    /* The first critic layer factored through the market: a state's first 51 floats are
+     * its bar's features, so their product with W0 is looked up per bar in market_proj,
+     * made once per collection, and only the 3 portfolio columns are multiplied per row
+     * (critic_layer0_factored_kernel; the bars in out.bars). */
+    int factor;            /* 1: on (FOXHUNT_CRITIC_FACTOR, or when it pays) */
+    float *market_in;      /* (n_bars, in_stride) the bars' features, zero-padded */
+    float *market_proj;    /* (n_bars, 512) market_in times W0's market columns */
     float *values_all;     /* (critic_rows) */
     int *trunc_step;       /* (N, K) */
     float *act_a, *act_b;  /* (chunk_rows, 512) ping-pong activations */
@@ -54,6 +62,7 @@ typedef struct {
                               segment_wait_kernel time-out flag */
     float *seg_in;         /* (N * seg_steps, in_stride) one segment's states */
     float *seg_values;     /* (N * seg_steps) */
+    int *seg_bars;         /* (N * seg_steps) their bars */
     cudaStream_t side;
     cudaEvent_t ev_fork, ev_join;
     cudaGraph_t graph;

@@ -135,7 +135,8 @@ typedef struct {
     float *advantages;    /* (N, L) */
     float *returns;       /* (N, L) */
     float *exposures;     /* (N, L) e' after the trade (curiosity input) */
-    int *bars;            /* (N, L) bar index of the state */
+    int *bars;            /* (N, L) bar index of the state; in the fast path followed by
+                             the bars of the final-observation and s_L critic rows */
     float *last_values;   /* (N) V(s_L) */
 } fh_ppo_outputs;
 

@@ -530,8 +530,10 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
         long long slot = (long long)n * k_slots + r->n_trunc;
         fast_observe(critic_in + (NL + slot) * in_stride, scratch + FH_FAST_SM_STATE, cfg,
                      ep, r->g0, r->g1, lane);
-        if (lane == 0)
+        if (lane == 0) {
             trunc_step[slot] = t;
+            out.bars[NL + slot] = next_bar; /* the critic's first layer reads it */
+        }
         r->n_trunc++;
     }
     if (done) {
@@ -646,6 +648,7 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
     fast_observe(critic_in + last_row * in_stride, scratch + FH_FAST_SM_STATE, &cfg, &ep,
                  r.f0, r.f1, lane);
     if (lane == 0) {
+        out.bars[last_row] = r.bar;
         ep.diversity = *div;
         episodes[n] = ep;
     }
@@ -732,8 +735,10 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
         long long last_row = NL + (long long)n_episodes * k_slots + n;
         fast_observe(critic_in + last_row * in_stride, scratch + FH_FAST_SM_STATE, &cfg, &ep,
                      r.f0, r.f1, lane);
-        if (lane == 0)
+        if (lane == 0) {
+            out.bars[last_row] = r.bar;
             env_copy_move(&episodes[n], &ep); /* the book-keeper writes the rest */
+        }
         FH_CLOCK_STORE(clocks, n, lane);
     }
 }
@@ -898,8 +903,10 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
             long long slot = (long long)src * k_slots + n_trunc;
             lane_observe(active ? critic_in + (NL + slot) * in_stride : NULL, state, &cfg,
                          &market, &ep, gt);
-            if (active)
+            if (active) {
                 trunc_step[slot] = t;
+                out.bars[NL + slot] = ep.bar;
+            }
             n_trunc++;
         }
         if (res.done)
@@ -909,6 +916,7 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
     if (active) {
         long long last_row = NL + (long long)n_episodes * k_slots + n;
         lane_observe(critic_in + last_row * in_stride, state, &cfg, &market, &ep, gt);
+        out.bars[last_row] = ep.bar;
         ep.diversity = *div;
         episodes[n] = ep;
         FH_CLOCK_STORE(clocks, n, 0);
@@ -948,7 +956,9 @@ extern "C" __global__ void segment_wait_kernel(const int *seg_done, int segment,
 
 /* dst (n_episodes * seg_len rows, episode-major) = critic_in rows n * n_steps + t for
  * t in [t0, t0 + seg_len): one time segment's states, contiguous for the GEMMs. */
-extern "C" __global__ void gather_segment_rows_kernel(float *dst, const float *__restrict__ critic_in,
+extern "C" __global__ void gather_segment_rows_kernel(float *dst, int *dst_bars,
+                                                      const float *__restrict__ critic_in,
+                                                      const int *__restrict__ bars,
                                                       int in_stride, int n_episodes, int n_steps,
                                                       int t0, int seg_len)
 {
@@ -960,6 +970,8 @@ extern "C" __global__ void gather_segment_rows_kernel(float *dst, const float *_
         long long n = r / seg_len;
         int t = t0 + (int)(r % seg_len);
         dst[idx] = critic_in[(n * n_steps + t) * in_stride + col];
+        if (col == 0)
+            dst_bars[r] = bars[n * n_steps + t];
     }
 }
 
@@ -974,6 +986,64 @@ extern "C" __global__ void scatter_segment_values_kernel(float *values,
     for (long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x; r < total;
          r += (long long)gridDim.x * blockDim.x)
         values[(r / seg_len) * n_steps + t0 + r % seg_len] = seg_values[r];
+}
+
+/* The critic's first layer through the market projection (gpu_fast_collect.c). A state's
+ * first 51 entries are its bar's features, so W0 s = proj[bar] + W0[:, 51..53] s[51..53]
+ * with proj = features W0[:, :51]^T computed once per collection over the market's bars:
+ * y[r][j] = relu(proj[bars[r]][j] + b0[j] + sum_k w0[j][51 + k] s[r][51 + k]) for rows r
+ * of states (in_stride floats apart; w0 rows w0_stride apart), y rows 512 apart. A bar
+ * out of range (a row the rollout did not write) gives NaN, as its state would. 128
+ * threads per row, four outputs each; the portfolio weights and biases in shared
+ * memory. */
+#define FH_L0_THREADS 256
+#define FH_L0_ROW_THREADS (FH_CRITIC_H1 / 4)
+extern "C" __global__ void __launch_bounds__(FH_L0_THREADS)
+critic_layer0_factored_kernel(float *y, const float *__restrict__ proj,
+                              const int *__restrict__ bars, const float *__restrict__ states,
+                              int in_stride, const float *__restrict__ w0, int w0_stride,
+                              const float *__restrict__ b0, int n_bars, long long rows)
+{
+    __shared__ float4 sm_w[FH_N_PORTFOLIO_FEATURES][FH_L0_ROW_THREADS];
+    __shared__ float4 sm_b[FH_L0_ROW_THREADS];
+    for (int q = threadIdx.x; q < FH_L0_ROW_THREADS; q += blockDim.x) {
+        for (int k = 0; k < FH_N_PORTFOLIO_FEATURES; k++) {
+            const float *col = w0 + FH_N_MARKET_FEATURES + k;
+            sm_w[k][q] = make_float4(col[(4 * q) * w0_stride], col[(4 * q + 1) * w0_stride],
+                                     col[(4 * q + 2) * w0_stride], col[(4 * q + 3) * w0_stride]);
+        }
+        sm_b[q] = make_float4(b0[4 * q], b0[4 * q + 1], b0[4 * q + 2], b0[4 * q + 3]);
+    }
+    __syncthreads();
+    int q = threadIdx.x % FH_L0_ROW_THREADS;
+    int rows_per_block = blockDim.x / FH_L0_ROW_THREADS;
+    for (long long r = blockIdx.x * (long long)rows_per_block + threadIdx.x / FH_L0_ROW_THREADS;
+         r < rows; r += (long long)gridDim.x * rows_per_block) {
+        int bar = bars[r];
+        const float *s = states + r * in_stride + FH_N_MARKET_FEATURES;
+        float4 v = sm_b[q];
+        for (int k = 0; k < FH_N_PORTFOLIO_FEATURES; k++) {
+            float4 w = sm_w[k][q];
+            float sk = s[k];
+            v.x = fmaf(w.x, sk, v.x);
+            v.y = fmaf(w.y, sk, v.y);
+            v.z = fmaf(w.z, sk, v.z);
+            v.w = fmaf(w.w, sk, v.w);
+        }
+        float4 p;
+        if (bar >= 0 && bar < n_bars) {
+            p = reinterpret_cast<const float4 *>(proj + (long long)bar * FH_CRITIC_H1)[q];
+        } else {
+            float nan = __int_as_float(0x7fffffff);
+            p = make_float4(nan, nan, nan, nan);
+        }
+        float4 o; /* ReLU that keeps a NaN (fmaxf would turn it into 0) */
+        o.x = v.x + p.x < 0.0f ? 0.0f : v.x + p.x;
+        o.y = v.y + p.y < 0.0f ? 0.0f : v.y + p.y;
+        o.z = v.z + p.z < 0.0f ? 0.0f : v.z + p.z;
+        o.w = v.w + p.w < 0.0f ? 0.0f : v.w + p.w;
+        reinterpret_cast<float4 *>(y + r * FH_CRITIC_H1)[q] = o;
+    }
 }
 
 /* cin (NL, 35) = [s[0..31], x(a), u(a), e'] per transition (SPEC §3.5); states rows
