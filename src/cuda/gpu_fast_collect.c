@@ -16,12 +16,14 @@
 
 #define FAST_KERNEL_FILE "ppo_fast_kernels.cu"
 #define ELEMENTWISE_BLOCK 256
-/* critic_layer0_factored_kernel: 128 threads per row (FH_L0_ROW_THREADS), 2 rows a block */
+/* critic_layer0_factored_kernel: 128 threads per row (FH_L0_ROW_THREADS), 4 rows per
+ * thread (FH_L0_ROWS_PER_THREAD), so 8 rows a block */
 #define L0_BLOCK 256
-#define L0_ROWS_PER_BLOCK 2
-/* The factored first critic layer pays when the market has fewer bars than the critic
- * has rows to value (the projection costs a layer-0 matmul over the bars); its table
- * is capped at 1 GiB. */
+#define L0_ROWS_PER_BLOCK 8
+/* The factored first critic layer pays in fp32 when the market has fewer bars than the
+ * critic has rows to value (the projection costs a layer-0 matmul over the bars); its
+ * table is capped at 1 GiB. In TF32 the layer-0 matmul is cheaper than the look-up
+ * (measured, docs/BENCHMARKS.md). */
 #define FACTOR_MAX_BARS_PER_ROW 0.5
 #define FACTOR_MAX_TABLE_BYTES (1ull << 30)
 #define GAE_BLOCK 128 /* 4 warps, 4 episode rows */
@@ -355,7 +357,8 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         return st;
     size_t proj_bytes = (size_t)n_bars * FH_CRITIC_H1 * sizeof(float);
     f->factor = factor_env >= 0 ? factor_env
-                                : n_bars <= FACTOR_MAX_BARS_PER_ROW * (double)f->critic_rows &&
+                                : !c->tf32 &&
+                                      n_bars <= FACTOR_MAX_BARS_PER_ROW * (double)f->critic_rows &&
                                       proj_bytes <= FACTOR_MAX_TABLE_BYTES;
     if (f->factor) { /* the bars' features, zero-padded like the critic's input rows */
         size_t market_in_bytes = (size_t)n_bars * f->in_stride * sizeof(float);

@@ -994,10 +994,11 @@ extern "C" __global__ void scatter_segment_values_kernel(float *values,
  * y[r][j] = relu(proj[bars[r]][j] + b0[j] + sum_k w0[j][51 + k] s[r][51 + k]) for rows r
  * of states (in_stride floats apart; w0 rows w0_stride apart), y rows 512 apart. A bar
  * out of range (a row the rollout did not write) gives NaN, as its state would. 128
- * threads per row, four outputs each; the portfolio weights and biases in shared
- * memory. */
+ * threads per row, four outputs each, and four rows per thread; the portfolio weights
+ * and biases in shared memory. */
 #define FH_L0_THREADS 256
 #define FH_L0_ROW_THREADS (FH_CRITIC_H1 / 4)
+#define FH_L0_ROWS_PER_THREAD 4
 extern "C" __global__ void __launch_bounds__(FH_L0_THREADS)
 critic_layer0_factored_kernel(float *y, const float *__restrict__ proj,
                               const int *__restrict__ bars, const float *__restrict__ states,
@@ -1016,33 +1017,52 @@ critic_layer0_factored_kernel(float *y, const float *__restrict__ proj,
     }
     __syncthreads();
     int q = threadIdx.x % FH_L0_ROW_THREADS;
-    int rows_per_block = blockDim.x / FH_L0_ROW_THREADS;
-    for (long long r = blockIdx.x * (long long)rows_per_block + threadIdx.x / FH_L0_ROW_THREADS;
-         r < rows; r += (long long)gridDim.x * rows_per_block) {
-        int bar = bars[r];
-        const float *s = states + r * in_stride + FH_N_MARKET_FEATURES;
-        float4 v = sm_b[q];
-        for (int k = 0; k < FH_N_PORTFOLIO_FEATURES; k++) {
-            float4 w = sm_w[k][q];
-            float sk = s[k];
-            v.x = fmaf(w.x, sk, v.x);
-            v.y = fmaf(w.y, sk, v.y);
-            v.z = fmaf(w.z, sk, v.z);
-            v.w = fmaf(w.w, sk, v.w);
+    /* each thread takes FH_L0_ROWS_PER_THREAD rows at once: their loads in flight together */
+    long long stride = (long long)blockDim.x / FH_L0_ROW_THREADS;
+    long long per_block = stride * FH_L0_ROWS_PER_THREAD;
+    for (long long r0 = blockIdx.x * per_block + threadIdx.x / FH_L0_ROW_THREADS; r0 < rows;
+         r0 += (long long)gridDim.x * per_block) {
+        int bar[FH_L0_ROWS_PER_THREAD];
+        float4 v[FH_L0_ROWS_PER_THREAD], p[FH_L0_ROWS_PER_THREAD];
+#pragma unroll
+        for (int u = 0; u < FH_L0_ROWS_PER_THREAD; u++) {
+            long long r = r0 + u * stride;
+            bar[u] = r < rows ? bars[r] : -1;
+            v[u] = sm_b[q];
+            if (r >= rows)
+                continue;
+            const float *s = states + r * in_stride + FH_N_MARKET_FEATURES;
+#pragma unroll
+            for (int k = 0; k < FH_N_PORTFOLIO_FEATURES; k++) {
+                float4 w = sm_w[k][q];
+                float sk = s[k];
+                v[u].x = fmaf(w.x, sk, v[u].x);
+                v[u].y = fmaf(w.y, sk, v[u].y);
+                v[u].z = fmaf(w.z, sk, v[u].z);
+                v[u].w = fmaf(w.w, sk, v[u].w);
+            }
         }
-        float4 p;
-        if (bar >= 0 && bar < n_bars) {
-            p = reinterpret_cast<const float4 *>(proj + (long long)bar * FH_CRITIC_H1)[q];
-        } else {
-            float nan = __int_as_float(0x7fffffff);
-            p = make_float4(nan, nan, nan, nan);
+#pragma unroll
+        for (int u = 0; u < FH_L0_ROWS_PER_THREAD; u++) {
+            if (bar[u] >= 0 && bar[u] < n_bars) {
+                p[u] = reinterpret_cast<const float4 *>(proj + (long long)bar[u] * FH_CRITIC_H1)[q];
+            } else {
+                float nan = __int_as_float(0x7fffffff);
+                p[u] = make_float4(nan, nan, nan, nan);
+            }
         }
-        float4 o; /* ReLU that keeps a NaN (fmaxf would turn it into 0) */
-        o.x = v.x + p.x < 0.0f ? 0.0f : v.x + p.x;
-        o.y = v.y + p.y < 0.0f ? 0.0f : v.y + p.y;
-        o.z = v.z + p.z < 0.0f ? 0.0f : v.z + p.z;
-        o.w = v.w + p.w < 0.0f ? 0.0f : v.w + p.w;
-        reinterpret_cast<float4 *>(y + r * FH_CRITIC_H1)[q] = o;
+#pragma unroll
+        for (int u = 0; u < FH_L0_ROWS_PER_THREAD; u++) {
+            long long r = r0 + u * stride;
+            if (r >= rows)
+                break;
+            float4 o; /* ReLU that keeps a NaN (fmaxf would turn it into 0) */
+            o.x = v[u].x + p[u].x < 0.0f ? 0.0f : v[u].x + p[u].x;
+            o.y = v[u].y + p[u].y < 0.0f ? 0.0f : v[u].y + p[u].y;
+            o.z = v[u].z + p[u].z < 0.0f ? 0.0f : v[u].z + p[u].z;
+            o.w = v[u].w + p[u].w < 0.0f ? 0.0f : v[u].w + p[u].w;
+            __stcs(reinterpret_cast<float4 *>(y + r * FH_CRITIC_H1) + q, o);
+        }
     }
 }
 
