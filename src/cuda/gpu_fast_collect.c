@@ -19,6 +19,7 @@
 /* critic_layer0_factored_kernel: 128 threads per row (FH_L0_ROW_THREADS), 4 rows per
  * thread (FH_L0_ROWS_PER_THREAD), so 8 rows a block */
 #define L0_BLOCK 256
+#define CURIOSITY_BLOCK 128 /* FH_CUR_THREADS */
 #define L0_ROWS_PER_BLOCK 8
 /* The factored first critic layer pays in fp32 when the market has fewer bars than the
  * critic has rows to value (the projection costs a layer-0 matmul over the bars); its
@@ -203,7 +204,6 @@ void fh_fast_path_free(fh_gpu_ppo_collector *c)
     cudaFree(f->trunc_step);
     cudaFree(f->act_a);
     cudaFree(f->act_b);
-    cudaFree(f->cur_in);
     cudaFree(f->clocks);
     cudaFree(f->seg_done);
     cudaFree(f->seg_in);
@@ -279,7 +279,7 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         shape.unit_threads = FH_LANE_BLOCK_EPISODES / per_lane / FH_WARP * FH_LANE_GROUP_THREADS;
     struct { cudaKernel_t *k; const char *name; } entries[] = {
         {&f->rollout, shape.kernel},
-        {&f->cur_input, "curiosity_input_kernel"}, {&f->cur_reward, "curiosity_reward_kernel"},
+        {&f->cur_fused, "curiosity_fused_kernel"},
         {&f->scatter, "scatter_trunc_values_kernel"}, {&f->gae, "gae_kernel"},
         {&f->seg_wait, "segment_wait_kernel"}, {&f->seg_gather, "gather_segment_rows_kernel"},
         {&f->seg_scatter, "scatter_segment_values_kernel"},
@@ -382,7 +382,6 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     CUDA_CHECK(cudaMalloc((void **)&f->trunc_step, (size_t)N * f->k_slots * sizeof(int)), err);
     CUDA_CHECK(cudaMalloc((void **)&f->act_a, (size_t)f->chunk_rows * FH_CRITIC_H1 * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&f->act_b, (size_t)f->chunk_rows * FH_CRITIC_H1 * sizeof(float)), err);
-    CUDA_CHECK(cudaMalloc((void **)&f->cur_in, (size_t)f->chunk_rows * FH_CURIOSITY_INPUT_DIM * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc(&f->blas_workspace, BLAS_WORKSPACE_BYTES), err);
     if (f->overlap) {
         /* equal time segments, each at most one GEMM chunk of rows */
@@ -522,31 +521,14 @@ static fh_status batched_networks(fh_gpu_ppo_collector *c, fh_error *err)
         return st;
     if ((st = critic_rows(c, f->overlap ? NL : 0, f->critic_rows, err)) != FH_OK)
         return st;
-    for (long long r0 = 0; r0 < NL; r0 += f->chunk_rows) {
-        long long rows = NL - r0 < f->chunk_rows ? NL - r0 : f->chunk_rows;
-        float *states = f->critic_in + r0 * f->in_stride;
-        int *actions = c->out.actions + r0;
-        float *exposures = c->out.exposures + r0;
-        void *in_args[] = {&f->cur_in, &states, &f->in_stride, &actions, &exposures, &rows};
-        if ((st = launch(c, f->cur_input, elementwise_grid(c, rows * FH_CURIOSITY_INPUT_DIM),
-                         ELEMENTWISE_BLOCK, 0, in_args, err)) != FH_OK)
-            return st;
-        const float *w = c->weights.curiosity;
-        if ((st = dense(c, c->stream, f->act_a, f->cur_in, w + FH_CURIOSITY_OFF_W0,
-                        w + FH_CURIOSITY_OFF_B0, FH_CURIOSITY_INPUT_DIM, FH_CURIOSITY_HIDDEN, rows,
-                        1, err)) != FH_OK ||
-            (st = dense(c, c->stream, f->act_b, f->act_a, w + FH_CURIOSITY_OFF_W1,
-                        w + FH_CURIOSITY_OFF_B1, FH_CURIOSITY_HIDDEN, FH_CURIOSITY_TARGET_DIM,
-                        rows, 0, err)) != FH_OK)
-            return st;
-        float *rewards = c->out.rewards + r0;
-        int *bars = c->out.bars + r0;
-        void *r_args[] = {&rewards, &f->act_b, &bars, &c->cfg, &c->d_market, &rows};
-        if ((st = launch(c, f->cur_reward, elementwise_grid(c, rows), ELEMENTWISE_BLOCK, 0, r_args,
-                         err)) != FH_OK)
-            return st;
-    }
-    return FH_OK;
+    /* the curiosity model, one fused kernel in fp32 whatever the precision: it is
+     * latency- and FMA-bound, not a matmul (two matmuls and two element-wise passes
+     * took 0.35 ms at N 1024) */
+    void *args[] = {&c->out.rewards, &f->critic_in, &f->in_stride, &c->out.actions,
+                    &c->out.exposures, &c->out.bars, &c->weights.curiosity, &c->cfg,
+                    &c->d_market, &NL};
+    unsigned blocks = (unsigned)((NL + CURIOSITY_BLOCK - 1) / CURIOSITY_BLOCK);
+    return launch(c, f->cur_fused, blocks, CURIOSITY_BLOCK, 0, args, err);
 }
 
 /* The whole collection on c->stream (with overlap, forking the side stream at the start

@@ -24,7 +24,7 @@
 
 typedef struct {
     fh_cuda_module module;
-    cudaKernel_t rollout, cur_input, cur_reward, scatter, gae;
+    cudaKernel_t rollout, cur_fused, scatter, gae;
     cudaKernel_t seg_wait, seg_gather, seg_scatter; /* overlap */
     cudaKernel_t layer0;   /* critic_layer0_factored_kernel */
     cublasLtHandle_t lt;
@@ -52,7 +52,6 @@ typedef struct {
     float *values_all;     /* (critic_rows) */
     int *trunc_step;       /* (N, K) */
     float *act_a, *act_b;  /* (chunk_rows, 512) ping-pong activations */
-    float *cur_in;         /* (chunk_rows, 35) */
     /* Overlap of the critic with the rollout (small N): the rollout counts finished time
      * segments in seg_done; a side stream, forked and joined inside the graph, values
      * each segment's states while the rollout goes on. */

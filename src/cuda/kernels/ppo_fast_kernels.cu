@@ -10,8 +10,9 @@
  *      every state the critic must value into one buffer: the N*L states, the final
  *      observations of truncated episodes (K slots per episode) and s_L.
  *   2. the critic over all those rows at once (cublasLt matmuls with a bias+ReLU
- *      epilogue), and the curiosity model over the N*L transitions
- *      (curiosity_input_kernel, matmuls, curiosity_reward_kernel adds the bonus);
+ *      epilogue; the first layer factored through the market in fp32), and the
+ *      curiosity model over the N*L transitions (curiosity_fused_kernel, which adds the
+ *      bonus);
  *   3. scatter_trunc_values_kernel and gae_kernel (a warp scan per row over
  *      gae_step_terms, the terms compute_gae_backward uses).
  *
@@ -997,6 +998,24 @@ extern "C" __global__ void scatter_segment_values_kernel(float *values,
  * threads per row, four outputs each, and four rows per thread; the portfolio weights
  * and biases in shared memory. */
 #define FH_L0_THREADS 256
+/* A load marked to stay in L2 (evict_last), so the projection table survives the
+ * layer's streaming stores of its output. */
+__device__ __forceinline__ unsigned long long fh_l2_evict_last_policy(void)
+{
+    unsigned long long policy;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+    return policy;
+}
+
+__device__ __forceinline__ float4 fh_load_l2_kept(const float4 *p, unsigned long long policy)
+{
+    float4 v;
+    asm volatile("ld.global.nc.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p), "l"(policy));
+    return v;
+}
+
 #define FH_L0_ROW_THREADS (FH_CRITIC_H1 / 4)
 #define FH_L0_ROWS_PER_THREAD 4
 extern "C" __global__ void __launch_bounds__(FH_L0_THREADS)
@@ -1017,6 +1036,7 @@ critic_layer0_factored_kernel(float *y, const float *__restrict__ proj,
     }
     __syncthreads();
     int q = threadIdx.x % FH_L0_ROW_THREADS;
+    unsigned long long keep = fh_l2_evict_last_policy();
     /* each thread takes FH_L0_ROWS_PER_THREAD rows at once: their loads in flight together */
     long long stride = (long long)blockDim.x / FH_L0_ROW_THREADS;
     long long per_block = stride * FH_L0_ROWS_PER_THREAD;
@@ -1045,7 +1065,9 @@ critic_layer0_factored_kernel(float *y, const float *__restrict__ proj,
 #pragma unroll
         for (int u = 0; u < FH_L0_ROWS_PER_THREAD; u++) {
             if (bar[u] >= 0 && bar[u] < n_bars) {
-                p[u] = reinterpret_cast<const float4 *>(proj + (long long)bar[u] * FH_CRITIC_H1)[q];
+                p[u] = fh_load_l2_kept(
+                    reinterpret_cast<const float4 *>(proj + (long long)bar[u] * FH_CRITIC_H1) + q,
+                    keep);
             } else {
                 float nan = __int_as_float(0x7fffffff);
                 p[u] = make_float4(nan, nan, nan, nan);
@@ -1066,42 +1088,113 @@ critic_layer0_factored_kernel(float *y, const float *__restrict__ proj,
     }
 }
 
-/* cin (NL, 35) = [s[0..31], x(a), u(a), e'] per transition (SPEC §3.5); states rows
- * in_stride floats apart. */
-extern "C" __global__ void curiosity_input_kernel(float *cin, const float *__restrict__ states,
-                                                  int in_stride, const int *__restrict__ actions,
-                                                  const float *__restrict__ exposures, long long nl)
+/* The curiosity model over all N*L transitions, fused: one thread per transition runs
+ * curiosity_inference's arithmetic in its order (bias, then the inputs ascending; SPEC
+ * §3.5) and adds curiosity_bonus(MSE against the next bar's features 0..31) to
+ * rewards[i]. The weights sit transposed in shared memory, so each float4 read (the same
+ * address across the warp: a broadcast) feeds four outputs' multiply-adds; inputs,
+ * hidden units and predictions stay in registers. States rows are in_stride apart. */
+#define FH_CUR_THREADS 128
+/* One 16-byte shared-memory read (NVVM splits float4 reads of shared memory into four,
+ * which would make the kernel bound by shared-memory instructions, not multiply-adds). */
+__device__ __forceinline__ float4 fh_lds4(const float4 *p)
 {
-    long long total = nl * FH_CURIOSITY_INPUT_DIM;
-    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
-         idx += (long long)gridDim.x * blockDim.x) {
-        long long i = idx / FH_CURIOSITY_INPUT_DIM;
-        int j = (int)(idx % FH_CURIOSITY_INPUT_DIM);
-        float v;
-        if (j < FH_CURIOSITY_TARGET_DIM)
-            v = states[i * in_stride + j];
-        else if (j == FH_CURIOSITY_TARGET_DIM)
-            v = action_to_exposure(actions[i]);
-        else if (j == FH_CURIOSITY_TARGET_DIM + 1)
-            v = action_to_urgency(actions[i]);
-        else
-            v = exposures[i];
-        cin[idx] = v;
-    }
+    float4 v;
+    unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(a));
+    return v;
 }
-
-/* rewards[i] += curiosity_bonus(MSE(pred[i], next bar's features 0..31)). */
-extern "C" __global__ void curiosity_reward_kernel(float *rewards, const float *__restrict__ pred,
-                                                   const int *__restrict__ bars, fh_env_config cfg,
-                                                   fh_env_market market, long long nl)
+#define FH_CUR_SM_W0T 0 /* (35, 64) */
+#define FH_CUR_SM_B0 (FH_CUR_SM_W0T + FH_CURIOSITY_INPUT_DIM * FH_CURIOSITY_HIDDEN)
+#define FH_CUR_SM_W1T (FH_CUR_SM_B0 + FH_CURIOSITY_HIDDEN) /* (64, 32) */
+#define FH_CUR_SM_B1 (FH_CUR_SM_W1T + FH_CURIOSITY_HIDDEN * FH_CURIOSITY_TARGET_DIM)
+#define FH_CUR_SM_FLOATS (FH_CUR_SM_B1 + FH_CURIOSITY_TARGET_DIM)
+extern "C" __global__ void __launch_bounds__(FH_CUR_THREADS)
+curiosity_fused_kernel(float *rewards, const float *__restrict__ states, int in_stride,
+                       const int *__restrict__ actions, const float *__restrict__ exposures,
+                       const int *__restrict__ bars, const float *__restrict__ cur_w,
+                       fh_env_config cfg, fh_env_market market, long long nl)
 {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < nl;
-         i += (long long)gridDim.x * blockDim.x) {
-        const float *p = pred + i * FH_CURIOSITY_TARGET_DIM;
+    __shared__ float4 w4[FH_CUR_SM_FLOATS / 4]; /* float4-typed: read as vectors */
+    float *w = reinterpret_cast<float *>(w4);
+    for (int idx = threadIdx.x; idx < FH_CURIOSITY_INPUT_DIM * FH_CURIOSITY_HIDDEN;
+         idx += blockDim.x) {
+        int k = idx / FH_CURIOSITY_HIDDEN, o = idx % FH_CURIOSITY_HIDDEN;
+        w[FH_CUR_SM_W0T + idx] = cur_w[FH_CURIOSITY_OFF_W0 + o * FH_CURIOSITY_INPUT_DIM + k];
+    }
+    for (int idx = threadIdx.x; idx < FH_CURIOSITY_HIDDEN * FH_CURIOSITY_TARGET_DIM;
+         idx += blockDim.x) {
+        int o = idx / FH_CURIOSITY_TARGET_DIM, j = idx % FH_CURIOSITY_TARGET_DIM;
+        w[FH_CUR_SM_W1T + idx] = cur_w[FH_CURIOSITY_OFF_W1 + j * FH_CURIOSITY_HIDDEN + o];
+    }
+    for (int o = threadIdx.x; o < FH_CURIOSITY_HIDDEN; o += blockDim.x)
+        w[FH_CUR_SM_B0 + o] = cur_w[FH_CURIOSITY_OFF_B0 + o];
+    for (int j = threadIdx.x; j < FH_CURIOSITY_TARGET_DIM; j += blockDim.x)
+        w[FH_CUR_SM_B1 + j] = cur_w[FH_CURIOSITY_OFF_B1 + j];
+    __syncthreads();
+    const float4 *w0t = w4 + FH_CUR_SM_W0T / 4, *b0 = w4 + FH_CUR_SM_B0 / 4;
+    const float4 *w1t = w4 + FH_CUR_SM_W1T / 4, *b1 = w4 + FH_CUR_SM_B1 / 4;
+    /* one transition per thread and no loop over them: in a loop the compiler hoists the
+     * 4,384 weight reads out of it and spills them */
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i < nl) {
+        const float *s = states + i * in_stride;
+        float x[FH_CURIOSITY_INPUT_DIM];
+#pragma unroll
+        for (int k = 0; k < FH_CURIOSITY_TARGET_DIM; k++)
+            x[k] = s[k];
+        int a = actions[i];
+        x[FH_CURIOSITY_TARGET_DIM] = action_to_exposure(a);
+        x[FH_CURIOSITY_TARGET_DIM + 1] = action_to_urgency(a);
+        x[FH_CURIOSITY_TARGET_DIM + 2] = exposures[i];
+        float h[FH_CURIOSITY_HIDDEN];
+#pragma unroll
+        for (int q = 0; q < FH_CURIOSITY_HIDDEN / 4; q++) {
+            float4 b = fh_lds4(b0 + q);
+            h[4 * q] = b.x;
+            h[4 * q + 1] = b.y;
+            h[4 * q + 2] = b.z;
+            h[4 * q + 3] = b.w;
+        }
+#pragma unroll
+        for (int k = 0; k < FH_CURIOSITY_INPUT_DIM; k++) {
+#pragma unroll
+            for (int q = 0; q < FH_CURIOSITY_HIDDEN / 4; q++) {
+                float4 wv = fh_lds4(w0t + k * (FH_CURIOSITY_HIDDEN / 4) + q);
+                h[4 * q] += wv.x * x[k];
+                h[4 * q + 1] += wv.y * x[k];
+                h[4 * q + 2] += wv.z * x[k];
+                h[4 * q + 3] += wv.w * x[k];
+            }
+        }
+        float pred[FH_CURIOSITY_TARGET_DIM];
+#pragma unroll
+        for (int q = 0; q < FH_CURIOSITY_TARGET_DIM / 4; q++) {
+            float4 b = fh_lds4(b1 + q);
+            pred[4 * q] = b.x;
+            pred[4 * q + 1] = b.y;
+            pred[4 * q + 2] = b.z;
+            pred[4 * q + 3] = b.w;
+        }
+#pragma unroll
+        for (int o = 0; o < FH_CURIOSITY_HIDDEN; o++) {
+            float ho = h[o] > 0.0f ? h[o] : 0.0f; /* matvec_leaky_relu's ReLU */
+#pragma unroll
+            for (int q = 0; q < FH_CURIOSITY_TARGET_DIM / 4; q++) {
+                float4 wv = fh_lds4(w1t + o * (FH_CURIOSITY_TARGET_DIM / 4) + q);
+                pred[4 * q] += wv.x * ho;
+                pred[4 * q + 1] += wv.y * ho;
+                pred[4 * q + 2] += wv.z * ho;
+                pred[4 * q + 3] += wv.w * ho;
+            }
+        }
         const float *next = market.features + (long long)(bars[i] + 1) * FH_N_MARKET_FEATURES;
         float sum = 0.0f;
+#pragma unroll
         for (int j = 0; j < FH_CURIOSITY_TARGET_DIM; j++) {
-            float d = p[j] - next[j];
+            float d = pred[j] - next[j];
             sum += d * d;
         }
         rewards[i] += curiosity_bonus(&cfg, sum / (float)FH_CURIOSITY_TARGET_DIM);
