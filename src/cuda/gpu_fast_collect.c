@@ -16,11 +16,15 @@
 
 #define FAST_KERNEL_FILE "ppo_fast_kernels.cu"
 #define ELEMENTWISE_BLOCK 256
-/* critic_layer0_factored_kernel: 128 threads per row (FH_L0_ROW_THREADS), 4 rows per
- * thread (FH_L0_ROWS_PER_THREAD), so 8 rows a block */
+/* critic_layer0_factored_kernel: cols / 4 threads per row, 4 rows per thread
+ * (FH_L0_ROWS_PER_THREAD); the output columns in slices whose part of the projection
+ * table takes at most L0_SLICE_BYTES (about half an H200's L2: each half of the L2
+ * serves its own SMs), 1, 2 or 4 slices */
 #define L0_BLOCK 256
+#define L0_ROWS_PER_THREAD 4
+#define L0_SLICE_BYTES (16u << 20)
 #define CURIOSITY_BLOCK 128 /* FH_CUR_THREADS */
-#define L0_ROWS_PER_BLOCK 8
+#define CURIOSITY_BLOCKS_PER_SM 3 /* as many as its 157 registers a thread let fit */
 /* The factored first critic layer pays in fp32 when the market has fewer bars than the
  * critic has rows to value (the projection costs a layer-0 matmul over the bars); its
  * table is capped at 1 GiB. In TF32 the layer-0 matmul is cheaper than the look-up
@@ -369,6 +373,16 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
                                      FH_N_MARKET_FEATURES * sizeof(float), (size_t)n_bars,
                                      cudaMemcpyDeviceToDevice, c->stream), err);
         CUDA_CHECK(cudaMalloc((void **)&f->market_proj, proj_bytes), err);
+        for (f->l0_slices = 1; f->l0_slices < 4 && proj_bytes / f->l0_slices > L0_SLICE_BYTES;)
+            f->l0_slices *= 2;
+        int slices_env = 0; /* FOXHUNT_CRITIC_FACTOR_SLICES=1|2|4 overrides (diagnostic) */
+        if ((st = env_int("FOXHUNT_CRITIC_FACTOR_SLICES", 0, 1, 4, &slices_env, err)) != FH_OK)
+            return st;
+        if (slices_env == 3)
+            return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_CRITIC_FACTOR_SLICES=3: expected 1, 2 "
+                                "or 4");
+        if (slices_env)
+            f->l0_slices = slices_env;
     }
     size_t in_bytes = (size_t)f->critic_rows * f->in_stride * sizeof(float);
     CUDA_CHECK(cudaMalloc((void **)&f->critic_in, in_bytes), err);
@@ -440,14 +454,18 @@ static fh_status critic_chain(fh_gpu_ppo_collector *c, cudaStream_t stream, cons
             const float *w0 = c->weights.critic + FH_CRITIC_OFF_W0;
             const float *b0 = c->weights.critic + FH_CRITIC_OFF_B0;
             int w0_stride = FH_STATE_DIM, n_bars = c->d_market.n_bars;
-            void *args[] = {&y, &f->market_proj, &bars, &x, &f->in_stride, &w0, &w0_stride, &b0,
-                            &n_bars, &rows};
-            long long blocks = (rows + L0_ROWS_PER_BLOCK - 1) / L0_ROWS_PER_BLOCK;
+            int cols = FH_CRITIC_H1 / f->l0_slices;
+            long long rows_per_block = (long long)L0_BLOCK / (cols / 4) * L0_ROWS_PER_THREAD;
+            long long blocks = (rows + rows_per_block - 1) / rows_per_block;
             long long cap = (long long)c->dev.sm_count * 16;
-            st = launch_on(stream, f->layer0, (unsigned)(blocks < cap ? blocks : cap),
-                           L0_BLOCK, 0, args, err);
-            if (st != FH_OK)
-                return st;
+            for (int col0 = 0; col0 < FH_CRITIC_H1; col0 += cols) {
+                void *args[] = {&y, &f->market_proj, &bars, &x, &f->in_stride, &w0, &w0_stride,
+                                &b0, &n_bars, &rows, &col0, &cols};
+                st = launch_on(stream, f->layer0, (unsigned)(blocks < cap ? blocks : cap),
+                               L0_BLOCK, 0, args, err);
+                if (st != FH_OK)
+                    return st;
+            }
             x = y;
             continue;
         }
@@ -527,8 +545,10 @@ static fh_status batched_networks(fh_gpu_ppo_collector *c, fh_error *err)
     void *args[] = {&c->out.rewards, &f->critic_in, &f->in_stride, &c->out.actions,
                     &c->out.exposures, &c->out.bars, &c->weights.curiosity, &c->cfg,
                     &c->d_market, &NL};
-    unsigned blocks = (unsigned)((NL + CURIOSITY_BLOCK - 1) / CURIOSITY_BLOCK);
-    return launch(c, f->cur_fused, blocks, CURIOSITY_BLOCK, 0, args, err);
+    long long blocks = (NL + CURIOSITY_BLOCK - 1) / CURIOSITY_BLOCK;
+    long long cap = (long long)c->dev.sm_count * CURIOSITY_BLOCKS_PER_SM;
+    return launch(c, f->cur_fused, (unsigned)(blocks < cap ? blocks : cap), CURIOSITY_BLOCK, 0,
+                  args, err);
 }
 
 /* The whole collection on c->stream (with overlap, forking the side stream at the start

@@ -49,6 +49,7 @@ typedef struct {
     int factor;            /* 1: on (FOXHUNT_CRITIC_FACTOR, or when it pays) */
     float *market_in;      /* (n_bars, in_stride) the bars' features, zero-padded */
     float *market_proj;    /* (n_bars, 512) market_in times W0's market columns */
+    int l0_slices;         /* the factored layer's output columns in 1, 2 or 4 slices */
     float *values_all;     /* (critic_rows) */
     int *trunc_step;       /* (N, K) */
     float *act_a, *act_b;  /* (chunk_rows, 512) ping-pong activations */

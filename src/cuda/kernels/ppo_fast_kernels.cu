@@ -993,40 +993,24 @@ extern "C" __global__ void scatter_segment_values_kernel(float *values,
  * first 51 entries are its bar's features, so W0 s = proj[bar] + W0[:, 51..53] s[51..53]
  * with proj = features W0[:, :51]^T computed once per collection over the market's bars:
  * y[r][j] = relu(proj[bars[r]][j] + b0[j] + sum_k w0[j][51 + k] s[r][51 + k]) for rows r
- * of states (in_stride floats apart; w0 rows w0_stride apart), y rows 512 apart. A bar
- * out of range (a row the rollout did not write) gives NaN, as its state would. 128
- * threads per row, four outputs each, and four rows per thread; the portfolio weights
- * and biases in shared memory. */
+ * of states (in_stride floats apart; w0 rows w0_stride apart), y rows 512 apart, and
+ * output columns j in [col0, col0 + cols): the host splits the columns into slices
+ * whose part of the table fits in L2, where a whole 16,000-bar table (33 MB) kept
+ * missing. A bar out of range (a row the rollout did not write) gives NaN, as its state
+ * would. cols / 4 threads per row, four outputs each, and four rows per thread; the
+ * portfolio weights and biases in shared memory. */
 #define FH_L0_THREADS 256
-/* A load marked to stay in L2 (evict_last), so the projection table survives the
- * layer's streaming stores of its output. */
-__device__ __forceinline__ unsigned long long fh_l2_evict_last_policy(void)
-{
-    unsigned long long policy;
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-    return policy;
-}
-
-__device__ __forceinline__ float4 fh_load_l2_kept(const float4 *p, unsigned long long policy)
-{
-    float4 v;
-    asm volatile("ld.global.nc.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                 : "l"(p), "l"(policy));
-    return v;
-}
-
-#define FH_L0_ROW_THREADS (FH_CRITIC_H1 / 4)
 #define FH_L0_ROWS_PER_THREAD 4
 extern "C" __global__ void __launch_bounds__(FH_L0_THREADS)
 critic_layer0_factored_kernel(float *y, const float *__restrict__ proj,
                               const int *__restrict__ bars, const float *__restrict__ states,
                               int in_stride, const float *__restrict__ w0, int w0_stride,
-                              const float *__restrict__ b0, int n_bars, long long rows)
+                              const float *__restrict__ b0, int n_bars, long long rows, int col0,
+                              int cols)
 {
-    __shared__ float4 sm_w[FH_N_PORTFOLIO_FEATURES][FH_L0_ROW_THREADS];
-    __shared__ float4 sm_b[FH_L0_ROW_THREADS];
-    for (int q = threadIdx.x; q < FH_L0_ROW_THREADS; q += blockDim.x) {
+    __shared__ float4 sm_w[FH_N_PORTFOLIO_FEATURES][FH_CRITIC_H1 / 4];
+    __shared__ float4 sm_b[FH_CRITIC_H1 / 4];
+    for (int q = threadIdx.x; q < FH_CRITIC_H1 / 4; q += blockDim.x) {
         for (int k = 0; k < FH_N_PORTFOLIO_FEATURES; k++) {
             const float *col = w0 + FH_N_MARKET_FEATURES + k;
             sm_w[k][q] = make_float4(col[(4 * q) * w0_stride], col[(4 * q + 1) * w0_stride],
@@ -1035,12 +1019,12 @@ critic_layer0_factored_kernel(float *y, const float *__restrict__ proj,
         sm_b[q] = make_float4(b0[4 * q], b0[4 * q + 1], b0[4 * q + 2], b0[4 * q + 3]);
     }
     __syncthreads();
-    int q = threadIdx.x % FH_L0_ROW_THREADS;
-    unsigned long long keep = fh_l2_evict_last_policy();
+    int row_threads = cols / 4;
+    int q = col0 / 4 + threadIdx.x % row_threads; /* this thread's float4 of the row */
     /* each thread takes FH_L0_ROWS_PER_THREAD rows at once: their loads in flight together */
-    long long stride = (long long)blockDim.x / FH_L0_ROW_THREADS;
+    long long stride = (long long)blockDim.x / row_threads;
     long long per_block = stride * FH_L0_ROWS_PER_THREAD;
-    for (long long r0 = blockIdx.x * per_block + threadIdx.x / FH_L0_ROW_THREADS; r0 < rows;
+    for (long long r0 = blockIdx.x * per_block + threadIdx.x / row_threads; r0 < rows;
          r0 += (long long)gridDim.x * per_block) {
         int bar[FH_L0_ROWS_PER_THREAD];
         float4 v[FH_L0_ROWS_PER_THREAD], p[FH_L0_ROWS_PER_THREAD];
@@ -1065,9 +1049,7 @@ critic_layer0_factored_kernel(float *y, const float *__restrict__ proj,
 #pragma unroll
         for (int u = 0; u < FH_L0_ROWS_PER_THREAD; u++) {
             if (bar[u] >= 0 && bar[u] < n_bars) {
-                p[u] = fh_load_l2_kept(
-                    reinterpret_cast<const float4 *>(proj + (long long)bar[u] * FH_CRITIC_H1) + q,
-                    keep);
+                p[u] = __ldg(reinterpret_cast<const float4 *>(proj + (long long)bar[u] * FH_CRITIC_H1) + q);
             } else {
                 float nan = __int_as_float(0x7fffffff);
                 p[u] = make_float4(nan, nan, nan, nan);
@@ -1136,10 +1118,11 @@ curiosity_fused_kernel(float *rewards, const float *__restrict__ states, int in_
     __syncthreads();
     const float4 *w0t = w4 + FH_CUR_SM_W0T / 4, *b0 = w4 + FH_CUR_SM_B0 / 4;
     const float4 *w1t = w4 + FH_CUR_SM_W1T / 4, *b1 = w4 + FH_CUR_SM_B1 / 4;
-    /* one transition per thread and no loop over them: in a loop the compiler hoists the
-     * 4,384 weight reads out of it and spills them */
-    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (i < nl) {
+    /* a grid-stride loop over transitions: the weights are staged once per block; the
+     * reads of them are volatile (fh_lds4), or the compiler would hoist all 4,384 out of
+     * the loop and spill them */
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < nl;
+         i += (long long)gridDim.x * blockDim.x) {
         const float *s = states + i * in_stride;
         float x[FH_CURIOSITY_INPUT_DIM];
 #pragma unroll
