@@ -46,7 +46,8 @@ _Static_assert(sizeof(fh_diversity) <= FH_FAST_SM_DIV_FLOATS * sizeof(float) &&
                    sizeof(fh_diversity) % 8 == 0,
                "the rollout kernels' shared-memory slots for fh_diversity are too small");
 _Static_assert(2 * sizeof(fh_book_record) <= FH_BLOCK_SM_BOOK_FLOATS * sizeof(float) &&
-                   FH_BLOCK_SM_BOOK % 2 == 0 && FH_BLOCK_SM_PER_EPISODE % 2 == 0,
+                   FH_BLOCK_SM_BOOK % 2 == 0 && FH_BLOCK_SM_PER_EPISODE % 2 == 0 &&
+                   FH_PAIR_SM_BOOK % 2 == 0 && FH_PAIR_SM_PER_EPISODE % 2 == 0,
                "the block mapping's two book record slots are too small or misaligned");
 
 static const int CRITIC_DIMS[FH_CRITIC_N_LAYERS + 1] = {
@@ -66,6 +67,11 @@ typedef struct {
     const char *kernel;
     int unit_episodes, unit_threads, unit_floats, max_units;
 } rollout_shape;
+
+/* The warp mapping with a book-keeping warp per episode (ppo_rollout_pair_kernel). */
+static const rollout_shape PAIR_SHAPE = {"ppo_rollout_pair_kernel", 1, FH_PAIR_THREADS,
+                                         FH_PAIR_SM_PER_EPISODE, FH_PAIR_MAX_EPISODES};
+#define FH_WARP_BOOK_DEFAULT 1
 
 static const rollout_shape ROLLOUT_SHAPES[] = {
     [FH_ROLLOUT_WARP] = {"ppo_rollout_fast_kernel", 1, 32, FH_FAST_SM_PER_WARP, FH_FAST_MAX_WARPS},
@@ -281,6 +287,13 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     rollout_shape shape = ROLLOUT_SHAPES[f->mapping];
     if (f->mapping == FH_ROLLOUT_LANE) /* 128 / per_lane episodes per group of four warps */
         shape.unit_threads = FH_LANE_BLOCK_EPISODES / per_lane / FH_WARP * FH_LANE_GROUP_THREADS;
+    /* FOXHUNT_WARP_BOOK=0|1: the warp mapping without or with a book-keeping warp per
+     * episode (the pair kernel; default FH_WARP_BOOK_DEFAULT) */
+    int warp_book = FH_WARP_BOOK_DEFAULT;
+    if ((st = env_int("FOXHUNT_WARP_BOOK", FH_WARP_BOOK_DEFAULT, 0, 1, &warp_book, err)) != FH_OK)
+        return st;
+    if (f->mapping == FH_ROLLOUT_WARP && warp_book)
+        shape = PAIR_SHAPE;
     struct { cudaKernel_t *k; const char *name; } entries[] = {
         {&f->rollout, shape.kernel},
         {&f->cur_fused, "curiosity_fused_kernel"},

@@ -50,14 +50,15 @@ static void test_program_text(void)
 
 typedef struct {
     const char *kernel_file;
-    const char *entries[12];
+    const char *entries[16];
 } kernel_case;
 
 static void test_compiles_to_ptx(void)
 {
     const kernel_case cases[] = {
         {"ppo_experience_kernel.cu", {"ppo_full_experience_kernel", NULL}},
-        {"ppo_fast_kernels.cu", {"ppo_rollout_fast_kernel", "ppo_rollout_block_kernel", "ppo_rollout_lane_kernel",
+        {"ppo_fast_kernels.cu", {"ppo_rollout_fast_kernel", "ppo_rollout_pair_kernel", "ppo_rollout_block_kernel",
+                                 "ppo_rollout_lane_kernel",
                                  "critic_layer0_factored_kernel", "curiosity_fused_kernel",
                                  "scatter_trunc_values_kernel", "gae_kernel", "segment_wait_kernel",
                                  "gather_segment_rows_kernel", "scatter_segment_values_kernel", NULL}},

@@ -65,6 +65,12 @@
 #define FH_BLOCK_SM_BOOK_FLOATS 48 /* two fh_book_record slots of 24 floats */
 #define FH_BLOCK_SM_PER_EPISODE (FH_BLOCK_SM_BOOK + FH_BLOCK_SM_BOOK_FLOATS)
 #define FH_BLOCK_MAX_EPISODES 2 /* named barriers 1..4: two per episode */
+/* The warp mapping with a book-keeping warp ("pair"): two warps per episode; the warp
+ * mapping's scratch, then the two book record slots. */
+#define FH_PAIR_SM_BOOK FH_FAST_SM_PER_WARP
+#define FH_PAIR_SM_PER_EPISODE (FH_PAIR_SM_BOOK + FH_BLOCK_SM_BOOK_FLOATS)
+#define FH_PAIR_THREADS (2 * FH_WARP)
+#define FH_PAIR_MAX_EPISODES (FH_FAST_MAX_WARPS / 2) /* named barriers 1..8 */
 /* The racecheck build (-DFH_BLOCK_SHARED_BARRIERS, FOXHUNT_BLOCK_SHARED_BARRIERS=1 on the
  * host): the book-keeping warp also meets the actor warps at the actor's barriers, all
  * under one barrier id, which puts its work back on the chain but keeps every hand-off
@@ -555,6 +561,37 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
     __syncwarp();
 }
 
+/* The book-keeping warp's whole rollout (block and pair mappings): the books of episode
+ * *e (logs, diversity window *div, initial equity) on lane 0; at each of the n_steps + 1
+ * meetings at barrier `observed_id` (`threads` threads: the episode's warps), step t - 1's
+ * record from the ring `book` (fast_book_step), one step behind the warp that moves the
+ * portfolio; then the books' fields back into *e (that warp writes the others). In the
+ * racecheck build it also meets the actor's `actor_barriers` barriers of each step. */
+__device__ __forceinline__ void fast_book_keeper(fh_episode_state *e, fh_diversity *div,
+                                                 const fh_env_config *cfg,
+                                                 const fh_book_record *book, fh_ppo_outputs out,
+                                                 long long row, int n_steps, int observed_id,
+                                                 int threads, int actor_barriers, int lane)
+{
+    fh_episode_state books; /* only initial_equity and the book-keeping fields used */
+    if (lane == 0) {
+        env_copy_book(&books, e);
+        books.initial_equity = e->initial_equity; /* reset_book renews it */
+        *div = e->diversity;
+    }
+    for (int t = 0; t <= n_steps; t++) { /* t = n_steps: the mover's final barrier */
+        episode_barrier(observed_id, threads);
+        if (t > 0 && lane == 0)
+            fast_book_step(&books, div, cfg, book + ((t - 1) & 1), out, row + t - 1);
+        for (int k = 0; t < n_steps && k < actor_barriers; k++)
+            episode_barrier(observed_id, threads); /* the actor's */
+    }
+    if (lane == 0) {
+        env_copy_book(e, &books);
+        e->diversity = *div;
+    }
+}
+
 /* Overlap of the critic with the rollout (gpu_fast_collect.c): the rollout counts each
  * episode into seg_done[t / seg_steps] once its state row t, the last of a time segment,
  * is written, so the critic of that segment can start (segment_wait_kernel) while the
@@ -656,6 +693,67 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
     FH_CLOCK_STORE(clocks, n, lane);
 }
 
+/* Phase 1, warp mapping with a book-keeping warp (the pair kernel; FOXHUNT_WARP_BOOK):
+ * two warps per episode and up to FH_PAIR_MAX_EPISODES episodes per block sharing the
+ * actor. The first runs the warp mapping's step with env_step_move only; the second
+ * keeps the books one step behind (fast_book_keeper), as the block mapping's fifth warp
+ * does, the two meeting once a step at the episode's named barrier. Same arguments as
+ * the warp mapping. */
+extern "C" __global__ void __launch_bounds__(FH_FAST_MAX_WARPS * FH_WARP)
+ppo_rollout_pair_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
+                        fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
+                        float *critic_in, int in_stride, int *trunc_step, fh_ppo_outputs out,
+                        long long *clocks, int *seg_done, int seg_steps)
+{
+    extern __shared__ float sm[];
+    float *w = sm;
+    fast_load_actor(w, actor_w);
+    int slot = threadIdx.x / FH_PAIR_THREADS, lane = threadIdx.x % FH_WARP;
+    int keeps_books = (threadIdx.x / FH_WARP) % 2;
+    int n = blockIdx.x * (blockDim.x / FH_PAIR_THREADS) + slot;
+    if (n >= n_episodes)
+        return; /* the episode's two warps leave together; no block-wide barrier follows */
+    float *scratch = sm + FH_FAST_SM_WEIGHTS + slot * FH_PAIR_SM_PER_EPISODE;
+    int *sm_bar = (int *)(scratch + FH_FAST_SM_MISC);
+    fh_diversity *div = (fh_diversity *)(scratch + FH_FAST_SM_DIV);
+    fh_book_record *book = (fh_book_record *)(scratch + FH_PAIR_SM_BOOK); /* two slots */
+    int observed_id = 1 + slot;
+    long long NL = (long long)n_episodes * n_steps;
+    long long row = (long long)n * n_steps;
+    if (keeps_books) {
+        fast_book_keeper(&episodes[n], div, &cfg, book, out, row, n_steps, observed_id,
+                         FH_PAIR_THREADS, 0, lane);
+        return;
+    }
+    fh_fast_episode r;
+    fh_episode_state ep;
+    fast_episode_begin(&r, &ep, &market, episodes, n, k_slots, trunc_step, sm_bar, NULL, lane);
+    FH_CLOCK_DECL;
+    for (int t = 0; t < n_steps; t++) {
+        long long i = row + t;
+        fast_step_begin(&r, &ep, &cfg, &market, critic_in + i * in_stride,
+                        scratch + FH_FAST_SM_STATE, lane);
+        fast_warp_segment_done(seg_done, t, seg_steps, n_steps, lane);
+        episode_barrier(observed_id, FH_PAIR_THREADS); /* with the book-keeper */
+        FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
+        float l0, l1;
+        fast_actor(&l0, &l1, w, scratch, lane);
+        FH_CLOCK_MARK(FH_CLOCK_ACTOR);
+        fast_step_end(&r, &ep, &cfg, &market, l0, l1, i, t, n, NL, k_slots, critic_in, in_stride,
+                      trunc_step, out, scratch, sm_bar, NULL, book, lane FH_FAST_STEP_END_CLOCKS);
+        FH_CLOCK_MARK(FH_CLOCK_TAIL);
+    }
+    episode_barrier(observed_id, FH_PAIR_THREADS); /* the last step's books */
+    long long last_row = NL + (long long)n_episodes * k_slots + n;
+    fast_observe(critic_in + last_row * in_stride, scratch + FH_FAST_SM_STATE, &cfg, &ep,
+                 r.f0, r.f1, lane);
+    if (lane == 0) {
+        out.bars[last_row] = r.bar;
+        env_copy_move(&episodes[n], &ep); /* the book-keeper writes the rest */
+    }
+    FH_CLOCK_STORE(clocks, n, lane);
+}
+
 /* Phase 1, block mapping (small N: the step's latency, not the SMs' throughput, sets
  * the time). Five warps per episode and up to FH_BLOCK_MAX_EPISODES episodes per block
  * sharing the actor: the first four run the layers (block_actor); warp 0 also
@@ -687,25 +785,13 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
     long long NL = (long long)n_episodes * n_steps;
     long long row = (long long)n * n_steps;
     if (warp == FH_BLOCK_BOOK_WARP) { /* the books: logs and diversity, one step behind */
-        fh_episode_state books; /* only initial_equity and the book-keeping fields used */
-        if (lane == 0) {
-            env_copy_book(&books, &episodes[n]);
-            books.initial_equity = episodes[n].initial_equity; /* reset_book renews it */
-            *div = episodes[n].diversity;
-        }
-        for (int t = 0; t <= n_steps; t++) { /* t = n_steps: warp 0's final barrier */
-            episode_barrier(observed_id, FH_BLOCK_EP_ALL_THREADS);
-            if (t > 0 && lane == 0)
-                fast_book_step(&books, div, &cfg, book + ((t - 1) & 1), out, row + t - 1);
 #ifdef FH_BLOCK_SHARED_BARRIERS
-            for (int k = 0; t < n_steps && k < FH_BLOCK_ACTOR_BARRIERS; k++)
-                episode_barrier(observed_id, FH_BLOCK_EP_ALL_THREADS); /* the actor's */
+        int actor_barriers = FH_BLOCK_ACTOR_BARRIERS;
+#else
+        int actor_barriers = 0;
 #endif
-        }
-        if (lane == 0) { /* warp 0 writes the other fields */
-            env_copy_book(&episodes[n], &books);
-            episodes[n].diversity = *div;
-        }
+        fast_book_keeper(&episodes[n], div, &cfg, book, out, row, n_steps, observed_id,
+                         FH_BLOCK_EP_ALL_THREADS, actor_barriers, lane);
         return;
     }
     fh_fast_episode r;
