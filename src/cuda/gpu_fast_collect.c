@@ -4,6 +4,7 @@
  * captured once into a CUDA graph and replayed per collection (one launch, no host
  * round trip inside a collection). docs/ARCHITECTURE.md has the napkin math.
  * The critic and curiosity layers are cublasLt matmuls with a bias(+ReLU) epilogue. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,8 @@
 #define FACTOR_MAX_TABLE_BYTES (1ull << 30)
 #define GAE_BLOCK 128 /* 4 warps, 4 episode rows */
 #define BLAS_WORKSPACE_BYTES (32u << 20)
+#define GEMM_TUNE_CANDIDATES 8
+#define GEMM_TUNE_REPEATS 3 /* fastest_algo takes the median of three */
 /* auto mapping: block up to this many episodes per SM, lane from this many */
 #define FH_ROLLOUT_BLOCK_MAX_EPISODES_PER_SM 2
 #define FH_ROLLOUT_LANE_MIN_EPISODES_PER_SM 72
@@ -137,6 +140,87 @@ static fh_status launch(fh_gpu_ppo_collector *c, cudaKernel_t k, unsigned grid, 
 
 #define LT_CHECK(call, err) CUBLAS_CHECK(call, err)
 
+/* GEMM autotuning (FOXHUNT_GEMM_TUNE, default on): the first time a matmul shape is met
+ * outside a graph capture, cublasLt's best GEMM_TUNE_CANDIDATES heuristic candidates
+ * are each timed on the real buffers and the fastest is kept for that shape. The fast
+ * path runs every shape of a collection once at init (tune_gemms), so the captured
+ * graph uses tuned algorithms; a shape first met inside a capture takes the heuristic's
+ * first choice. */
+static const cublasLtMatmulAlgo_t *tuned_algo(const fh_fast_path *f, const gemm_key *key)
+{
+    for (int i = 0; i < f->n_tuned; i++) {
+        const gemm_key *k = &f->tuned[i].key;
+        if (k->n_in == key->n_in && k->n_out == key->n_out && k->rows == key->rows &&
+            k->relu == key->relu && k->bias == key->bias)
+            return &f->tuned[i].algo;
+    }
+    return NULL;
+}
+
+static const cublasLtMatmulAlgo_t *remember_algo(fh_fast_path *f, const gemm_key *key,
+                                                 const cublasLtMatmulAlgo_t *algo)
+{
+    if (f->n_tuned == FH_GEMM_TUNED_MAX) /* full: use it without keeping it */
+        return algo;
+    f->tuned[f->n_tuned].key = *key;
+    f->tuned[f->n_tuned].algo = *algo;
+    return &f->tuned[f->n_tuned++].algo;
+}
+
+typedef struct {
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, lc;
+    const float *w, *x;
+    float *y;
+    cudaStream_t stream;
+} gemm_call;
+
+/* *best = the index of the fastest of `n` candidates (median of GEMM_TUNE_REPEATS runs
+ * after one warm-up; a candidate that fails to run is skipped). */
+static fh_status fastest_algo(fh_gpu_ppo_collector *c, const gemm_call *g,
+                              const cublasLtMatmulHeuristicResult_t *cand, int n, int *best,
+                              fh_error *err)
+{
+    fh_fast_path *f = &c->fast;
+    const float one = 1.0f, zero = 0.0f;
+    cudaEvent_t ev[GEMM_TUNE_REPEATS + 1] = {NULL};
+    float best_ms = -1.0f;
+    for (int i = 0; i <= GEMM_TUNE_REPEATS; i++)
+        CUDA_CHECK(cudaEventCreate(&ev[i]), err);
+    for (int k = 0; k < n; k++) {
+        if (cublasLtMatmul(f->lt, g->op, &one, g->w, g->la, g->x, g->lb, &zero, g->y, g->lc, g->y,
+                           g->lc, &cand[k].algo, f->blas_workspace, BLAS_WORKSPACE_BYTES,
+                           g->stream) != CUBLAS_STATUS_SUCCESS)
+            continue; /* warm-up; not runnable here */
+        for (int r = 0; r < GEMM_TUNE_REPEATS; r++) {
+            CUDA_CHECK(cudaEventRecord(ev[r], g->stream), err);
+            CUBLAS_CHECK(cublasLtMatmul(f->lt, g->op, &one, g->w, g->la, g->x, g->lb, &zero, g->y,
+                                        g->lc, g->y, g->lc, &cand[k].algo, f->blas_workspace,
+                                        BLAS_WORKSPACE_BYTES, g->stream), err);
+        }
+        CUDA_CHECK(cudaEventRecord(ev[GEMM_TUNE_REPEATS], g->stream), err);
+        CUDA_CHECK(cudaEventSynchronize(ev[GEMM_TUNE_REPEATS]), err);
+        float ms[GEMM_TUNE_REPEATS];
+        for (int r = 0; r < GEMM_TUNE_REPEATS; r++)
+            CUDA_CHECK(cudaEventElapsedTime(&ms[r], ev[r], ev[r + 1]), err);
+        /* median of three */
+        float lo = fminf(ms[0], fminf(ms[1], ms[2])), hi = fmaxf(ms[0], fmaxf(ms[1], ms[2]));
+        float med = ms[0] + ms[1] + ms[2] - lo - hi;
+        if (best_ms < 0.0f || med < best_ms) {
+            best_ms = med;
+            *best = k;
+        }
+    }
+    for (int i = 0; i <= GEMM_TUNE_REPEATS; i++)
+        cudaEventDestroy(ev[i]);
+    return FH_OK;
+fail:
+    for (int i = 0; i <= GEMM_TUNE_REPEATS; i++)
+        if (ev[i])
+            cudaEventDestroy(ev[i]);
+    return err->status;
+}
+
 /* y (rows, n_out) row-major = act(x (rows, n_in) W^T + b), W (n_out, n_in) row-major:
  * in cuBLAS's column-major terms y^T = W x^T. One cublasLt matmul whose epilogue adds
  * the bias and applies the ReLU, so activations are written once (a separate bias
@@ -155,9 +239,11 @@ static fh_status dense(fh_gpu_ppo_collector *c, cudaStream_t stream, float *y, c
     cublasLtEpilogue_t epilogue = !b ? CUBLASLT_EPILOGUE_DEFAULT
                                   : relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
     size_t ws_bytes = BLAS_WORKSPACE_BYTES;
-    cublasLtMatmulHeuristicResult_t heuristic;
+    cublasLtMatmulHeuristicResult_t heuristics[GEMM_TUNE_CANDIDATES];
     int found = 0;
     fh_status st = FH_OK;
+    gemm_key key = {n_in, n_out, rows, relu, b != NULL};
+    const cublasLtMatmulAlgo_t *algo = tuned_algo(f, &key);
     LT_CHECK(cublasLtMatmulDescCreate(&op, c->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                     : CUBLAS_COMPUTE_32F, CUDA_R_32F), err);
     LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), err);
@@ -173,13 +259,27 @@ static fh_status dense(fh_gpu_ppo_collector *c, cudaStream_t stream, float *y, c
     LT_CHECK(cublasLtMatmulPreferenceCreate(&pref), err);
     LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                   &ws_bytes, sizeof ws_bytes), err);
-    LT_CHECK(cublasLtMatmulAlgoGetHeuristic(f->lt, op, la, lb, lc, lc, pref, 1, &heuristic, &found), err);
-    if (!found) {
-        st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: cublasLt has no algorithm for a %d x %lld x %d "
-                          "matmul with a bias epilogue", __FILE__, __LINE__, n_out, rows, n_in);
-        goto done;
+    if (!algo) {
+        LT_CHECK(cublasLtMatmulAlgoGetHeuristic(f->lt, op, la, lb, lc, lc, pref,
+                                                f->tune ? GEMM_TUNE_CANDIDATES : 1, heuristics,
+                                                &found), err);
+        if (!found) {
+            st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: cublasLt has no algorithm for a %d x "
+                              "%lld x %d matmul with a bias epilogue", __FILE__, __LINE__, n_out,
+                              rows, n_in);
+            goto done;
+        }
+        int best = 0;
+        enum cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+        CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing), err);
+        if (found > 1 && capturing == cudaStreamCaptureStatusNone) {
+            gemm_call call = {op, la, lb, lc, w, x, y, stream};
+            if ((st = fastest_algo(c, &call, heuristics, found, &best, err)) != FH_OK)
+                goto done;
+        }
+        algo = remember_algo(f, &key, &heuristics[best].algo);
     }
-    LT_CHECK(cublasLtMatmul(f->lt, op, &one, w, la, x, lb, &zero, y, lc, y, lc, &heuristic.algo,
+    LT_CHECK(cublasLtMatmul(f->lt, op, &one, w, la, x, lb, &zero, y, lc, y, lc, algo,
                             f->blas_workspace, BLAS_WORKSPACE_BYTES, stream), err);
     goto done;
 fail:
@@ -232,6 +332,43 @@ void fh_fast_path_free(fh_gpu_ppo_collector *c)
             cudaEventDestroy(f->ev_phase[i]);
     fh_cuda_module_free(&f->module);
     memset(f, 0, sizeof *f);
+}
+
+static fh_status critic_chain(fh_gpu_ppo_collector *c, cudaStream_t stream, const float *x,
+                              const int *bars, long long rows, float *values, fh_error *err);
+static fh_status market_projection(fh_gpu_ppo_collector *c, cudaStream_t stream, fh_error *err);
+
+/* Every matmul shape a collection uses, run once outside a graph so that dense() tunes
+ * each (on the zeroed or unset buffers: only the time matters; the first collection
+ * overwrites them). */
+static fh_status tune_gemms(fh_gpu_ppo_collector *c, fh_error *err)
+{
+    fh_fast_path *f = &c->fast;
+    long long NL = (long long)c->n_episodes * c->n_steps;
+    long long total = f->critic_rows - (f->overlap ? NL : 0); /* rows the main stream values */
+    long long sizes[4] = {total < f->chunk_rows ? total : f->chunk_rows,
+                          total > f->chunk_rows ? total % f->chunk_rows : 0, 0, 0};
+    if (f->overlap) { /* a full time segment and the last one */
+        int last = c->n_steps - (f->n_segments - 1) * f->seg_steps;
+        sizes[2] = (long long)c->n_episodes * f->seg_steps;
+        sizes[3] = last != f->seg_steps ? (long long)c->n_episodes * last : 0;
+    }
+    fh_status st;
+    if (f->factor && (st = market_projection(c, c->stream, err)) != FH_OK)
+        return st;
+    for (int i = 0; i < 4; i++) {
+        if (sizes[i] == 0)
+            continue;
+        int seg = i >= 2;
+        if ((st = critic_chain(c, c->stream, seg ? f->seg_in : f->critic_in,
+                               seg ? f->seg_bars : c->out.bars, sizes[i],
+                               seg ? f->seg_values : f->values_all, err)) != FH_OK)
+            return st;
+    }
+    CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
+    return FH_OK;
+fail:
+    return err->status;
 }
 
 fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
@@ -432,6 +569,9 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     for (int i = 0; i < 4; i++)
         CUDA_CHECK(cudaEventCreate(&f->ev_phase[i]), err);
     CUBLAS_CHECK(cublasLtCreate(&f->lt), err);
+    if ((st = env_int("FOXHUNT_GEMM_TUNE", 1, 0, 1, &f->tune, err)) != FH_OK ||
+        (f->tune && (st = tune_gemms(c, err)) != FH_OK))
+        return st;
     c->out.states = f->critic_in;
     c->states_pitch = f->in_stride;
     c->out.values = f->values_all;

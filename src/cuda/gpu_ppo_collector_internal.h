@@ -22,6 +22,20 @@
 #define FH_ROLLOUT_BLOCK 2 /* four warps per episode */
 #define FH_ROLLOUT_LANE 3  /* one lane per episode, 32 episodes per warp */
 
+/* A matmul shape (gpu_fast_collect.c's dense) and the algorithm tuned for it. */
+typedef struct {
+    int n_in, n_out;
+    long long rows;
+    int relu, bias;
+} gemm_key;
+
+#define FH_GEMM_TUNED_MAX 24
+
+typedef struct {
+    gemm_key key;
+    cublasLtMatmulAlgo_t algo;
+} gemm_tuned;
+
 typedef struct {
     fh_cuda_module module;
     cudaKernel_t rollout, cur_fused, scatter, gae;
@@ -29,6 +43,9 @@ typedef struct {
     cudaKernel_t layer0;   /* critic_layer0_factored_kernel */
     cublasLtHandle_t lt;
     void *blas_workspace;
+    int tune;              /* 1: time cublasLt's candidates per matmul shape (FOXHUNT_GEMM_TUNE) */
+    int n_tuned;
+    gemm_tuned tuned[FH_GEMM_TUNED_MAX];
     int mapping;           /* FH_ROLLOUT_WARP, _BLOCK or _LANE (never _AUTO) */
     int episodes_per_block;
     int threads_per_block;
