@@ -641,6 +641,64 @@ __device__ __forceinline__ void fast_episode_begin(fh_fast_episode *r, fh_episod
 #define FH_FAST_STEP_END_CLOCKS
 #endif
 
+/* The warp mapping's mover: episode n's whole rollout on one warp (observe, actor,
+ * sample, the environment on lane 0). Without BOOKS it runs whole steps on the
+ * diversity window *div and stores the episode at the end; with BOOKS env_step_move
+ * only, handing each step to the book-keeping warp through the ring `book` and meeting
+ * it at barrier observed_id (FH_PAIR_THREADS) once a step and once after the last, and
+ * it stores only the episode's portfolio fields (the book-keeper the rest). A template
+ * parameter, so that each kernel compiles only its own branch. */
+template <bool BOOKS>
+__device__ __forceinline__ void warp_mover(const float *w, float *scratch, const fh_env_config *cfg,
+                                           const fh_env_market *market,
+                                           fh_episode_state *episodes, int n, int n_episodes,
+                                           int n_steps, int k_slots, float *critic_in,
+                                           int in_stride, int *trunc_step, fh_ppo_outputs out,
+                                           long long *clocks, int *seg_done, int seg_steps,
+                                           fh_diversity *div, fh_book_record *book,
+                                           int observed_id, int lane)
+{
+    int *sm_bar = (int *)(scratch + FH_FAST_SM_MISC);
+    long long NL = (long long)n_episodes * n_steps;
+    long long row = (long long)n * n_steps;
+    fh_fast_episode r;
+    fh_episode_state ep;
+    fast_episode_begin(&r, &ep, market, episodes, n, k_slots, trunc_step, sm_bar,
+                       BOOKS ? NULL : div, lane);
+    FH_CLOCK_DECL;
+    for (int t = 0; t < n_steps; t++) {
+        long long i = row + t;
+        fast_step_begin(&r, &ep, cfg, market, critic_in + i * in_stride,
+                        scratch + FH_FAST_SM_STATE, lane);
+        fast_warp_segment_done(seg_done, t, seg_steps, n_steps, lane);
+        if (BOOKS)
+            episode_barrier(observed_id, FH_PAIR_THREADS); /* with the book-keeper */
+        FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
+        float l0, l1;
+        fast_actor(&l0, &l1, w, scratch, lane);
+        FH_CLOCK_MARK(FH_CLOCK_ACTOR);
+        fast_step_end(&r, &ep, cfg, market, l0, l1, i, t, n, NL, k_slots, critic_in, in_stride,
+                      trunc_step, out, scratch, sm_bar, BOOKS ? NULL : div,
+                      BOOKS ? book : NULL, lane FH_FAST_STEP_END_CLOCKS);
+        FH_CLOCK_MARK(FH_CLOCK_TAIL);
+    }
+    if (BOOKS)
+        episode_barrier(observed_id, FH_PAIR_THREADS); /* the last step's books */
+    long long last_row = NL + (long long)n_episodes * k_slots + n;
+    fast_observe(critic_in + last_row * in_stride, scratch + FH_FAST_SM_STATE, cfg, &ep, r.f0,
+                 r.f1, lane);
+    if (lane == 0) {
+        out.bars[last_row] = r.bar;
+        if (BOOKS) {
+            env_copy_move(&episodes[n], &ep); /* the book-keeper writes the rest */
+        } else {
+            ep.diversity = *div;
+            episodes[n] = ep;
+        }
+    }
+    FH_CLOCK_STORE(clocks, n, lane);
+}
+
 /* Phase 1, warp mapping (large N). Grid: ceil(N / warps) blocks of `warps` warps; one
  * warp per episode. critic_in (N*L + N*K + N rows of 54 floats, in_stride >= 54 apart;
  * the padding stays zero): states, truncation final
@@ -660,45 +718,18 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
     if (n >= n_episodes)
         return; /* no block-wide barrier follows */
     float *scratch = sm + FH_FAST_SM_WEIGHTS + warp * FH_FAST_SM_PER_WARP;
-    int *sm_bar = (int *)(scratch + FH_FAST_SM_MISC);
     fh_diversity *div = (fh_diversity *)(scratch + FH_FAST_SM_DIV);
-    long long NL = (long long)n_episodes * n_steps;
-    long long row = (long long)n * n_steps;
-    fh_fast_episode r;
-    fh_episode_state ep;
-    fast_episode_begin(&r, &ep, &market, episodes, n, k_slots, trunc_step, sm_bar, div, lane);
-    FH_CLOCK_DECL;
-    for (int t = 0; t < n_steps; t++) {
-        long long i = row + t;
-        fast_step_begin(&r, &ep, &cfg, &market, critic_in + i * in_stride,
-                        scratch + FH_FAST_SM_STATE, lane);
-        fast_warp_segment_done(seg_done, t, seg_steps, n_steps, lane);
-        FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
-        float l0, l1;
-        fast_actor(&l0, &l1, w, scratch, lane);
-        FH_CLOCK_MARK(FH_CLOCK_ACTOR);
-        fast_step_end(&r, &ep, &cfg, &market, l0, l1, i, t, n, NL, k_slots, critic_in, in_stride,
-                      trunc_step,
-                      out, scratch, sm_bar, div, NULL, lane FH_FAST_STEP_END_CLOCKS);
-        FH_CLOCK_MARK(FH_CLOCK_TAIL);
-    }
-    long long last_row = NL + (long long)n_episodes * k_slots + n;
-    fast_observe(critic_in + last_row * in_stride, scratch + FH_FAST_SM_STATE, &cfg, &ep,
-                 r.f0, r.f1, lane);
-    if (lane == 0) {
-        out.bars[last_row] = r.bar;
-        ep.diversity = *div;
-        episodes[n] = ep;
-    }
-    FH_CLOCK_STORE(clocks, n, lane);
+    warp_mover<false>(w, scratch, &cfg, &market, episodes, n, n_episodes, n_steps, k_slots,
+                      critic_in, in_stride, trunc_step, out, clocks, seg_done, seg_steps, div,
+                      NULL, 0, lane);
 }
 
 /* Phase 1, warp mapping with a book-keeping warp (the pair kernel; FOXHUNT_WARP_BOOK):
  * two warps per episode and up to FH_PAIR_MAX_EPISODES episodes per block sharing the
- * actor. The first runs the warp mapping's step with env_step_move only; the second
- * keeps the books one step behind (fast_book_keeper), as the block mapping's fifth warp
- * does, the two meeting once a step at the episode's named barrier. Same arguments as
- * the warp mapping. */
+ * actor. The first runs the warp mapping's step with env_step_move only (warp_mover);
+ * the second keeps the books one step behind (fast_book_keeper), as the block
+ * mapping's fifth warp does, the two meeting once a step at the episode's named
+ * barrier. Same arguments as the warp mapping. */
 extern "C" __global__ void __launch_bounds__(FH_FAST_MAX_WARPS * FH_WARP)
 ppo_rollout_pair_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
                         fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
@@ -714,44 +745,16 @@ ppo_rollout_pair_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
     if (n >= n_episodes)
         return; /* the episode's two warps leave together; no block-wide barrier follows */
     float *scratch = sm + FH_FAST_SM_WEIGHTS + slot * FH_PAIR_SM_PER_EPISODE;
-    int *sm_bar = (int *)(scratch + FH_FAST_SM_MISC);
     fh_diversity *div = (fh_diversity *)(scratch + FH_FAST_SM_DIV);
     fh_book_record *book = (fh_book_record *)(scratch + FH_PAIR_SM_BOOK); /* two slots */
     int observed_id = 1 + slot;
-    long long NL = (long long)n_episodes * n_steps;
-    long long row = (long long)n * n_steps;
-    if (keeps_books) {
-        fast_book_keeper(&episodes[n], div, &cfg, book, out, row, n_steps, observed_id,
-                         FH_PAIR_THREADS, 0, lane);
-        return;
-    }
-    fh_fast_episode r;
-    fh_episode_state ep;
-    fast_episode_begin(&r, &ep, &market, episodes, n, k_slots, trunc_step, sm_bar, NULL, lane);
-    FH_CLOCK_DECL;
-    for (int t = 0; t < n_steps; t++) {
-        long long i = row + t;
-        fast_step_begin(&r, &ep, &cfg, &market, critic_in + i * in_stride,
-                        scratch + FH_FAST_SM_STATE, lane);
-        fast_warp_segment_done(seg_done, t, seg_steps, n_steps, lane);
-        episode_barrier(observed_id, FH_PAIR_THREADS); /* with the book-keeper */
-        FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
-        float l0, l1;
-        fast_actor(&l0, &l1, w, scratch, lane);
-        FH_CLOCK_MARK(FH_CLOCK_ACTOR);
-        fast_step_end(&r, &ep, &cfg, &market, l0, l1, i, t, n, NL, k_slots, critic_in, in_stride,
-                      trunc_step, out, scratch, sm_bar, NULL, book, lane FH_FAST_STEP_END_CLOCKS);
-        FH_CLOCK_MARK(FH_CLOCK_TAIL);
-    }
-    episode_barrier(observed_id, FH_PAIR_THREADS); /* the last step's books */
-    long long last_row = NL + (long long)n_episodes * k_slots + n;
-    fast_observe(critic_in + last_row * in_stride, scratch + FH_FAST_SM_STATE, &cfg, &ep,
-                 r.f0, r.f1, lane);
-    if (lane == 0) {
-        out.bars[last_row] = r.bar;
-        env_copy_move(&episodes[n], &ep); /* the book-keeper writes the rest */
-    }
-    FH_CLOCK_STORE(clocks, n, lane);
+    if (keeps_books)
+        fast_book_keeper(&episodes[n], div, &cfg, book, out, (long long)n * n_steps, n_steps,
+                         observed_id, FH_PAIR_THREADS, 0, lane);
+    else
+        warp_mover<true>(w, scratch, &cfg, &market, episodes, n, n_episodes, n_steps, k_slots,
+                         critic_in, in_stride, trunc_step, out, clocks, seg_done, seg_steps, div,
+                         book, observed_id, lane);
 }
 
 /* Phase 1, block mapping (small N: the step's latency, not the SMs' throughput, sets
@@ -1179,6 +1182,35 @@ __device__ __forceinline__ float4 fh_lds4(const float4 *p)
 #define FH_CUR_SM_W1T (FH_CUR_SM_B0 + FH_CURIOSITY_HIDDEN) /* (64, 32) */
 #define FH_CUR_SM_B1 (FH_CUR_SM_W1T + FH_CURIOSITY_HIDDEN * FH_CURIOSITY_TARGET_DIM)
 #define FH_CUR_SM_FLOATS (FH_CUR_SM_B1 + FH_CURIOSITY_TARGET_DIM)
+/* y = b + W x with x and y in registers and W transposed in shared memory (wT[k]: the
+ * N_OUT weights of input k, as float4s; b as float4s), summed in matvec_leaky_relu's
+ * order (bias, then inputs ascending); RELU_IN applies its ReLU to each input first. */
+template <int N_IN, int N_OUT, bool RELU_IN>
+__device__ __forceinline__ void fh_shared_dense(float *y, const float *x, const float4 *wT,
+                                                const float4 *b)
+{
+#pragma unroll
+    for (int q = 0; q < N_OUT / 4; q++) {
+        float4 bq = fh_lds4(b + q);
+        y[4 * q] = bq.x;
+        y[4 * q + 1] = bq.y;
+        y[4 * q + 2] = bq.z;
+        y[4 * q + 3] = bq.w;
+    }
+#pragma unroll
+    for (int k = 0; k < N_IN; k++) {
+        float xk = RELU_IN ? (x[k] > 0.0f ? x[k] : 0.0f) : x[k];
+#pragma unroll
+        for (int q = 0; q < N_OUT / 4; q++) {
+            float4 wv = fh_lds4(wT + k * (N_OUT / 4) + q);
+            y[4 * q] += wv.x * xk;
+            y[4 * q + 1] += wv.y * xk;
+            y[4 * q + 2] += wv.z * xk;
+            y[4 * q + 3] += wv.w * xk;
+        }
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(FH_CUR_THREADS)
 curiosity_fused_kernel(float *rewards, const float *__restrict__ states, int in_stride,
                        const int *__restrict__ actions, const float *__restrict__ exposures,
@@ -1218,47 +1250,9 @@ curiosity_fused_kernel(float *rewards, const float *__restrict__ states, int in_
         x[FH_CURIOSITY_TARGET_DIM] = action_to_exposure(a);
         x[FH_CURIOSITY_TARGET_DIM + 1] = action_to_urgency(a);
         x[FH_CURIOSITY_TARGET_DIM + 2] = exposures[i];
-        float h[FH_CURIOSITY_HIDDEN];
-#pragma unroll
-        for (int q = 0; q < FH_CURIOSITY_HIDDEN / 4; q++) {
-            float4 b = fh_lds4(b0 + q);
-            h[4 * q] = b.x;
-            h[4 * q + 1] = b.y;
-            h[4 * q + 2] = b.z;
-            h[4 * q + 3] = b.w;
-        }
-#pragma unroll
-        for (int k = 0; k < FH_CURIOSITY_INPUT_DIM; k++) {
-#pragma unroll
-            for (int q = 0; q < FH_CURIOSITY_HIDDEN / 4; q++) {
-                float4 wv = fh_lds4(w0t + k * (FH_CURIOSITY_HIDDEN / 4) + q);
-                h[4 * q] += wv.x * x[k];
-                h[4 * q + 1] += wv.y * x[k];
-                h[4 * q + 2] += wv.z * x[k];
-                h[4 * q + 3] += wv.w * x[k];
-            }
-        }
-        float pred[FH_CURIOSITY_TARGET_DIM];
-#pragma unroll
-        for (int q = 0; q < FH_CURIOSITY_TARGET_DIM / 4; q++) {
-            float4 b = fh_lds4(b1 + q);
-            pred[4 * q] = b.x;
-            pred[4 * q + 1] = b.y;
-            pred[4 * q + 2] = b.z;
-            pred[4 * q + 3] = b.w;
-        }
-#pragma unroll
-        for (int o = 0; o < FH_CURIOSITY_HIDDEN; o++) {
-            float ho = h[o] > 0.0f ? h[o] : 0.0f; /* matvec_leaky_relu's ReLU */
-#pragma unroll
-            for (int q = 0; q < FH_CURIOSITY_TARGET_DIM / 4; q++) {
-                float4 wv = fh_lds4(w1t + o * (FH_CURIOSITY_TARGET_DIM / 4) + q);
-                pred[4 * q] += wv.x * ho;
-                pred[4 * q + 1] += wv.y * ho;
-                pred[4 * q + 2] += wv.z * ho;
-                pred[4 * q + 3] += wv.w * ho;
-            }
-        }
+        float h[FH_CURIOSITY_HIDDEN], pred[FH_CURIOSITY_TARGET_DIM];
+        fh_shared_dense<FH_CURIOSITY_INPUT_DIM, FH_CURIOSITY_HIDDEN, false>(h, x, w0t, b0);
+        fh_shared_dense<FH_CURIOSITY_HIDDEN, FH_CURIOSITY_TARGET_DIM, true>(pred, h, w1t, b1);
         const float *next = market.features + (long long)(bars[i] + 1) * FH_N_MARKET_FEATURES;
         float sum = 0.0f;
 #pragma unroll
