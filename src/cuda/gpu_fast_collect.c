@@ -5,6 +5,7 @@
  * round trip inside a collection). docs/ARCHITECTURE.md has the napkin math.
  * The critic and curiosity layers are cublasLt matmuls with a bias(+ReLU) epilogue. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +18,11 @@
 
 #define FAST_KERNEL_FILE "ppo_fast_kernels.cu"
 #define ELEMENTWISE_BLOCK 256
-/* critic_layer0_factored_kernel: cols / 4 threads per row, 4 rows per thread
- * (FH_L0_ROWS_PER_THREAD); the output columns in slices whose part of the projection
- * table takes at most L0_SLICE_BYTES (about half an H200's L2: each half of the L2
- * serves its own SMs), 1, 2 or 4 slices */
-#define L0_BLOCK 256
-#define L0_ROWS_PER_THREAD 4
+/* critic_layer0_factored_kernel: FH_L0_THREADS a block, cols / 4 threads per row,
+ * FH_L0_ROWS_PER_THREAD rows per thread; the output columns in slices whose part of the
+ * projection table takes at most L0_SLICE_BYTES (about half an H200's L2: each half of
+ * the L2 serves its own SMs), 1, 2 or 4 slices */
 #define L0_SLICE_BYTES (16u << 20)
-#define CURIOSITY_BLOCK 128 /* FH_CUR_THREADS */
 #define CURIOSITY_BLOCKS_PER_SM 3 /* as many as its 157 registers a thread let fit */
 /* The factored first critic layer pays in fp32 when the market has fewer bars than the
  * critic has rows to value (the projection costs a layer-0 matmul over the bars); its
@@ -35,7 +33,7 @@
 #define GAE_BLOCK 128 /* 4 warps, 4 episode rows */
 #define BLAS_WORKSPACE_BYTES (32u << 20)
 #define GEMM_TUNE_CANDIDATES 8
-#define GEMM_TUNE_REPEATS 3 /* fastest_algo takes the median of three */
+#define GEMM_TUNE_REPEATS 4 /* back to back per candidate */
 /* auto mapping: block up to this many episodes per SM, lane from this many */
 #define FH_ROLLOUT_BLOCK_MAX_EPISODES_PER_SM 2
 #define FH_ROLLOUT_LANE_MIN_EPISODES_PER_SM 72
@@ -146,12 +144,23 @@ static fh_status launch(fh_gpu_ppo_collector *c, cudaKernel_t k, unsigned grid, 
  * path runs every shape of a collection once at init (tune_gemms), so the captured
  * graph uses tuned algorithms; a shape first met inside a capture takes the heuristic's
  * first choice. */
+/* The largest power of two up to 256 that divides the address. */
+static uint32_t pointer_alignment(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    uint32_t align = 256;
+    while (align > 4 && a % align != 0)
+        align /= 2;
+    return align;
+}
+
 static const cublasLtMatmulAlgo_t *tuned_algo(const fh_fast_path *f, const gemm_key *key)
 {
     for (int i = 0; i < f->n_tuned; i++) {
         const gemm_key *k = &f->tuned[i].key;
         if (k->n_in == key->n_in && k->n_out == key->n_out && k->rows == key->rows &&
-            k->relu == key->relu && k->bias == key->bias)
+            k->relu == key->relu && k->bias == key->bias && k->align_w == key->align_w &&
+            k->align_x == key->align_x && k->align_y == key->align_y)
             return &f->tuned[i].algo;
     }
     return NULL;
@@ -175,47 +184,43 @@ typedef struct {
     cudaStream_t stream;
 } gemm_call;
 
-/* *best = the index of the fastest of `n` candidates (median of GEMM_TUNE_REPEATS runs
- * after one warm-up; a candidate that fails to run is skipped). */
+/* *best = the index of the fastest of `n` candidates: each runs once to warm up, then
+ * GEMM_TUNE_REPEATS times back to back between two events (so that host launch gaps do
+ * not count, as in the graph); a candidate that fails to run is skipped. */
 static fh_status fastest_algo(fh_gpu_ppo_collector *c, const gemm_call *g,
                               const cublasLtMatmulHeuristicResult_t *cand, int n, int *best,
                               fh_error *err)
 {
     fh_fast_path *f = &c->fast;
     const float one = 1.0f, zero = 0.0f;
-    cudaEvent_t ev[GEMM_TUNE_REPEATS + 1] = {NULL};
+    cudaEvent_t ev[2] = {NULL, NULL};
     float best_ms = -1.0f;
-    for (int i = 0; i <= GEMM_TUNE_REPEATS; i++)
-        CUDA_CHECK(cudaEventCreate(&ev[i]), err);
+    CUDA_CHECK(cudaEventCreate(&ev[0]), err);
+    CUDA_CHECK(cudaEventCreate(&ev[1]), err);
     for (int k = 0; k < n; k++) {
         if (cublasLtMatmul(f->lt, g->op, &one, g->w, g->la, g->x, g->lb, &zero, g->y, g->lc, g->y,
                            g->lc, &cand[k].algo, f->blas_workspace, BLAS_WORKSPACE_BYTES,
                            g->stream) != CUBLAS_STATUS_SUCCESS)
             continue; /* warm-up; not runnable here */
-        for (int r = 0; r < GEMM_TUNE_REPEATS; r++) {
-            CUDA_CHECK(cudaEventRecord(ev[r], g->stream), err);
+        CUDA_CHECK(cudaEventRecord(ev[0], g->stream), err);
+        for (int r = 0; r < GEMM_TUNE_REPEATS; r++)
             CUBLAS_CHECK(cublasLtMatmul(f->lt, g->op, &one, g->w, g->la, g->x, g->lb, &zero, g->y,
                                         g->lc, g->y, g->lc, &cand[k].algo, f->blas_workspace,
                                         BLAS_WORKSPACE_BYTES, g->stream), err);
-        }
-        CUDA_CHECK(cudaEventRecord(ev[GEMM_TUNE_REPEATS], g->stream), err);
-        CUDA_CHECK(cudaEventSynchronize(ev[GEMM_TUNE_REPEATS]), err);
-        float ms[GEMM_TUNE_REPEATS];
-        for (int r = 0; r < GEMM_TUNE_REPEATS; r++)
-            CUDA_CHECK(cudaEventElapsedTime(&ms[r], ev[r], ev[r + 1]), err);
-        /* median of three */
-        float lo = fminf(ms[0], fminf(ms[1], ms[2])), hi = fmaxf(ms[0], fmaxf(ms[1], ms[2]));
-        float med = ms[0] + ms[1] + ms[2] - lo - hi;
-        if (best_ms < 0.0f || med < best_ms) {
-            best_ms = med;
+        CUDA_CHECK(cudaEventRecord(ev[1], g->stream), err);
+        CUDA_CHECK(cudaEventSynchronize(ev[1]), err);
+        float ms = 0.0f;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]), err);
+        if (best_ms < 0.0f || ms < best_ms) {
+            best_ms = ms;
             *best = k;
         }
     }
-    for (int i = 0; i <= GEMM_TUNE_REPEATS; i++)
-        cudaEventDestroy(ev[i]);
+    cudaEventDestroy(ev[0]);
+    cudaEventDestroy(ev[1]);
     return FH_OK;
 fail:
-    for (int i = 0; i <= GEMM_TUNE_REPEATS; i++)
+    for (int i = 0; i < 2; i++)
         if (ev[i])
             cudaEventDestroy(ev[i]);
     return err->status;
@@ -224,8 +229,8 @@ fail:
 /* y (rows, n_out) row-major = act(x (rows, n_in) W^T + b), W (n_out, n_in) row-major:
  * in cuBLAS's column-major terms y^T = W x^T. One cublasLt matmul whose epilogue adds
  * the bias and applies the ReLU, so activations are written once (a separate bias
- * pass cost 39 ms of 217 at N 16384); b NULL: no bias (and no ReLU). Compute type fp32
- * or TF32 (--precision). */
+ * pass cost 39 ms of 217 at N 16384); b NULL: no bias and no ReLU (relu is ignored).
+ * Compute type fp32 or TF32 (--precision). */
 static fh_status dense(fh_gpu_ppo_collector *c, cudaStream_t stream, float *y, const float *x,
                        const float *w, const float *b, int n_in, int n_out, long long rows,
                        int relu, fh_error *err)
@@ -242,7 +247,11 @@ static fh_status dense(fh_gpu_ppo_collector *c, cudaStream_t stream, float *y, c
     cublasLtMatmulHeuristicResult_t heuristics[GEMM_TUNE_CANDIDATES];
     int found = 0;
     fh_status st = FH_OK;
-    gemm_key key = {n_in, n_out, rows, relu, b != NULL};
+    /* the operands' alignments, told to cublasLt (it assumes 256 bytes otherwise) and
+     * part of the tuning key, so an algorithm is only reused where it may run */
+    uint32_t align_w = pointer_alignment(w), align_x = pointer_alignment(x);
+    uint32_t align_y = pointer_alignment(y);
+    gemm_key key = {n_in, n_out, rows, relu, b != NULL, align_w, align_x, align_y};
     const cublasLtMatmulAlgo_t *algo = tuned_algo(f, &key);
     LT_CHECK(cublasLtMatmulDescCreate(&op, c->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                     : CUBLAS_COMPUTE_32F, CUDA_R_32F), err);
@@ -259,14 +268,22 @@ static fh_status dense(fh_gpu_ppo_collector *c, cudaStream_t stream, float *y, c
     LT_CHECK(cublasLtMatmulPreferenceCreate(&pref), err);
     LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                   &ws_bytes, sizeof ws_bytes), err);
+    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                                                  &align_w, sizeof align_w), err);
+    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                                                  &align_x, sizeof align_x), err);
+    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                                                  &align_y, sizeof align_y), err);
+    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+                                                  &align_y, sizeof align_y), err);
     if (!algo) {
         LT_CHECK(cublasLtMatmulAlgoGetHeuristic(f->lt, op, la, lb, lc, lc, pref,
                                                 f->tune ? GEMM_TUNE_CANDIDATES : 1, heuristics,
                                                 &found), err);
         if (!found) {
             st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: cublasLt has no algorithm for a %d x "
-                              "%lld x %d matmul with a bias epilogue", __FILE__, __LINE__, n_out,
-                              rows, n_in);
+                              "%lld x %d matmul (%s epilogue)", __FILE__, __LINE__, n_out, rows,
+                              n_in, !b ? "no" : relu ? "bias+ReLU" : "bias");
             goto done;
         }
         int best = 0;
@@ -359,10 +376,13 @@ static fh_status tune_gemms(fh_gpu_ppo_collector *c, fh_error *err)
     for (int i = 0; i < 4; i++) {
         if (sizes[i] == 0)
             continue;
+        /* the main stream's rows start at NL with the overlap: the same offsets (and so
+         * the same alignments) as the collection's calls */
         int seg = i >= 2;
-        if ((st = critic_chain(c, c->stream, seg ? f->seg_in : f->critic_in,
-                               seg ? f->seg_bars : c->out.bars, sizes[i],
-                               seg ? f->seg_values : f->values_all, err)) != FH_OK)
+        long long r0 = f->overlap && !seg ? NL : 0;
+        if ((st = critic_chain(c, c->stream, seg ? f->seg_in : f->critic_in + r0 * f->in_stride,
+                               seg ? f->seg_bars : c->out.bars + r0, sizes[i],
+                               seg ? f->seg_values : f->values_all + r0, err)) != FH_OK)
             return st;
     }
     CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
@@ -431,8 +451,9 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     int warp_book = -1;
     if ((st = env_int("FOXHUNT_WARP_BOOK", -1, 0, 1, &warp_book, err)) != FH_OK)
         return st;
-    if (warp_book < 0)
-        warp_book = N <= FH_WARP_BOOK_MAX_EPISODES_PER_SM * c->dev.sm_count;
+    if (warp_book < 0) /* and not with the overlap, which packs 16 warp episodes a block */
+        warp_book = N <= FH_WARP_BOOK_MAX_EPISODES_PER_SM * c->dev.sm_count &&
+                    !env_flag("FOXHUNT_ROLLOUT_OVERLAP");
     if (f->mapping == FH_ROLLOUT_WARP && warp_book)
         shape = PAIR_SHAPE;
     struct { cudaKernel_t *k; const char *name; } entries[] = {
@@ -612,14 +633,15 @@ static fh_status critic_chain(fh_gpu_ppo_collector *c, cudaStream_t stream, cons
             const float *b0 = c->weights.critic + FH_CRITIC_OFF_B0;
             int w0_stride = FH_STATE_DIM, n_bars = c->d_market.n_bars;
             int cols = FH_CRITIC_H1 / f->l0_slices;
-            long long rows_per_block = (long long)L0_BLOCK / (cols / 4) * L0_ROWS_PER_THREAD;
+            long long rows_per_block =
+                (long long)FH_L0_THREADS / (cols / 4) * FH_L0_ROWS_PER_THREAD;
             long long blocks = (rows + rows_per_block - 1) / rows_per_block;
             long long cap = (long long)c->dev.sm_count * 16;
             for (int col0 = 0; col0 < FH_CRITIC_H1; col0 += cols) {
                 void *args[] = {&y, &f->market_proj, &bars, &x, &f->in_stride, &w0, &w0_stride,
                                 &b0, &n_bars, &rows, &col0, &cols};
                 st = launch_on(stream, f->layer0, (unsigned)(blocks < cap ? blocks : cap),
-                               L0_BLOCK, 0, args, err);
+                               FH_L0_THREADS, 0, args, err);
                 if (st != FH_OK)
                     return st;
             }
@@ -702,9 +724,9 @@ static fh_status batched_networks(fh_gpu_ppo_collector *c, fh_error *err)
     void *args[] = {&c->out.rewards, &f->critic_in, &f->in_stride, &c->out.actions,
                     &c->out.exposures, &c->out.bars, &c->weights.curiosity, &c->cfg,
                     &c->d_market, &NL};
-    long long blocks = (NL + CURIOSITY_BLOCK - 1) / CURIOSITY_BLOCK;
+    long long blocks = (NL + FH_CUR_THREADS - 1) / FH_CUR_THREADS;
     long long cap = (long long)c->dev.sm_count * CURIOSITY_BLOCKS_PER_SM;
-    return launch(c, f->cur_fused, (unsigned)(blocks < cap ? blocks : cap), CURIOSITY_BLOCK, 0,
+    return launch(c, f->cur_fused, (unsigned)(blocks < cap ? blocks : cap), FH_CUR_THREADS, 0,
                   args, err);
 }
 

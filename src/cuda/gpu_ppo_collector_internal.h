@@ -4,6 +4,8 @@
 #ifndef FOXHUNT_GPU_PPO_COLLECTOR_INTERNAL_H
 #define FOXHUNT_GPU_PPO_COLLECTOR_INTERNAL_H
 
+#include <stdint.h>
+
 #include <cublasLt.h>
 
 #include "cuda/cuda_module.h"
@@ -27,9 +29,10 @@ typedef struct {
     int n_in, n_out;
     long long rows;
     int relu, bias;
+    uint32_t align_w, align_x, align_y; /* the operands' address alignments, bytes */
 } gemm_key;
 
-#define FH_GEMM_TUNED_MAX 24
+#define FH_GEMM_TUNED_MAX 64
 
 typedef struct {
     gemm_key key;

@@ -126,6 +126,12 @@
 #define FH_CLOCK_STRIDE 8  /* counters per episode in the clocks buffer */
 /* How long segment_wait_kernel waits for a rollout segment before giving up */
 #define FH_SEGMENT_WAIT_NS 20000000000ull /* 20 s */
+/* Block shapes of the batched kernels the host launches (launch bounds here):
+ * critic_layer0_factored_kernel's threads and rows per thread, curiosity_fused_kernel's
+ * threads. */
+#define FH_L0_THREADS 256
+#define FH_L0_ROWS_PER_THREAD 4
+#define FH_CUR_THREADS 128
 
 /* The block mapping's hand-off from the warp that moves the portfolio (warp 0) to the
  * one that keeps the books (warp FH_BLOCK_BOOK_WARP): step t's env_step_move result in
@@ -594,9 +600,9 @@ __device__ __forceinline__ void fast_book_keeper(fh_episode_state *e, fh_diversi
 
 /* Overlap of the critic with the rollout (gpu_fast_collect.c): the rollout counts each
  * episode into seg_done[t / seg_steps] once its state row t, the last of a time segment,
- * is written, so the critic of that segment can start (segment_wait_kernel) while the
- * rollout goes on. Every thread that wrote part of the row calls this (fenced first);
- * seg_done NULL: no overlap. */
+ * and that row's bar are written, so the critic of that segment can start
+ * (segment_wait_kernel) while the rollout goes on. Every thread that wrote part of the
+ * row calls this (fenced first); seg_done NULL: no overlap. */
 __device__ __forceinline__ int fast_segment_ends(const int *seg_done, int t, int seg_steps,
                                                  int n_steps)
 {
@@ -604,10 +610,14 @@ __device__ __forceinline__ int fast_segment_ends(const int *seg_done, int t, int
 }
 
 __device__ __forceinline__ void fast_warp_segment_done(int *seg_done, int t, int seg_steps,
-                                                       int n_steps, int lane)
+                                                       int n_steps, int *bar_dst, int bar,
+                                                       int lane)
 {
     if (!fast_segment_ends(seg_done, t, seg_steps, n_steps))
         return;
+    if (lane == 0) /* the row's bar too (the factored first layer reads it), ahead of the
+                      step's other outputs, which store it again */
+        *bar_dst = bar;
     __threadfence();
     __syncwarp();
     if (lane == 0)
@@ -670,7 +680,7 @@ __device__ __forceinline__ void warp_mover(const float *w, float *scratch, const
         long long i = row + t;
         fast_step_begin(&r, &ep, cfg, market, critic_in + i * in_stride,
                         scratch + FH_FAST_SM_STATE, lane);
-        fast_warp_segment_done(seg_done, t, seg_steps, n_steps, lane);
+        fast_warp_segment_done(seg_done, t, seg_steps, n_steps, out.bars + i, r.bar, lane);
         if (BOOKS)
             episode_barrier(observed_id, FH_PAIR_THREADS); /* with the book-keeper */
         FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
@@ -807,7 +817,8 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
         if (warp == 0) {
             fast_step_begin(&r, &ep, &cfg, &market, critic_in + i * in_stride,
                             scratch + FH_FAST_SM_STATE, lane);
-            fast_warp_segment_done(seg_done, t, seg_steps, n_steps, lane);
+            fast_warp_segment_done(seg_done, t, seg_steps, n_steps, out.bars + i, r.bar,
+                                   lane);
         }
         episode_barrier(observed_id, FH_BLOCK_EP_ALL_THREADS); /* with the book-keeper */
         FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
@@ -951,6 +962,7 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
             lane_observe(active ? critic_in + i * in_stride : NULL, state, &cfg, &market, &ep,
                          gt);
             if (active && fast_segment_ends(seg_done, t, seg_steps, n_steps)) {
+                out.bars[i] = ep.bar; /* ahead of fast_store_step, for the factored layer */
                 __threadfence();
                 atomicAdd(&seg_done[t / seg_steps], 1);
             }
@@ -1088,8 +1100,6 @@ extern "C" __global__ void scatter_segment_values_kernel(float *values,
  * missing. A bar out of range (a row the rollout did not write) gives NaN, as its state
  * would. cols / 4 threads per row, four outputs each, and four rows per thread; the
  * portfolio weights and biases in shared memory. */
-#define FH_L0_THREADS 256
-#define FH_L0_ROWS_PER_THREAD 4
 extern "C" __global__ void __launch_bounds__(FH_L0_THREADS)
 critic_layer0_factored_kernel(float *y, const float *__restrict__ proj,
                               const int *__restrict__ bars, const float *__restrict__ states,
@@ -1138,7 +1148,9 @@ critic_layer0_factored_kernel(float *y, const float *__restrict__ proj,
 #pragma unroll
         for (int u = 0; u < FH_L0_ROWS_PER_THREAD; u++) {
             if (bar[u] >= 0 && bar[u] < n_bars) {
-                p[u] = __ldg(reinterpret_cast<const float4 *>(proj + (long long)bar[u] * FH_CRITIC_H1) + q);
+                const float4 *table_row =
+                    reinterpret_cast<const float4 *>(proj + (long long)bar[u] * FH_CRITIC_H1);
+                p[u] = __ldg(table_row + q);
             } else {
                 float nan = __int_as_float(0x7fffffff);
                 p[u] = make_float4(nan, nan, nan, nan);
@@ -1165,7 +1177,6 @@ critic_layer0_factored_kernel(float *y, const float *__restrict__ proj,
  * rewards[i]. The weights sit transposed in shared memory, so each float4 read (the same
  * address across the warp: a broadcast) feeds four outputs' multiply-adds; inputs,
  * hidden units and predictions stay in registers. States rows are in_stride apart. */
-#define FH_CUR_THREADS 128
 /* One 16-byte shared-memory read (NVVM splits float4 reads of shared memory into four,
  * which would make the kernel bound by shared-memory instructions, not multiply-adds). */
 __device__ __forceinline__ float4 fh_lds4(const float4 *p)
