@@ -448,12 +448,12 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
      * episode (the pair kernel); unset: with it up to FH_WARP_BOOK_MAX_EPISODES_PER_SM,
      * where it measured faster (N 1024: rollout 2.57 against 2.62 ms; N 2048: 5.05
      * against 4.22, the book-keepers' issue slots then cost more than they save) */
-    int warp_book = -1;
-    if ((st = env_int("FOXHUNT_WARP_BOOK", -1, 0, 1, &warp_book, err)) != FH_OK)
+    int warp_book = -1, overlap_env = 0;
+    if ((st = env_int("FOXHUNT_WARP_BOOK", -1, 0, 1, &warp_book, err)) != FH_OK ||
+        (st = env_int("FOXHUNT_ROLLOUT_OVERLAP", 0, 0, 1, &overlap_env, err)) != FH_OK)
         return st;
     if (warp_book < 0) /* and not with the overlap, which packs 16 warp episodes a block */
-        warp_book = N <= FH_WARP_BOOK_MAX_EPISODES_PER_SM * c->dev.sm_count &&
-                    !env_flag("FOXHUNT_ROLLOUT_OVERLAP");
+        warp_book = N <= FH_WARP_BOOK_MAX_EPISODES_PER_SM * c->dev.sm_count && !overlap_env;
     if (f->mapping == FH_ROLLOUT_WARP && warp_book)
         shape = PAIR_SHAPE;
     struct { cudaKernel_t *k; const char *name; } entries[] = {
@@ -472,9 +472,8 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
      * its time segments, FOXHUNT_OVERLAP_EXCLUSIVE=0 lets GEMM blocks share the rollout's
      * SMs; FOXHUNT_ROLLOUT_UNITS_PER_BLOCK packs that many units (warps, episodes of the
      * block mapping) into a block (0: chosen from N). */
-    int overlap_env = 0, segments_env = FH_OVERLAP_SEGMENTS, per_block_env = 0, exclusive = 1;
-    if ((st = env_int("FOXHUNT_ROLLOUT_OVERLAP", 0, 0, 1, &overlap_env, err)) != FH_OK ||
-        (st = env_int("FOXHUNT_OVERLAP_EXCLUSIVE", 1, 0, 1, &exclusive, err)) != FH_OK ||
+    int segments_env = FH_OVERLAP_SEGMENTS, per_block_env = 0, exclusive = 1;
+    if ((st = env_int("FOXHUNT_OVERLAP_EXCLUSIVE", 1, 0, 1, &exclusive, err)) != FH_OK ||
         (st = env_int("FOXHUNT_OVERLAP_SEGMENTS", FH_OVERLAP_SEGMENTS, 1, 256, &segments_env,
                       err)) != FH_OK ||
         (st = env_int("FOXHUNT_ROLLOUT_UNITS_PER_BLOCK", 0, 0, shape.max_units, &per_block_env,
@@ -617,6 +616,31 @@ static fh_status market_projection(fh_gpu_ppo_collector *c, cudaStream_t stream,
                  f->in_stride, FH_CRITIC_H1, c->d_market.n_bars, 0, err);
 }
 
+/* The first critic layer factored through the market (critic_layer0_factored_kernel)
+ * into y for `rows` (<= chunk_rows) rows x at bars `bars`: one launch per column slice. */
+static fh_status critic_layer0_factored(fh_gpu_ppo_collector *c, cudaStream_t stream, float *y,
+                                        const float *x, const int *bars, long long rows,
+                                        fh_error *err)
+{
+    fh_fast_path *f = &c->fast;
+    const float *w0 = c->weights.critic + FH_CRITIC_OFF_W0;
+    const float *b0 = c->weights.critic + FH_CRITIC_OFF_B0;
+    int w0_stride = FH_STATE_DIM, n_bars = c->d_market.n_bars;
+    int cols = FH_CRITIC_H1 / f->l0_slices;
+    long long rows_per_block = (long long)FH_L0_THREADS / (cols / 4) * FH_L0_ROWS_PER_THREAD;
+    long long blocks = (rows + rows_per_block - 1) / rows_per_block;
+    long long cap = (long long)c->dev.sm_count * 16;
+    for (int col0 = 0; col0 < FH_CRITIC_H1; col0 += cols) {
+        void *args[] = {&y, &f->market_proj, &bars, &x, &f->in_stride, &w0, &w0_stride,
+                        &b0, &n_bars, &rows, &col0, &cols};
+        fh_status st = launch_on(stream, f->layer0, (unsigned)(blocks < cap ? blocks : cap),
+                                 FH_L0_THREADS, 0, args, err);
+        if (st != FH_OK)
+            return st;
+    }
+    return FH_OK;
+}
+
 /* The critic's six layers over `rows` (<= chunk_rows) input rows x, in_stride floats
  * apart, at bars `bars`, into values, on `stream`. The first layer is the factored
  * kernel when f->factor (the market projection made this collection), else a matmul. */
@@ -629,22 +653,8 @@ static fh_status critic_chain(fh_gpu_ppo_collector *c, cudaStream_t stream, cons
         float *y = last ? values : (l % 2 == 0 ? f->act_a : f->act_b);
         fh_status st;
         if (l == 0 && f->factor) {
-            const float *w0 = c->weights.critic + FH_CRITIC_OFF_W0;
-            const float *b0 = c->weights.critic + FH_CRITIC_OFF_B0;
-            int w0_stride = FH_STATE_DIM, n_bars = c->d_market.n_bars;
-            int cols = FH_CRITIC_H1 / f->l0_slices;
-            long long rows_per_block =
-                (long long)FH_L0_THREADS / (cols / 4) * FH_L0_ROWS_PER_THREAD;
-            long long blocks = (rows + rows_per_block - 1) / rows_per_block;
-            long long cap = (long long)c->dev.sm_count * 16;
-            for (int col0 = 0; col0 < FH_CRITIC_H1; col0 += cols) {
-                void *args[] = {&y, &f->market_proj, &bars, &x, &f->in_stride, &w0, &w0_stride,
-                                &b0, &n_bars, &rows, &col0, &cols};
-                st = launch_on(stream, f->layer0, (unsigned)(blocks < cap ? blocks : cap),
-                               FH_L0_THREADS, 0, args, err);
-                if (st != FH_OK)
-                    return st;
-            }
+            if ((st = critic_layer0_factored(c, stream, y, x, bars, rows, err)) != FH_OK)
+                return st;
             x = y;
             continue;
         }
