@@ -41,6 +41,10 @@ if [ ! -x "$BUILD/foxhunt" ]; then
     cmake --build "$BUILD" -j "$(nproc)" >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 fi
 FH="$BUILD/foxhunt"
+# the sanitizers' launches, SETTINGS/MAPPING: the fast path's mapping MAPPING with
+# environment settings SETTINGS (joined by ',') — the pair kernel is the warp mapping's
+# choice at these N, FOXHUNT_WARP_BOOK=0 its plain kernel
+SANITIZE_KERNELS=${KERNELS:-FOXHUNT_WARP_EPISODES=1/block FOXHUNT_WARP_EPISODES=1/warp FOXHUNT_WARP_EPISODES=1/lane FOXHUNT_WARP_EPISODES=2/warp FOXHUNT_WARP_EPISODES=2,FOXHUNT_WARP_BOOK=0/warp}
 STEPS=${*:-info cache parity parity_fast parity_map parity_fvr tf32 device_env memcheck racecheck synccheck bench bench_tf32 train learn}
 ROWS=()
 
@@ -68,16 +72,16 @@ for step in $STEPS; do
     parity) run_step parity "$BUILD/tests/cuda/test_gpu_parity" reference ;;
     parity_fast) run_step parity_fast "$BUILD/tests/cuda/test_gpu_parity" fast ${PARITY_FAST_CASES:-128 64 2 100 64 2 128 500 2 100 500 2} ;;
     parity_map) P="$BUILD/tests/cuda/test_gpu_parity"
-                run_step parity_map bash -c "$P fast/warp 128 64 1 && $P fast-vs-reference/warp 301 64 1 && FOXHUNT_WARP_BOOK=0 $P fast/warp 128 64 1 && FOXHUNT_WARP_BOOK=0 $P fast-vs-reference/warp 1000 64 1 && $P fast/block 200 64 1 && $P fast-vs-reference/block 598 64 1 && $P fast/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=1 $P fast/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=4 $P fast/lane 200 64 1 && $P fast-vs-reference/warp 1024 100 1 && FOXHUNT_ROLLOUT_OVERLAP=1 $P fast-vs-reference 128 64 1 && FOXHUNT_ROLLOUT_OVERLAP=1 FOXHUNT_OVERLAP_SEGMENTS=3 $P fast 40 12 1 && FOXHUNT_CRITIC_FACTOR=1 $P fast-vs-reference 100 64 1 && FOXHUNT_CRITIC_FACTOR=0 $P fast-vs-reference 128 500 1 && FOXHUNT_CRITIC_FACTOR=1 FOXHUNT_ROLLOUT_OVERLAP=1 $P fast-vs-reference 128 64 1" ;;
+                run_step parity_map bash -c "$P fast/warp 128 64 1 && $P fast-vs-reference/warp 301 64 1 && FOXHUNT_WARP_BOOK=0 $P fast/warp 128 64 1 && FOXHUNT_WARP_BOOK=0 $P fast-vs-reference/warp 1000 64 1 && $P fast/block 200 64 1 && $P fast-vs-reference/block 598 64 1 && $P fast/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=1 $P fast/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=4 $P fast/lane 200 64 1 && $P fast-vs-reference/warp 1024 100 1 && FOXHUNT_WARP_EPISODES=2 $P fast-vs-reference/warp 1024 100 1 && FOXHUNT_WARP_EPISODES=2 $P fast-vs-reference/warp 301 64 1 && FOXHUNT_WARP_EPISODES=2 FOXHUNT_WARP_BOOK=0 $P fast-vs-reference/warp 1001 64 1 && FOXHUNT_WARP_EPISODES=2 $P fast/warp 129 64 1 && FOXHUNT_ROLLOUT_OVERLAP=1 $P fast-vs-reference 128 64 1 && FOXHUNT_ROLLOUT_OVERLAP=1 FOXHUNT_OVERLAP_SEGMENTS=3 $P fast 40 12 1 && FOXHUNT_CRITIC_FACTOR=1 $P fast-vs-reference 100 64 1 && FOXHUNT_CRITIC_FACTOR=0 $P fast-vs-reference 128 500 1 && FOXHUNT_CRITIC_FACTOR=1 FOXHUNT_ROLLOUT_OVERLAP=1 $P fast-vs-reference 128 64 1" ;;
     parity_fvr) run_step parity_fvr "$BUILD/tests/cuda/test_gpu_parity" fast-vs-reference 128 500 1 100 500 1 16384 64 1 ;;
     tf32) run_step tf32 "$BUILD/tests/cuda/test_gpu_parity" tf32 128 500 1 1024 500 1 16384 100 1 ;;
     bench_tf32) run_step bench_tf32 "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel fast --precision tf32 --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench_tf32.json" ;;
     device_env) run_step device_env "$BUILD/tests/env/test_nvrtc_common" ;;
-    memcheck) run_step memcheck bash -c "for k in ${KERNELS:-fast/block fast/warp fast/lane}; do echo \"== \$k\"; compute-sanitizer --tool memcheck --error-exitcode 9 $FH collect --device cuda --kernel \$k --episodes 40 --steps 12 --out /tmp/fh-m.safetensors || exit 9; done" ;;
-    synccheck) run_step synccheck bash -c "for k in ${KERNELS:-fast/block fast/warp fast/lane}; do echo \"== \$k\"; compute-sanitizer --tool synccheck --error-exitcode 9 $FH collect --device cuda --kernel \$k --episodes 300 --steps 12 --out /tmp/fh-s.safetensors || exit 9; done" ;;
+    memcheck) run_step memcheck bash -c "for k in $SANITIZE_KERNELS; do echo \"== \$k\"; s=\${k%%/*}; env \${s//,/ } compute-sanitizer --tool memcheck --error-exitcode 9 $FH collect --device cuda --kernel fast/\${k#*/} --episodes 41 --steps 12 --out /tmp/fh-m.safetensors || exit 9; done" ;;
+    synccheck) run_step synccheck bash -c "for k in $SANITIZE_KERNELS; do echo \"== \$k\"; s=\${k%%/*}; env \${s//,/ } compute-sanitizer --tool synccheck --error-exitcode 9 $FH collect --device cuda --kernel fast/\${k#*/} --episodes 301 --steps 12 --out /tmp/fh-s.safetensors || exit 9; done" ;;
     # racecheck: the block mapping in its racecheck build (FOXHUNT_BLOCK_SHARED_BARRIERS=1;
     # ppo_fast_kernels.cu and docs/BENCHMARKS.md say why)
-    racecheck) run_step racecheck bash -c "for k in ${KERNELS:-fast/block fast/warp fast/lane}; do echo \"== \$k\"; FOXHUNT_BLOCK_SHARED_BARRIERS=1 compute-sanitizer --tool racecheck --error-exitcode 9 $FH collect --device cuda --kernel \$k --episodes 40 --steps 12 --out /tmp/fh-r.safetensors || exit 9; done" ;;
+    racecheck) run_step racecheck bash -c "for k in $SANITIZE_KERNELS; do echo \"== \$k\"; s=\${k%%/*}; env FOXHUNT_BLOCK_SHARED_BARRIERS=1 \${s//,/ } compute-sanitizer --tool racecheck --error-exitcode 9 $FH collect --device cuda --kernel fast/\${k#*/} --episodes 41 --steps 12 --out /tmp/fh-r.safetensors || exit 9; done" ;;
     bench) run_step bench "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel ${BENCH_KERNEL:-both} --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench.json" ;;
     train) run_step train "$FH" train --device cuda --kernel ${KERNEL:-fast} ${TRAIN_FLAGS:-} --out /tmp/fh-gpu-train ;;
     learn) run_step learn "$BUILD/tests/rl/test_learning" device=cuda ${LEARN_ARGS:-} ;;
@@ -85,8 +89,9 @@ for step in $STEPS; do
     overlap) # the critic/rollout overlap against its variants, side by side (docs/BENCHMARKS.md)
              run_step overlap bash -c 'for v in "FOXHUNT_ROLLOUT_OVERLAP=0" "FOXHUNT_ROLLOUT_OVERLAP=1" "FOXHUNT_ROLLOUT_OVERLAP=1 FOXHUNT_OVERLAP_EXCLUSIVE=0"; do for n in ${OVERLAP_EPISODES:-128 200}; do echo "$v N=$n: $(env $v '"$FH"' bench --device cuda --episodes $n --steps 500 --kernel fast --repeats ${BENCH_REPEATS:-5} | grep "^cuda")"; done; done' ;;
     factor) # the first critic layer as a matmul (0) and factored through the market (1), side by side
-            # (or any FACTOR_VARIANTS: environment settings, one per word)
-            run_step factor bash -c 'for p in ${FACTOR_PRECISIONS:-fp32 tf32}; do for n in ${FACTOR_EPISODES:-128 1024 16384}; do for v in ${FACTOR_VARIANTS:-FOXHUNT_CRITIC_FACTOR=0 FOXHUNT_CRITIC_FACTOR=1}; do echo "$p $v N=$n: $(env $v '"$FH"' bench --device cuda --episodes $n --steps 500 --kernel fast --precision $p --repeats ${BENCH_REPEATS:-5} | grep "^cuda")"; done; done; done' ;;
+            # (or any FACTOR_VARIANTS: environment settings, one variant per word, settings
+            # within a variant joined by ':')
+            run_step factor bash -c 'for p in ${FACTOR_PRECISIONS:-fp32 tf32}; do for n in ${FACTOR_EPISODES:-128 1024 16384}; do for v in ${FACTOR_VARIANTS:-FOXHUNT_CRITIC_FACTOR=0 FOXHUNT_CRITIC_FACTOR=1}; do echo "$p $v N=$n: $(env ${v//:/ } '"$FH"' bench --device cuda --episodes $n --steps 500 --kernel fast --precision $p --repeats ${BENCH_REPEATS:-5} | grep "^cuda")"; done; done; done' ;;
     layers) # each kernel's device time in one collection (ncu), the critic's layers among them
             run_step layers bash -c 'for v in ${LAYERS_FACTOR:-0 1}; do echo "== FOXHUNT_CRITIC_FACTOR=$v"; FOXHUNT_CRITIC_FACTOR=$v ncu --clock-control none --metrics gpu__time_duration.sum --csv '"$FH"' collect --device cuda --kernel fast --episodes ${LAYERS_EPISODES:-1024} --steps 500 --out /tmp/fh-l.safetensors || exit 1; done' ;;
     profile) run_step profile ncu --clock-control none -k ppo_rollout_fast_kernel -c 1 \

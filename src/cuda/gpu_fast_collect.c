@@ -32,7 +32,8 @@
 #define FACTOR_MAX_TABLE_BYTES (1ull << 30)
 #define GAE_BLOCK 128 /* 4 warps, 4 episode rows */
 #define BLAS_WORKSPACE_BYTES (32u << 20)
-#define GEMM_TUNE_CANDIDATES 8
+#define GEMM_TUNE_CANDIDATES 8 /* default; FOXHUNT_GEMM_TUNE_CANDIDATES up to the max */
+#define GEMM_TUNE_MAX_CANDIDATES 32
 #define GEMM_TUNE_REPEATS 4 /* back to back per candidate */
 /* auto mapping: block up to this many episodes per SM, lane from this many */
 #define FH_ROLLOUT_BLOCK_MAX_EPISODES_PER_SM 2
@@ -139,7 +140,7 @@ static fh_status launch(fh_gpu_ppo_collector *c, cudaKernel_t k, unsigned grid, 
 #define LT_CHECK(call, err) CUBLAS_CHECK(call, err)
 
 /* GEMM autotuning (FOXHUNT_GEMM_TUNE, default on): the first time a matmul shape is met
- * outside a graph capture, cublasLt's best GEMM_TUNE_CANDIDATES heuristic candidates
+ * outside a graph capture, cublasLt's best f->tune_candidates heuristic candidates
  * are each timed on the real buffers and the fastest is kept for that shape. The fast
  * path runs every shape of a collection once at init (tune_gemms), so the captured
  * graph uses tuned algorithms; a shape first met inside a capture takes the heuristic's
@@ -244,7 +245,7 @@ static fh_status dense(fh_gpu_ppo_collector *c, cudaStream_t stream, float *y, c
     cublasLtEpilogue_t epilogue = !b ? CUBLASLT_EPILOGUE_DEFAULT
                                   : relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
     size_t ws_bytes = BLAS_WORKSPACE_BYTES;
-    cublasLtMatmulHeuristicResult_t heuristics[GEMM_TUNE_CANDIDATES];
+    cublasLtMatmulHeuristicResult_t heuristics[GEMM_TUNE_MAX_CANDIDATES];
     int found = 0;
     fh_status st = FH_OK;
     /* the operands' alignments, told to cublasLt (it assumes 256 bytes otherwise) and
@@ -278,7 +279,7 @@ static fh_status dense(fh_gpu_ppo_collector *c, cudaStream_t stream, float *y, c
                                                   &align_y, sizeof align_y), err);
     if (!algo) {
         LT_CHECK(cublasLtMatmulAlgoGetHeuristic(f->lt, op, la, lb, lc, lc, pref,
-                                                f->tune ? GEMM_TUNE_CANDIDATES : 1, heuristics,
+                                                f->tune ? f->tune_candidates : 1, heuristics,
                                                 &found), err);
         if (!found) {
             st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: cublasLt has no algorithm for a %d x "
@@ -415,18 +416,6 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     /* FOXHUNT_BLOCK_SHARED_BARRIERS=1: the block mapping's racecheck build (the kernel
      * file says why) */
     int shared_barriers = env_flag("FOXHUNT_BLOCK_SHARED_BARRIERS");
-    char per_lane_option[40];
-    snprintf(per_lane_option, sizeof per_lane_option, "-DFH_LANE_PER_LANE=%d", per_lane);
-    const char *options[4] = {"-lineinfo", per_lane_option};
-    int n_options = 2;
-    if (with_clocks)
-        options[n_options++] = "-DFH_ROLLOUT_CLOCKS=1";
-    if (shared_barriers)
-        options[n_options++] = "-DFH_BLOCK_SHARED_BARRIERS=1";
-    fh_status st = fh_cuda_module_load(&f->module, &c->dev, FAST_KERNEL_FILE, options,
-                                       n_options, err);
-    if (st != FH_OK)
-        return st;
     /* Rollout mapping (docs/ARCHITECTURE.md; crossovers measured, docs/BENCHMARKS.md).
      * Small N: a step's latency sets the time, so each episode gets four warps (block).
      * Middle: one warp per episode (warp). Large N: the SMs' issue rate sets it, and one
@@ -448,14 +437,39 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
      * episode (the pair kernel); unset: with it up to FH_WARP_BOOK_MAX_EPISODES_PER_SM,
      * where it measured faster (N 1024: rollout 2.57 against 2.62 ms; N 2048: 5.05
      * against 4.22, the book-keepers' issue slots then cost more than they save) */
-    int warp_book = -1, overlap_env = 0;
+    int warp_book = -1, overlap_env = 0, warp_episodes = -1;
+    fh_status st;
     if ((st = env_int("FOXHUNT_WARP_BOOK", -1, 0, 1, &warp_book, err)) != FH_OK ||
-        (st = env_int("FOXHUNT_ROLLOUT_OVERLAP", 0, 0, 1, &overlap_env, err)) != FH_OK)
+        (st = env_int("FOXHUNT_ROLLOUT_OVERLAP", 0, 0, 1, &overlap_env, err)) != FH_OK ||
+        (st = env_int("FOXHUNT_WARP_EPISODES", -1, 1, 2, &warp_episodes, err)) != FH_OK)
         return st;
     if (warp_book < 0) /* and not with the overlap, which packs 16 warp episodes a block */
         warp_book = N <= FH_WARP_BOOK_MAX_EPISODES_PER_SM * c->dev.sm_count && !overlap_env;
     if (f->mapping == FH_ROLLOUT_WARP && warp_book)
         shape = PAIR_SHAPE;
+    /* FOXHUNT_WARP_EPISODES=1|2: episodes per warp in the warp mapping (FH_WARP_EPISODES),
+     * each weight read from shared memory feeding that many; unset: 1 */
+    if (warp_episodes < 0)
+        warp_episodes = 1;
+    if (f->mapping == FH_ROLLOUT_WARP) {
+        shape.unit_episodes = warp_episodes;
+        shape.unit_floats *= warp_episodes;
+    }
+    char per_lane_option[40], warp_episodes_option[40];
+    snprintf(per_lane_option, sizeof per_lane_option, "-DFH_LANE_PER_LANE=%d", per_lane);
+    snprintf(warp_episodes_option, sizeof warp_episodes_option, "-DFH_WARP_EPISODES=%d",
+             warp_episodes);
+    const char *options[5] = {"-lineinfo", per_lane_option};
+    int n_options = 2;
+    if (with_clocks)
+        options[n_options++] = "-DFH_ROLLOUT_CLOCKS=1";
+    if (shared_barriers)
+        options[n_options++] = "-DFH_BLOCK_SHARED_BARRIERS=1";
+    if (f->mapping == FH_ROLLOUT_WARP && warp_episodes != 1)
+        options[n_options++] = warp_episodes_option;
+    if ((st = fh_cuda_module_load(&f->module, &c->dev, FAST_KERNEL_FILE, options, n_options,
+                                  err)) != FH_OK)
+        return st;
     struct { cudaKernel_t *k; const char *name; } entries[] = {
         {&f->rollout, shape.kernel},
         {&f->cur_fused, "curiosity_fused_kernel"},
@@ -590,6 +604,8 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         CUDA_CHECK(cudaEventCreate(&f->ev_phase[i]), err);
     CUBLAS_CHECK(cublasLtCreate(&f->lt), err);
     if ((st = env_int("FOXHUNT_GEMM_TUNE", 1, 0, 1, &f->tune, err)) != FH_OK ||
+        (st = env_int("FOXHUNT_GEMM_TUNE_CANDIDATES", GEMM_TUNE_CANDIDATES, 1,
+                      GEMM_TUNE_MAX_CANDIDATES, &f->tune_candidates, err)) != FH_OK ||
         (f->tune && (st = tune_gemms(c, err)) != FH_OK))
         return st;
     c->out.states = f->critic_in;

@@ -47,6 +47,7 @@ typedef struct {
     cublasLtHandle_t lt;
     void *blas_workspace;
     int tune;              /* 1: time cublasLt's candidates per matmul shape (FOXHUNT_GEMM_TUNE) */
+    int tune_candidates;   /* how many (FOXHUNT_GEMM_TUNE_CANDIDATES) */
     int n_tuned;
     gemm_tuned tuned[FH_GEMM_TUNED_MAX];
     int mapping;           /* FH_ROLLOUT_WARP, _BLOCK or _LANE (never _AUTO) */

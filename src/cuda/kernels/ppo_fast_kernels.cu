@@ -214,90 +214,132 @@ __device__ __forceinline__ fh_bar_prices fast_bar_prices(float f1)
 }
 
 /* One observation: the market features from the lanes' registers, the 3 portfolio
- * features from lane 0's episode state (the shared env_portfolio_features_at); written
- * to dst (global) and to the warp's shared-memory state. Warp-wide. */
+ * features from the episode state on lane `owner` (the shared env_portfolio_features_at);
+ * written to dst (global) and to the episode's shared-memory state. Warp-wide. */
 __device__ __forceinline__ void fast_observe(float *dst, float *sm_state, const fh_env_config *cfg,
                                              const fh_episode_state *ep, float f0, float f1,
-                                             int lane)
+                                             int lane, int owner)
 {
     float sigma = __shfl_sync(FH_FULL_MASK, f1, FH_FAST_LANE_SIGMA);
     sm_state[lane] = f0;
     if (lane + FH_WARP < FH_N_MARKET_FEATURES)
         sm_state[lane + FH_WARP] = f1;
-    if (lane == 0)
+    if (lane == owner)
         env_portfolio_features_at(cfg, ep, sigma, sm_state + FH_N_MARKET_FEATURES);
     __syncwarp();
     for (int j = lane; j < FH_STATE_DIM; j += FH_WARP)
         dst[j] = sm_state[j];
 }
 
-/* logits for actions lane and lane + 32 (the second only when < FH_N_ACTIONS), one
- * warp. Each dot product is split into independent partial sums (over k modulo 2 or
- * 4): one warp per SM at small N issues from a single dependent chain, and ncu showed
- * it stalled on FMA latency (4.2 cycles per instruction, 42% fixed-latency stalls). */
+/* logits for actions lane and lane + 32 (the second only when < FH_N_ACTIONS) of the
+ * warp's E episodes (episode e's scratch at scratch + e * stride), one warp. Each
+ * weight read from shared memory feeds all E episodes: eight warps per SM each reading
+ * the whole actor (72 KB) every step made the warp mapping's actor bound by shared-
+ * memory bandwidth (docs/BENCHMARKS.md). Each dot product is split into independent
+ * partial sums (over k modulo 2 or 4): one warp per SM at small N issues from a single
+ * dependent chain, and ncu showed it stalled on FMA latency (4.2 cycles per
+ * instruction, 42% fixed-latency stalls). */
+template <int E>
 __device__ __forceinline__ void fast_actor(float *l0, float *l1, const float *w, float *scratch,
-                                           int lane)
+                                           int stride, int lane)
 {
-    const float *state = scratch + FH_FAST_SM_STATE;
-    float *h1 = scratch + FH_FAST_SM_H1;
-    float *h2 = scratch + FH_FAST_SM_H2;
     /* layer 0: lane owns outputs 4*lane .. 4*lane+3; even and odd inputs apart */
-    float4 even = ((const float4 *)(w + FH_FAST_SM_B0))[lane];
-    float4 odd = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float4 even[E], odd[E];
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+        even[e] = ((const float4 *)(w + FH_FAST_SM_B0))[lane];
+        odd[e] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
 #pragma unroll 9
     for (int k = 0; k < FH_STATE_DIM; k += 2) {
-        float x0 = state[k], x1 = state[k + 1];
         float4 w0 = ((const float4 *)(w + FH_FAST_SM_W0 + k * FH_ACTOR_H1))[lane];
         float4 w1 = ((const float4 *)(w + FH_FAST_SM_W0 + (k + 1) * FH_ACTOR_H1))[lane];
-        even.x = fmaf(w0.x, x0, even.x);
-        even.y = fmaf(w0.y, x0, even.y);
-        even.z = fmaf(w0.z, x0, even.z);
-        even.w = fmaf(w0.w, x0, even.w);
-        odd.x = fmaf(w1.x, x1, odd.x);
-        odd.y = fmaf(w1.y, x1, odd.y);
-        odd.z = fmaf(w1.z, x1, odd.z);
-        odd.w = fmaf(w1.w, x1, odd.w);
+#pragma unroll
+        for (int e = 0; e < E; e++) {
+            const float *state = scratch + e * stride + FH_FAST_SM_STATE;
+            float x0 = state[k], x1 = state[k + 1];
+            even[e].x = fmaf(w0.x, x0, even[e].x);
+            even[e].y = fmaf(w0.y, x0, even[e].y);
+            even[e].z = fmaf(w0.z, x0, even[e].z);
+            even[e].w = fmaf(w0.w, x0, even[e].w);
+            odd[e].x = fmaf(w1.x, x1, odd[e].x);
+            odd[e].y = fmaf(w1.y, x1, odd[e].y);
+            odd[e].z = fmaf(w1.z, x1, odd[e].z);
+            odd[e].w = fmaf(w1.w, x1, odd[e].w);
+        }
     }
-    float4 a0 = make_float4(fmaxf(even.x + odd.x, 0.0f), fmaxf(even.y + odd.y, 0.0f),
-                            fmaxf(even.z + odd.z, 0.0f), fmaxf(even.w + odd.w, 0.0f));
-    ((float4 *)h1)[lane] = a0;
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+        float4 a0 = make_float4(fmaxf(even[e].x + odd[e].x, 0.0f), fmaxf(even[e].y + odd[e].y, 0.0f),
+                                fmaxf(even[e].z + odd[e].z, 0.0f), fmaxf(even[e].w + odd[e].w, 0.0f));
+        ((float4 *)(scratch + e * stride + FH_FAST_SM_H1))[lane] = a0;
+    }
     __syncwarp();
     /* layer 1: lane owns outputs 2*lane, 2*lane+1; four partial sums over k mod 4 */
-    float2 p[4];
-    p[0] = ((const float2 *)(w + FH_FAST_SM_B1))[lane];
-    p[1] = p[2] = p[3] = make_float2(0.0f, 0.0f);
+    float2 p[E][4];
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+        p[e][0] = ((const float2 *)(w + FH_FAST_SM_B1))[lane];
+        p[e][1] = p[e][2] = p[e][3] = make_float2(0.0f, 0.0f);
+    }
 #pragma unroll 4
     for (int k = 0; k < FH_ACTOR_H1; k += 4) {
-        float4 x = *(const float4 *)(h1 + k);
-        float xs[4] = {x.x, x.y, x.z, x.w};
+        float xs[E][4];
+#pragma unroll
+        for (int e = 0; e < E; e++) {
+            float4 x = *(const float4 *)(scratch + e * stride + FH_FAST_SM_H1 + k);
+            xs[e][0] = x.x, xs[e][1] = x.y, xs[e][2] = x.z, xs[e][3] = x.w;
+        }
 #pragma unroll
         for (int j = 0; j < 4; j++) {
             float2 wk = ((const float2 *)(w + FH_FAST_SM_W1 + (k + j) * FH_ACTOR_H2))[lane];
-            p[j].x = fmaf(wk.x, xs[j], p[j].x);
-            p[j].y = fmaf(wk.y, xs[j], p[j].y);
+#pragma unroll
+            for (int e = 0; e < E; e++) {
+                p[e][j].x = fmaf(wk.x, xs[e][j], p[e][j].x);
+                p[e][j].y = fmaf(wk.y, xs[e][j], p[e][j].y);
+            }
         }
     }
-    float2 a1 = make_float2(fmaxf((p[0].x + p[1].x) + (p[2].x + p[3].x), 0.0f),
-                            fmaxf((p[0].y + p[1].y) + (p[2].y + p[3].y), 0.0f));
-    ((float2 *)h2)[lane] = a1;
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+        float2 a1 = make_float2(fmaxf((p[e][0].x + p[e][1].x) + (p[e][2].x + p[e][3].x), 0.0f),
+                                fmaxf((p[e][0].y + p[e][1].y) + (p[e][2].y + p[e][3].y), 0.0f));
+        ((float2 *)(scratch + e * stride + FH_FAST_SM_H2))[lane] = a1;
+    }
     __syncwarp();
     /* output layer: lane owns actions lane and lane + 32; four partial sums each */
     int second = lane + FH_WARP < FH_FAST_OUT_PAD ? lane + FH_WARP : lane;
-    float q0[4] = {w[FH_FAST_SM_B2 + lane], 0.0f, 0.0f, 0.0f};
-    float q1[4] = {w[FH_FAST_SM_B2 + second], 0.0f, 0.0f, 0.0f};
+    float q0[E][4], q1[E][4];
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+        q0[e][0] = w[FH_FAST_SM_B2 + lane];
+        q1[e][0] = w[FH_FAST_SM_B2 + second];
+        q0[e][1] = q0[e][2] = q0[e][3] = q1[e][1] = q1[e][2] = q1[e][3] = 0.0f;
+    }
 #pragma unroll 4
     for (int k = 0; k < FH_ACTOR_H2; k += 4) {
-        float4 x = *(const float4 *)(h2 + k);
-        float xs[4] = {x.x, x.y, x.z, x.w};
+        float xs[E][4];
+#pragma unroll
+        for (int e = 0; e < E; e++) {
+            float4 x = *(const float4 *)(scratch + e * stride + FH_FAST_SM_H2 + k);
+            xs[e][0] = x.x, xs[e][1] = x.y, xs[e][2] = x.z, xs[e][3] = x.w;
+        }
 #pragma unroll
         for (int j = 0; j < 4; j++) {
             const float *row = w + FH_FAST_SM_W2 + (k + j) * FH_FAST_OUT_PAD;
-            q0[j] = fmaf(row[lane], xs[j], q0[j]);
-            q1[j] = fmaf(row[second], xs[j], q1[j]);
+            float w0 = row[lane], w1 = row[second];
+#pragma unroll
+            for (int e = 0; e < E; e++) {
+                q0[e][j] = fmaf(w0, xs[e][j], q0[e][j]);
+                q1[e][j] = fmaf(w1, xs[e][j], q1[e][j]);
+            }
         }
     }
-    *l0 = (q0[0] + q0[1]) + (q0[2] + q0[3]);
-    *l1 = (q1[0] + q1[1]) + (q1[2] + q1[3]);
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+        l0[e] = (q0[e][0] + q0[e][1]) + (q0[e][2] + q0[e][3]);
+        l1[e] = (q1[e][0] + q1[e][1]) + (q1[e][2] + q1[e][3]);
+    }
 }
 
 /* A named barrier for the `threads` threads of one episode or group (bar.sync id, n;
@@ -466,133 +508,183 @@ typedef struct {
     int ahead;    /* the bar g0/g1 hold */
 } fh_fast_episode;
 
-/* Warp-wide, at the start of a step: the observation at r->bar into the state buffer
- * and critic_in row i, and the load of the bar after it (the usual next bar). */
-__device__ __forceinline__ void fast_step_begin(fh_fast_episode *r, const fh_episode_state *ep,
-                                                const fh_env_config *cfg, const fh_env_market *m,
-                                                float *critic_row, float *sm_state, int lane)
+/* The entry of v that belongs to this lane's episode: a warp with E episodes keeps
+ * episode e's fh_episode_state on lane e (lanes past E hold a copy of episode 0's that
+ * only feeds warp-wide reads). */
+template <int E, typename T>
+__device__ __forceinline__ T lane_own(const T *v, int lane)
 {
-    fast_observe(critic_row, sm_state, cfg, ep, r->f0, r->f1, lane);
-    r->ahead = r->bar + 1 < m->n_bars ? r->bar + 1 : r->bar;
-    fast_load_bar(&r->g0, &r->g1, m, r->ahead, lane);
+    T x = v[0];
+#pragma unroll
+    for (int e = 1; e < E; e++)
+        if (lane == e)
+            x = v[e];
+    return x;
 }
 
-/* Warp-wide, after the actor: the draw, sampling, the environment step on lane 0 and
- * the step's outputs; a truncated episode's final observation into its slot; a reset
- * when done; leaves r->bar, f0, f1 at the bar the next step observes. With book NULL
- * the whole step (env_step_at_div, diversity window *div); else only env_step_move,
- * its result into slot t & 1 of the book ring for the book-keeping warp, which stores
- * the reward and resets the books (block mapping). */
+/* Warp-wide, at the start of step t for the warp's E episodes (episode e: row row[e]
+ * + t, scratch at scratch + e * stride): each observation at r[e].bar into the state
+ * buffer and critic_in, and the load of the bar after it (the usual next bar). */
+template <int E>
+__device__ __forceinline__ void fast_step_begin(fh_fast_episode *r, const fh_episode_state *ep,
+                                                const fh_env_config *cfg, const fh_env_market *m,
+                                                float *critic_in, int in_stride,
+                                                const long long *row, int t, float *scratch,
+                                                int stride, int lane)
+{
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+        fast_observe(critic_in + (row[e] + t) * in_stride,
+                     scratch + e * stride + FH_FAST_SM_STATE, cfg, ep, r[e].f0, r[e].f1, lane, e);
+        r[e].ahead = r[e].bar + 1 < m->n_bars ? r[e].bar + 1 : r[e].bar;
+        fast_load_bar(&r[e].g0, &r[e].g1, m, r[e].ahead, lane);
+    }
+}
+
+/* Warp-wide, after the actor, for the warp's E episodes (as in fast_step_begin; their
+ * numbers n[e], their shared bar slots at sm_bar + e * stride): the draws, sampling
+ * (a warp scan per episode), the environment steps on lanes 0..E-1 side by side and
+ * the steps' outputs; a truncated episode's final observation into its slot; a reset
+ * when done; leaves r[e].bar, f0, f1 at the bar the next step observes. With book NULL
+ * the whole step (env_step_at_div, the lane's diversity window *div); else only
+ * env_step_move, its result into slot t & 1 of the lane's book ring for the
+ * book-keeping warp, which stores the reward and resets the books. */
+template <int E>
 __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_state *ep,
                                               const fh_env_config *cfg, const fh_env_market *m,
-                                              float l0, float l1, long long i, int t, int n,
+                                              const float *l0, const float *l1,
+                                              const long long *row, int t, const int *n,
                                               long long NL, int k_slots, float *critic_in,
-                                              int in_stride,
-                                              int *trunc_step, fh_ppo_outputs out, float *scratch,
-                                              int *sm_bar, fh_diversity *div,
-                                              fh_book_record *book, int lane
+                                              int in_stride, int *trunc_step, fh_ppo_outputs out,
+                                              float *scratch, int *sm_bar, int stride,
+                                              fh_diversity *div, fh_book_record *book, int lane
 #ifdef FH_ROLLOUT_CLOCKS
                                               , long long *clk_acc, long long *clk_last
 #endif
 )
 {
+    int mine = lane < E; /* this lane steps episode `lane` */
     float u = 0.0f;
-    if (lane == 0)
+    if (mine)
         u = gpu_random(&ep->rng);
-    u = __shfl_sync(FH_FULL_MASK, u, 0);
-    int action;
-    float log_prob;
-    fast_softmax_sample(&action, &log_prob, l0, l1, u, lane);
+    int action[E], bar[E];
+    float log_prob[E];
+    fh_bar_prices px[E];
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+        fast_softmax_sample(&action[e], &log_prob[e], l0[e], l1[e],
+                            __shfl_sync(FH_FULL_MASK, u, e), lane);
+        px[e] = fast_bar_prices(r[e].f1);
+        bar[e] = r[e].bar;
+    }
 #ifdef FH_ROLLOUT_CLOCKS
     { long long now_ = clock64(); clk_acc[FH_CLOCK_SAMPLE] += now_ - *clk_last; *clk_last = now_; }
 #endif
-    fh_bar_prices px = fast_bar_prices(r->f1);
+    int my_action = lane_own<E>(action, lane), my_bar = lane_own<E>(bar, lane);
+    float my_log_prob = lane_own<E>(log_prob, lane);
+    fh_bar_prices my_px = lane_own<E>(px, lane);
+    long long i = lane_own<E>(row, lane) + t;
     int truncated = 0, next_bar = 0, done = 0;
     if (book) { /* the portfolio here; the books on the book-keeping warp */
-        if (lane == 0) {
+        if (mine) {
             fh_book_record *rec = book + (t & 1);
-            env_step_move(cfg, m->n_bars, ep, action, &px, &rec->mv);
-            rec->action = action;
+            env_step_move(cfg, m->n_bars, ep, my_action, &my_px, &rec->mv);
+            rec->action = my_action;
             truncated = rec->mv.truncated;
             done = !rec->mv.moved || rec->mv.terminal || rec->mv.truncated;
-            fast_store_move(out, i, action, log_prob, &rec->mv, done, r->bar);
+            fast_store_move(out, i, my_action, my_log_prob, &rec->mv, done, my_bar);
             next_bar = ep->bar;
             if (done)
                 ep->episodes_done++;
         }
-    } else if (lane == 0) {
+    } else if (mine) {
         fh_step_result res;
-        env_step_at_div(cfg, m->n_bars, ep, div, action, &px, &res);
-        fast_store_step(out, i, action, log_prob, &res, r->bar);
+        env_step_at_div(cfg, m->n_bars, ep, div, my_action, &my_px, &res);
+        fast_store_step(out, i, my_action, my_log_prob, &res, my_bar);
         truncated = res.truncated;
         done = res.done;
         next_bar = ep->bar;
         if (done)
             ep->episodes_done++;
     }
-    truncated = __shfl_sync(FH_FULL_MASK, truncated, 0);
-    done = __shfl_sync(FH_FULL_MASK, done, 0);
-    next_bar = __shfl_sync(FH_FULL_MASK, next_bar, 0);
+    int any_done = 0, was_done[E], next[E];
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+        int trunc_e = __shfl_sync(FH_FULL_MASK, truncated, e);
+        was_done[e] = __shfl_sync(FH_FULL_MASK, done, e);
+        next[e] = __shfl_sync(FH_FULL_MASK, next_bar, e);
+        any_done |= was_done[e];
 #ifdef FH_ROLLOUT_CLOCKS
-    { long long now_ = clock64(); clk_acc[FH_CLOCK_ENV] += now_ - *clk_last; *clk_last = now_; }
+        if (e == E - 1) { long long now_ = clock64(); clk_acc[FH_CLOCK_ENV] += now_ - *clk_last; *clk_last = now_; }
 #endif
-    if (next_bar != r->ahead)
-        fast_load_bar(&r->g0, &r->g1, m, next_bar, lane);
-    if (truncated && r->n_trunc < k_slots) {
-        /* the final observation, before the reset: its value bootstraps the GAE */
-        long long slot = (long long)n * k_slots + r->n_trunc;
-        fast_observe(critic_in + (NL + slot) * in_stride, scratch + FH_FAST_SM_STATE, cfg,
-                     ep, r->g0, r->g1, lane);
-        if (lane == 0) {
-            trunc_step[slot] = t;
-            out.bars[NL + slot] = next_bar; /* the critic's first layer reads it */
+        if (next[e] != r[e].ahead)
+            fast_load_bar(&r[e].g0, &r[e].g1, m, next[e], lane);
+        if (trunc_e && r[e].n_trunc < k_slots) {
+            /* the final observation, before the reset: its value bootstraps the GAE */
+            long long slot = (long long)n[e] * k_slots + r[e].n_trunc;
+            fast_observe(critic_in + (NL + slot) * in_stride,
+                         scratch + e * stride + FH_FAST_SM_STATE, cfg, ep, r[e].g0, r[e].g1,
+                         lane, e);
+            if (lane == 0) {
+                trunc_step[slot] = t;
+                out.bars[NL + slot] = next[e]; /* the critic's first layer reads it */
+            }
+            r[e].n_trunc++;
         }
-        r->n_trunc++;
     }
-    if (done) {
-        if (lane == 0) {
+    if (any_done) {
+        if (mine && done) {
             if (book)
                 env_episode_reset_move(cfg, m, ep); /* the book-keeper resets the rest */
             else
                 env_episode_reset_div(cfg, m, ep, div);
-            sm_bar[0] = ep->bar;
+            sm_bar[lane * stride] = ep->bar;
         }
         __syncwarp();
-        next_bar = sm_bar[0];
-        fast_load_bar(&r->g0, &r->g1, m, next_bar, lane);
+#pragma unroll
+        for (int e = 0; e < E; e++)
+            if (was_done[e]) {
+                next[e] = sm_bar[e * stride];
+                fast_load_bar(&r[e].g0, &r[e].g1, m, next[e], lane);
+            }
     }
-    r->bar = next_bar;
-    r->f0 = r->g0;
-    r->f1 = r->g1;
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+        r[e].bar = next[e];
+        r[e].f0 = r[e].g0;
+        r[e].f1 = r[e].g1;
+    }
     __syncwarp();
 }
 
 /* The book-keeping warp's whole rollout (block and pair mappings): the books of episode
- * *e (logs, diversity window *div, initial equity) on lane 0; at each of the n_steps + 1
- * meetings at barrier `observed_id` (`threads` threads: the episode's warps), step t - 1's
- * record from the ring `book` (fast_book_step), one step behind the warp that moves the
- * portfolio; then the books' fields back into *e (that warp writes the others). In the
- * racecheck build it also meets the actor's `actor_barriers` barriers of each step. */
+ * *e (logs, diversity window *div, initial equity) on each lane where `mine` is set (one
+ * lane per episode of the mover warp, each with its own e, div, book and row); at each
+ * of the n_steps + 1 meetings at barrier `observed_id` (`threads` threads: the episode's
+ * warps), step t - 1's record from the ring `book` (fast_book_step), one step behind
+ * the warp that moves the portfolio; then the books' fields back into *e (that warp
+ * writes the others). In the racecheck build it also meets the actor's
+ * `actor_barriers` barriers of each step. */
 __device__ __forceinline__ void fast_book_keeper(fh_episode_state *e, fh_diversity *div,
                                                  const fh_env_config *cfg,
                                                  const fh_book_record *book, fh_ppo_outputs out,
                                                  long long row, int n_steps, int observed_id,
-                                                 int threads, int actor_barriers, int lane)
+                                                 int threads, int actor_barriers, int mine)
 {
     fh_episode_state books; /* only initial_equity and the book-keeping fields used */
-    if (lane == 0) {
+    if (mine) {
         env_copy_book(&books, e);
         books.initial_equity = e->initial_equity; /* reset_book renews it */
         *div = e->diversity;
     }
     for (int t = 0; t <= n_steps; t++) { /* t = n_steps: the mover's final barrier */
         episode_barrier(observed_id, threads);
-        if (t > 0 && lane == 0)
+        if (t > 0 && mine)
             fast_book_step(&books, div, cfg, book + ((t - 1) & 1), out, row + t - 1);
         for (int k = 0; t < n_steps && k < actor_barriers; k++)
             episode_barrier(observed_id, threads); /* the actor's */
     }
-    if (lane == 0) {
+    if (mine) {
         env_copy_book(e, &books);
         e->diversity = *div;
     }
@@ -624,25 +716,36 @@ __device__ __forceinline__ void fast_warp_segment_done(int *seg_done, int t, int
         atomicAdd(&seg_done[t / seg_steps], 1);
 }
 
-/* Warp-wide: the episode's state from the device, its truncation slots cleared. */
+/* Warp-wide: the states of the warp's E episodes n[e] from the device (episode e's on
+ * lane e), their truncation slots cleared; *div (the lane's diversity window, NULL to
+ * leave it in the state) filled; bar slots at sm_bar + e * stride. */
+template <int E>
 __device__ __forceinline__ void fast_episode_begin(fh_fast_episode *r, fh_episode_state *ep,
                                                    const fh_env_market *m,
-                                                   const fh_episode_state *episodes, int n,
-                                                   int k_slots, int *trunc_step, int *sm_bar,
-                                                   fh_diversity *div, int lane)
+                                                   const fh_episode_state *episodes,
+                                                   const int *n, int k_slots, int *trunc_step,
+                                                   int *sm_bar, int stride, fh_diversity *div,
+                                                   int lane)
 {
-    *ep = episodes[n]; /* only lane 0's copy evolves */
-    r->n_trunc = 0;
-    for (int j = lane; j < k_slots; j += FH_WARP)
-        trunc_step[(long long)n * k_slots + j] = -1;
-    if (lane == 0) {
-        sm_bar[0] = ep->bar;
+    int mine = lane < E;
+    *ep = episodes[lane_own<E>(n, lane)]; /* only the owners' copies evolve */
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+        r[e].n_trunc = 0;
+        for (int j = lane; j < k_slots; j += FH_WARP)
+            trunc_step[(long long)n[e] * k_slots + j] = -1;
+    }
+    if (mine) {
+        sm_bar[lane * stride] = ep->bar;
         if (div) /* the window lives in shared memory until the end */
             *div = ep->diversity;
     }
     __syncwarp();
-    r->bar = sm_bar[0];
-    fast_load_bar(&r->f0, &r->f1, m, r->bar, lane);
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+        r[e].bar = sm_bar[e * stride];
+        fast_load_bar(&r[e].f0, &r[e].f1, m, r[e].bar, lane);
+    }
 }
 
 #ifdef FH_ROLLOUT_CLOCKS
@@ -651,69 +754,94 @@ __device__ __forceinline__ void fast_episode_begin(fh_fast_episode *r, fh_episod
 #define FH_FAST_STEP_END_CLOCKS
 #endif
 
-/* The warp mapping's mover: episode n's whole rollout on one warp (observe, actor,
- * sample, the environment on lane 0). Without BOOKS it runs whole steps on the
- * diversity window *div and stores the episode at the end; with BOOKS env_step_move
- * only, handing each step to the book-keeping warp through the ring `book` and meeting
- * it at barrier observed_id (FH_PAIR_THREADS) once a step and once after the last, and
- * it stores only the episode's portfolio fields (the book-keeper the rest). A template
- * parameter, so that each kernel compiles only its own branch. */
-template <bool BOOKS>
-__device__ __forceinline__ void warp_mover(const float *w, float *scratch, const fh_env_config *cfg,
-                                           const fh_env_market *market,
-                                           fh_episode_state *episodes, int n, int n_episodes,
+/* The warp mapping's mover: the whole rollout of episodes n0 .. n0 + E - 1 on one warp
+ * (observe, actor, sample, the environment on lanes 0..E-1), episode e's scratch at
+ * scratch + e * stride. Without BOOKS it runs whole steps on each lane's diversity
+ * window and stores the episodes at the end; with BOOKS env_step_move only, handing
+ * each step to the book-keeping warp through the episodes' book rings and meeting it
+ * at barrier observed_id (FH_PAIR_THREADS) once a step and once after the last, and
+ * it stores only the episodes' portfolio fields (the book-keeper the rest). Template
+ * parameters, so that each kernel compiles only its own branches. */
+template <int E, bool BOOKS>
+__device__ __forceinline__ void warp_mover(const float *w, float *scratch, int stride,
+                                           const fh_env_config *cfg, const fh_env_market *market,
+                                           fh_episode_state *episodes, int n0, int n_episodes,
                                            int n_steps, int k_slots, float *critic_in,
                                            int in_stride, int *trunc_step, fh_ppo_outputs out,
                                            long long *clocks, int *seg_done, int seg_steps,
-                                           fh_diversity *div, fh_book_record *book,
                                            int observed_id, int lane)
 {
-    int *sm_bar = (int *)(scratch + FH_FAST_SM_MISC);
+    int n[E];
+    long long row[E];
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+        n[e] = n0 + e;
+        row[e] = (long long)n[e] * n_steps;
+    }
     long long NL = (long long)n_episodes * n_steps;
-    long long row = (long long)n * n_steps;
-    fh_fast_episode r;
+    int mine = lane < E, me = mine ? lane : 0;
+    float *my_scratch = scratch + me * stride;
+    fh_diversity *div = (fh_diversity *)(my_scratch + FH_FAST_SM_DIV);
+    fh_book_record *book = BOOKS ? (fh_book_record *)(my_scratch + FH_PAIR_SM_BOOK) : NULL;
+    int *sm_bar = (int *)(scratch + FH_FAST_SM_MISC);
+    fh_fast_episode r[E];
     fh_episode_state ep;
-    fast_episode_begin(&r, &ep, market, episodes, n, k_slots, trunc_step, sm_bar,
-                       BOOKS ? NULL : div, lane);
+    fast_episode_begin<E>(r, &ep, market, episodes, n, k_slots, trunc_step, sm_bar, stride,
+                          BOOKS ? NULL : div, lane);
     FH_CLOCK_DECL;
     for (int t = 0; t < n_steps; t++) {
-        long long i = row + t;
-        fast_step_begin(&r, &ep, cfg, market, critic_in + i * in_stride,
-                        scratch + FH_FAST_SM_STATE, lane);
-        fast_warp_segment_done(seg_done, t, seg_steps, n_steps, out.bars + i, r.bar, lane);
+        fast_step_begin<E>(r, &ep, cfg, market, critic_in, in_stride, row, t, scratch, stride,
+                           lane);
+#pragma unroll
+        for (int e = 0; e < E; e++)
+            fast_warp_segment_done(seg_done, t, seg_steps, n_steps, out.bars + row[e] + t,
+                                   r[e].bar, lane);
         if (BOOKS)
             episode_barrier(observed_id, FH_PAIR_THREADS); /* with the book-keeper */
         FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
-        float l0, l1;
-        fast_actor(&l0, &l1, w, scratch, lane);
+        float l0[E], l1[E];
+        fast_actor<E>(l0, l1, w, scratch, stride, lane);
         FH_CLOCK_MARK(FH_CLOCK_ACTOR);
-        fast_step_end(&r, &ep, cfg, market, l0, l1, i, t, n, NL, k_slots, critic_in, in_stride,
-                      trunc_step, out, scratch, sm_bar, BOOKS ? NULL : div,
-                      BOOKS ? book : NULL, lane FH_FAST_STEP_END_CLOCKS);
+        fast_step_end<E>(r, &ep, cfg, market, l0, l1, row, t, n, NL, k_slots, critic_in,
+                         in_stride, trunc_step, out, scratch, sm_bar, stride,
+                         BOOKS ? NULL : div, book, lane FH_FAST_STEP_END_CLOCKS);
         FH_CLOCK_MARK(FH_CLOCK_TAIL);
     }
     if (BOOKS)
-        episode_barrier(observed_id, FH_PAIR_THREADS); /* the last step's books */
-    long long last_row = NL + (long long)n_episodes * k_slots + n;
-    fast_observe(critic_in + last_row * in_stride, scratch + FH_FAST_SM_STATE, cfg, &ep, r.f0,
-                 r.f1, lane);
-    if (lane == 0) {
-        out.bars[last_row] = r.bar;
+        episode_barrier(observed_id, FH_PAIR_THREADS); /* the last steps' books */
+    long long last_rows = NL + (long long)n_episodes * k_slots;
+    int bar[E];
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+        fast_observe(critic_in + (last_rows + n[e]) * in_stride,
+                     scratch + e * stride + FH_FAST_SM_STATE, cfg, &ep, r[e].f0, r[e].f1,
+                     lane, e);
+        bar[e] = r[e].bar;
+        FH_CLOCK_STORE(clocks, n[e], lane);
+    }
+    if (mine) {
+        out.bars[last_rows + n0 + me] = lane_own<E>(bar, lane);
         if (BOOKS) {
-            env_copy_move(&episodes[n], &ep); /* the book-keeper writes the rest */
+            env_copy_move(&episodes[n0 + me], &ep); /* the book-keeper writes the rest */
         } else {
             ep.diversity = *div;
-            episodes[n] = ep;
+            episodes[n0 + me] = ep;
         }
     }
-    FH_CLOCK_STORE(clocks, n, lane);
 }
 
-/* Phase 1, warp mapping (large N). Grid: ceil(N / warps) blocks of `warps` warps; one
- * warp per episode. critic_in (N*L + N*K + N rows of 54 floats, in_stride >= 54 apart;
- * the padding stays zero): states, truncation final
- * observations (slot j of episode n at row N*L + n*K + j, step in trunc_step[n*K + j],
- * -1 unused), s_L. clocks: NULL, or (N, FH_CLOCK_STRIDE) under FH_ROLLOUT_CLOCKS. */
+/* Episodes per warp in the warp and pair kernels (FOXHUNT_WARP_EPISODES on the host):
+ * each weight read from shared memory then feeds that many episodes. */
+#ifndef FH_WARP_EPISODES
+#define FH_WARP_EPISODES 1
+#endif
+
+/* Phase 1, warp mapping (large N). Grid: ceil(N / (FH_WARP_EPISODES warps)) blocks of
+ * `warps` warps; FH_WARP_EPISODES episodes per warp (the last warp may have fewer).
+ * critic_in (N*L + N*K + N rows of 54 floats, in_stride >= 54 apart; the padding stays
+ * zero): states, truncation final observations (slot j of episode n at row N*L + n*K +
+ * j, step in trunc_step[n*K + j], -1 unused), s_L. clocks: NULL, or (N,
+ * FH_CLOCK_STRIDE) under FH_ROLLOUT_CLOCKS. */
 extern "C" __global__ void __launch_bounds__(FH_FAST_MAX_WARPS * FH_WARP)
 ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
                         fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
@@ -724,22 +852,27 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
     float *w = sm;
     fast_load_actor(w, actor_w);
     int warp = threadIdx.x / FH_WARP, lane = threadIdx.x % FH_WARP;
-    int n = blockIdx.x * (blockDim.x / FH_WARP) + warp;
-    if (n >= n_episodes)
+    int n0 = (blockIdx.x * (blockDim.x / FH_WARP) + warp) * FH_WARP_EPISODES;
+    if (n0 >= n_episodes)
         return; /* no block-wide barrier follows */
-    float *scratch = sm + FH_FAST_SM_WEIGHTS + warp * FH_FAST_SM_PER_WARP;
-    fh_diversity *div = (fh_diversity *)(scratch + FH_FAST_SM_DIV);
-    warp_mover<false>(w, scratch, &cfg, &market, episodes, n, n_episodes, n_steps, k_slots,
-                      critic_in, in_stride, trunc_step, out, clocks, seg_done, seg_steps, div,
-                      NULL, 0, lane);
+    const int stride = FH_FAST_SM_PER_WARP;
+    float *scratch = sm + FH_FAST_SM_WEIGHTS + warp * FH_WARP_EPISODES * stride;
+    if (FH_WARP_EPISODES == 1 || n0 + FH_WARP_EPISODES <= n_episodes)
+        warp_mover<FH_WARP_EPISODES, false>(w, scratch, stride, &cfg, &market, episodes, n0,
+                                            n_episodes, n_steps, k_slots, critic_in, in_stride,
+                                            trunc_step, out, clocks, seg_done, seg_steps, 0, lane);
+    else /* the last warp, with fewer episodes */
+        warp_mover<1, false>(w, scratch, stride, &cfg, &market, episodes, n0, n_episodes,
+                             n_steps, k_slots, critic_in, in_stride, trunc_step, out, clocks,
+                             seg_done, seg_steps, 0, lane);
 }
 
 /* Phase 1, warp mapping with a book-keeping warp (the pair kernel; FOXHUNT_WARP_BOOK):
- * two warps per episode and up to FH_PAIR_MAX_EPISODES episodes per block sharing the
- * actor. The first runs the warp mapping's step with env_step_move only (warp_mover);
- * the second keeps the books one step behind (fast_book_keeper), as the block
- * mapping's fifth warp does, the two meeting once a step at the episode's named
- * barrier. Same arguments as the warp mapping. */
+ * two warps per FH_WARP_EPISODES episodes and up to FH_PAIR_MAX_EPISODES such pairs per
+ * block sharing the actor. The first runs the warp mapping's steps with env_step_move
+ * only (warp_mover); the second keeps the books one step behind (fast_book_keeper, one
+ * lane per episode), as the block mapping's fifth warp does, the two meeting once a
+ * step at the pair's named barrier. Same arguments as the warp mapping. */
 extern "C" __global__ void __launch_bounds__(FH_FAST_MAX_WARPS * FH_WARP)
 ppo_rollout_pair_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
                         fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
@@ -751,20 +884,30 @@ ppo_rollout_pair_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
     fast_load_actor(w, actor_w);
     int slot = threadIdx.x / FH_PAIR_THREADS, lane = threadIdx.x % FH_WARP;
     int keeps_books = (threadIdx.x / FH_WARP) % 2;
-    int n = blockIdx.x * (blockDim.x / FH_PAIR_THREADS) + slot;
-    if (n >= n_episodes)
-        return; /* the episode's two warps leave together; no block-wide barrier follows */
-    float *scratch = sm + FH_FAST_SM_WEIGHTS + slot * FH_PAIR_SM_PER_EPISODE;
-    fh_diversity *div = (fh_diversity *)(scratch + FH_FAST_SM_DIV);
-    fh_book_record *book = (fh_book_record *)(scratch + FH_PAIR_SM_BOOK); /* two slots */
+    int n0 = (blockIdx.x * (blockDim.x / FH_PAIR_THREADS) + slot) * FH_WARP_EPISODES;
+    if (n0 >= n_episodes)
+        return; /* the pair's two warps leave together; no block-wide barrier follows */
+    const int stride = FH_PAIR_SM_PER_EPISODE;
+    float *scratch = sm + FH_FAST_SM_WEIGHTS + slot * FH_WARP_EPISODES * stride;
+    int here = n_episodes - n0 < FH_WARP_EPISODES ? n_episodes - n0 : FH_WARP_EPISODES;
     int observed_id = 1 + slot;
-    if (keeps_books)
-        fast_book_keeper(&episodes[n], div, &cfg, book, out, (long long)n * n_steps, n_steps,
-                         observed_id, FH_PAIR_THREADS, 0, lane);
-    else
-        warp_mover<true>(w, scratch, &cfg, &market, episodes, n, n_episodes, n_steps, k_slots,
-                         critic_in, in_stride, trunc_step, out, clocks, seg_done, seg_steps, div,
-                         book, observed_id, lane);
+    if (keeps_books) {
+        int mine = lane < here, me = mine ? lane : 0;
+        float *my_scratch = scratch + me * stride;
+        fast_book_keeper(&episodes[n0 + me], (fh_diversity *)(my_scratch + FH_FAST_SM_DIV), &cfg,
+                         (fh_book_record *)(my_scratch + FH_PAIR_SM_BOOK), out,
+                         (long long)(n0 + me) * n_steps, n_steps, observed_id, FH_PAIR_THREADS,
+                         0, mine);
+    } else if (FH_WARP_EPISODES == 1 || here == FH_WARP_EPISODES) {
+        warp_mover<FH_WARP_EPISODES, true>(w, scratch, stride, &cfg, &market, episodes, n0,
+                                           n_episodes, n_steps, k_slots, critic_in, in_stride,
+                                           trunc_step, out, clocks, seg_done, seg_steps,
+                                           observed_id, lane);
+    } else { /* the last pair, with fewer episodes */
+        warp_mover<1, true>(w, scratch, stride, &cfg, &market, episodes, n0, n_episodes, n_steps,
+                            k_slots, critic_in, in_stride, trunc_step, out, clocks, seg_done,
+                            seg_steps, observed_id, lane);
+    }
 }
 
 /* Phase 1, block mapping (small N: the step's latency, not the SMs' throughput, sets
@@ -804,19 +947,20 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
         int actor_barriers = 0;
 #endif
         fast_book_keeper(&episodes[n], div, &cfg, book, out, row, n_steps, observed_id,
-                         FH_BLOCK_EP_ALL_THREADS, actor_barriers, lane);
+                         FH_BLOCK_EP_ALL_THREADS, actor_barriers, lane == 0);
         return;
     }
     fh_fast_episode r;
     fh_episode_state ep;
     if (warp == 0)
-        fast_episode_begin(&r, &ep, &market, episodes, n, k_slots, trunc_step, sm_bar, NULL, lane);
+        fast_episode_begin<1>(&r, &ep, &market, episodes, &n, k_slots, trunc_step, sm_bar, 0,
+                              NULL, lane);
     FH_CLOCK_DECL;
     for (int t = 0; t < n_steps; t++) {
         long long i = row + t;
         if (warp == 0) {
-            fast_step_begin(&r, &ep, &cfg, &market, critic_in + i * in_stride,
-                            scratch + FH_FAST_SM_STATE, lane);
+            fast_step_begin<1>(&r, &ep, &cfg, &market, critic_in, in_stride, &row, t, scratch, 0,
+                               lane);
             fast_warp_segment_done(seg_done, t, seg_steps, n_steps, out.bars + i, r.bar,
                                    lane);
         }
@@ -826,16 +970,16 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
         block_actor(&l0, &l1, w, scratch, t_ep, barrier_id);
         FH_CLOCK_MARK(FH_CLOCK_ACTOR);
         if (warp == 0)
-            fast_step_end(&r, &ep, &cfg, &market, l0, l1, i, t, n, NL, k_slots, critic_in,
-                          in_stride, trunc_step, out, scratch, sm_bar, NULL, book,
-                          lane FH_FAST_STEP_END_CLOCKS);
+            fast_step_end<1>(&r, &ep, &cfg, &market, &l0, &l1, &row, t, &n, NL, k_slots,
+                             critic_in, in_stride, trunc_step, out, scratch, sm_bar, 0, NULL,
+                             book, lane FH_FAST_STEP_END_CLOCKS);
         FH_CLOCK_MARK(FH_CLOCK_TAIL);
     }
     episode_barrier(observed_id, FH_BLOCK_EP_ALL_THREADS); /* the last step's books */
     if (warp == 0) {
         long long last_row = NL + (long long)n_episodes * k_slots + n;
         fast_observe(critic_in + last_row * in_stride, scratch + FH_FAST_SM_STATE, &cfg, &ep,
-                     r.f0, r.f1, lane);
+                     r.f0, r.f1, lane, 0);
         if (lane == 0) {
             out.bars[last_row] = r.bar;
             env_copy_move(&episodes[n], &ep); /* the book-keeper writes the rest */
