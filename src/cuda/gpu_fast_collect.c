@@ -445,12 +445,21 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         return st;
     if (warp_book < 0) /* and not with the overlap, which packs 16 warp episodes a block */
         warp_book = N <= FH_WARP_BOOK_MAX_EPISODES_PER_SM * c->dev.sm_count && !overlap_env;
-    if (f->mapping == FH_ROLLOUT_WARP && warp_book)
+    int pair = f->mapping == FH_ROLLOUT_WARP && warp_book;
+    if (pair)
         shape = PAIR_SHAPE;
     /* FOXHUNT_WARP_EPISODES=1|2: episodes per warp in the warp mapping (FH_WARP_EPISODES),
-     * each weight read from shared memory feeding that many; unset: 1 */
+     * each weight read from shared memory feeding that many; unset: 2 where the pair
+     * kernel is not used, where it measured faster (rollout N 2048: 3.46 against 4.14
+     * ms; N 4096: 5.38 against 8.30), 1 with it (N 1024: 2.52 against 2.96: at eight
+     * episodes per SM a step's latency, not shared-memory bandwidth, sets the time) */
     if (warp_episodes < 0)
-        warp_episodes = 1;
+        warp_episodes = pair ? 1 : 2;
+    /* FOXHUNT_LANE_OBSERVE_WARP=0|1: the lane mapping's step observation per thread or
+     * spread over the warp (FH_LANE_OBSERVE_WARP, default 1) */
+    int lane_observe_warp = 1;
+    if ((st = env_int("FOXHUNT_LANE_OBSERVE_WARP", 1, 0, 1, &lane_observe_warp, err)) != FH_OK)
+        return st;
     if (f->mapping == FH_ROLLOUT_WARP) {
         shape.unit_episodes = warp_episodes;
         shape.unit_floats *= warp_episodes;
@@ -459,7 +468,7 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     snprintf(per_lane_option, sizeof per_lane_option, "-DFH_LANE_PER_LANE=%d", per_lane);
     snprintf(warp_episodes_option, sizeof warp_episodes_option, "-DFH_WARP_EPISODES=%d",
              warp_episodes);
-    const char *options[5] = {"-lineinfo", per_lane_option};
+    const char *options[6] = {"-lineinfo", per_lane_option};
     int n_options = 2;
     if (with_clocks)
         options[n_options++] = "-DFH_ROLLOUT_CLOCKS=1";
@@ -467,6 +476,8 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         options[n_options++] = "-DFH_BLOCK_SHARED_BARRIERS=1";
     if (f->mapping == FH_ROLLOUT_WARP && warp_episodes != 1)
         options[n_options++] = warp_episodes_option;
+    if (f->mapping == FH_ROLLOUT_LANE && !lane_observe_warp)
+        options[n_options++] = "-DFH_LANE_OBSERVE_WARP=0";
     if ((st = fh_cuda_module_load(&f->module, &c->dev, FAST_KERNEL_FILE, options, n_options,
                                   err)) != FH_OK)
         return st;
