@@ -455,11 +455,7 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
      * episodes per SM a step's latency, not shared-memory bandwidth, sets the time) */
     if (warp_episodes < 0)
         warp_episodes = pair ? 1 : 2;
-    /* FOXHUNT_LANE_OBSERVE_WARP=0|1: the lane mapping's step observation per thread or
-     * spread over the warp (FH_LANE_OBSERVE_WARP, default 1) */
-    int lane_observe_warp = 1;
-    if ((st = env_int("FOXHUNT_LANE_OBSERVE_WARP", 1, 0, 1, &lane_observe_warp, err)) != FH_OK)
-        return st;
+
     if (f->mapping == FH_ROLLOUT_WARP) {
         shape.unit_episodes = warp_episodes;
         shape.unit_floats *= warp_episodes;
@@ -468,7 +464,7 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     snprintf(per_lane_option, sizeof per_lane_option, "-DFH_LANE_PER_LANE=%d", per_lane);
     snprintf(warp_episodes_option, sizeof warp_episodes_option, "-DFH_WARP_EPISODES=%d",
              warp_episodes);
-    const char *options[6] = {"-lineinfo", per_lane_option};
+    const char *options[5] = {"-lineinfo", per_lane_option};
     int n_options = 2;
     if (with_clocks)
         options[n_options++] = "-DFH_ROLLOUT_CLOCKS=1";
@@ -476,8 +472,6 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         options[n_options++] = "-DFH_BLOCK_SHARED_BARRIERS=1";
     if (f->mapping == FH_ROLLOUT_WARP && warp_episodes != 1)
         options[n_options++] = warp_episodes_option;
-    if (f->mapping == FH_ROLLOUT_LANE && !lane_observe_warp)
-        options[n_options++] = "-DFH_LANE_OBSERVE_WARP=0";
     if ((st = fh_cuda_module_load(&f->module, &c->dev, FAST_KERNEL_FILE, options, n_options,
                                   err)) != FH_OK)
         return st;

@@ -65,13 +65,11 @@ static void test_compiles_to_ptx(void)
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         /* as the reference collector, as the fast path, the fast path's clock build, its
-         * racecheck build, its build with two episodes per warp and the lane mapping's
-         * per-thread observation */
+         * racecheck build and its build with two episodes per warp */
         const char *const opts_variants[][2] = {{"--fmad=false", "-lineinfo"}, {"-lineinfo", NULL},
                                                 {"-lineinfo", "-DFH_ROLLOUT_CLOCKS=1"},
                                                 {"-lineinfo", "-DFH_BLOCK_SHARED_BARRIERS=1"},
-                                                {"-lineinfo", "-DFH_WARP_EPISODES=2"},
-                                                {"-lineinfo", "-DFH_LANE_OBSERVE_WARP=0"}};
+                                                {"-lineinfo", "-DFH_WARP_EPISODES=2"}};
         for (size_t v = 0; v < sizeof opts_variants / sizeof opts_variants[0]; v++) {
             fh_nvrtc_output out;
             fh_error err;

@@ -102,11 +102,8 @@
 #define FH_LANE_GROUP_THREADS (FH_LANE_GROUP_WARPS * FH_WARP)
 #define FH_LANE_GROUPS (FH_LANE_BLOCK_EPISODES / FH_LANE_GROUP_EPISODES)
 #define FH_LANE_BLOCK_THREADS (FH_LANE_GROUPS * FH_LANE_GROUP_THREADS)
-/* the state's k stride: one more than the group's episodes, so that a warp writing one
- * episode's features (lane_observe_warp) hits 32 banks */
-#define FH_LANE_STATE_STRIDE (FH_LANE_GROUP_EPISODES + 1)
 #define FH_LANE_SM_STATE 0
-#define FH_LANE_SM_H1 (FH_STATE_DIM * FH_LANE_STATE_STRIDE)
+#define FH_LANE_SM_H1 (FH_STATE_DIM * FH_LANE_GROUP_EPISODES)
 #define FH_LANE_SM_H2 (FH_LANE_SM_H1 + FH_ACTOR_H1 * FH_LANE_GROUP_EPISODES)
 #define FH_LANE_SM_DIV (FH_LANE_SM_H2 + FH_ACTOR_H2 * FH_LANE_GROUP_EPISODES)
 #define FH_LANE_SM_DIV_FLOATS 42 /* one fh_diversity (168 B, a multiple of 8) per episode */
@@ -991,15 +988,14 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
     }
 }
 
-/* One dense layer for a group's episodes: y[o][e] = act(b[o] + sum_k wT[k][o] x[k][e])
- * (x's rows x_stride apart, y's FH_LANE_GROUP_EPISODES),
+/* One dense layer for a group's episodes: y[o][e] = act(b[o] + sum_k wT[k][o] x[k][e]),
  * summed in the reference's order (bias, then k ascending). Warp w of the group takes
  * output blocks w, w + 4, ... of 16 outputs; lane j the episodes j + 32 e, so each
  * weight read from shared memory (a broadcast; a float4 costs four of its cycles)
  * feeds 32 x FH_LANE_PER_LANE multiply-adds, accumulated in registers. */
-__device__ __forceinline__ void lane_dense(float *y, const float *x, int x_stride,
-                                           const float *wT, const float *b, int n_in, int n_out,
-                                           int w_stride, int relu, int warp, int lane)
+__device__ __forceinline__ void lane_dense(float *y, const float *x, const float *wT,
+                                           const float *b, int n_in, int n_out, int w_stride,
+                                           int relu, int warp, int lane)
 {
     for (int o0 = warp * FH_LANE_OUT_BLOCK; o0 < n_out;
          o0 += FH_LANE_GROUP_WARPS * FH_LANE_OUT_BLOCK) {
@@ -1016,7 +1012,7 @@ __device__ __forceinline__ void lane_dense(float *y, const float *x, int x_strid
             float xe[FH_LANE_PER_LANE];
 #pragma unroll
             for (int e = 0; e < FH_LANE_PER_LANE; e++)
-                xe[e] = x[k * x_stride + e * FH_WARP + lane];
+                xe[e] = x[k * FH_LANE_GROUP_EPISODES + e * FH_WARP + lane];
             const float4 *wr = (const float4 *)(wT + k * w_stride + o0);
 #pragma unroll
             for (int q = 0; q < FH_LANE_OUT_BLOCK / 4; q++) {
@@ -1041,9 +1037,9 @@ __device__ __forceinline__ void lane_dense(float *y, const float *x, int x_strid
 
 /* One thread's observation of its episode (the features of ep->bar and the portfolio
  * features) into column `col` of the group's k-major state and (row-major) into dst
- * unless dst is NULL (a thread past N): 51 scattered loads and 54 scattered stores per
- * thread, kept for the rare final observations and s_L. (Not a select between dst and
- * a local dummy row: with that, NVVM (CUDA 13.0) emitted no global stores at all.) */
+ * unless dst is NULL (a thread past N). No prefetch: at the N this mapping serves,
+ * other warps hide the loads. (Not a select between dst and a local dummy row: with
+ * that, NVVM (CUDA 13.0) emitted no global stores at all.) */
 __device__ __forceinline__ void lane_observe(float *dst, float *sm_state, const fh_env_config *cfg,
                                              const fh_env_market *m, const fh_episode_state *ep,
                                              int col)
@@ -1052,56 +1048,13 @@ __device__ __forceinline__ void lane_observe(float *dst, float *sm_state, const 
     env_observe(cfg, m, ep, obs);
 #pragma unroll
     for (int j = 0; j < FH_STATE_DIM; j++)
-        sm_state[j * FH_LANE_STATE_STRIDE + col] = obs[j];
+        sm_state[j * FH_LANE_GROUP_EPISODES + col] = obs[j];
     if (dst) {
 #pragma unroll
         for (int j = 0; j < FH_STATE_DIM; j++)
             dst[j] = obs[j];
     }
 }
-
-/* Warp-wide, the step's observation of the warp's 32 episodes (lane j's in state column
- * col - lane + j; its critic row `row`, -1 for a thread past N): each thread's
- * portfolio features, then the market features one episode at a time, spread over the
- * lanes, so loads and stores are coalesced. Per thread (lane_observe), each of the 51
- * loads and 54 stores touched 32 rows: the observation took 14,000 of a step's 66,600
- * cycles at N 16384 (docs/BENCHMARKS.md). */
-__device__ __forceinline__ void lane_observe_warp(float *critic_in, int in_stride, long long row,
-                                                  float *sm_state, const fh_env_config *cfg,
-                                                  const fh_env_market *m,
-                                                  const fh_episode_state *ep, int col, int lane)
-{
-    float pf[FH_N_PORTFOLIO_FEATURES];
-    env_portfolio_features(cfg, m, ep, pf);
-#pragma unroll
-    for (int j = 0; j < FH_N_PORTFOLIO_FEATURES; j++) {
-        sm_state[(FH_N_MARKET_FEATURES + j) * FH_LANE_STATE_STRIDE + col] = pf[j];
-        if (row >= 0)
-            critic_in[row * in_stride + FH_N_MARKET_FEATURES + j] = pf[j];
-    }
-    int bar = ep->bar, col0 = col - lane, second = lane + FH_WARP < FH_N_MARKET_FEATURES;
-#pragma unroll 4
-    for (int e = 0; e < FH_WARP; e++) {
-        int b = __shfl_sync(FH_FULL_MASK, bar, e);
-        long long r = __shfl_sync(FH_FULL_MASK, row, e);
-        const float *f = m->features + (long long)b * FH_N_MARKET_FEATURES;
-        float v0 = f[lane], v1 = second ? f[lane + FH_WARP] : 0.0f;
-        sm_state[lane * FH_LANE_STATE_STRIDE + col0 + e] = v0;
-        if (second)
-            sm_state[(lane + FH_WARP) * FH_LANE_STATE_STRIDE + col0 + e] = v1;
-        if (r >= 0) {
-            critic_in[r * in_stride + lane] = v0;
-            if (second)
-                critic_in[r * in_stride + lane + FH_WARP] = v1;
-        }
-    }
-}
-
-/* The lane mapping's step observation: warp-wide (1, default) or per thread (0; the
- * host's FOXHUNT_LANE_OBSERVE_WARP, for side-by-side timing) */
-#ifndef FH_LANE_OBSERVE_WARP
-#define FH_LANE_OBSERVE_WARP 1
-#endif
 
 /* Phase 1, lane mapping (large N: the SMs' throughput, not a step's latency, sets the
  * time). One thread per episode, as in the design note's kernel, for observing,
@@ -1150,13 +1103,8 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
         int bar = 0;
         float u = 0.0f;
         if (steps_env) {
-#if FH_LANE_OBSERVE_WARP
-            lane_observe_warp(critic_in, in_stride, active ? i : -1, state, &cfg, &market, &ep,
-                              gt, lane);
-#else
             lane_observe(active ? critic_in + i * in_stride : NULL, state, &cfg, &market, &ep,
                          gt);
-#endif
             if (active && fast_segment_ends(seg_done, t, seg_steps, n_steps)) {
                 out.bars[i] = ep.bar; /* ahead of fast_store_step, for the factored layer */
                 __threadfence();
@@ -1167,15 +1115,15 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
         }
         episode_barrier(barrier_id, FH_LANE_GROUP_THREADS);
         FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
-        lane_dense(h1, state, FH_LANE_STATE_STRIDE, w + FH_FAST_SM_W0, w + FH_FAST_SM_B0,
-                   FH_STATE_DIM, FH_ACTOR_H1, FH_ACTOR_H1, 1, warp, lane);
+        lane_dense(h1, state, w + FH_FAST_SM_W0, w + FH_FAST_SM_B0, FH_STATE_DIM, FH_ACTOR_H1,
+                   FH_ACTOR_H1, 1, warp, lane);
         episode_barrier(barrier_id, FH_LANE_GROUP_THREADS);
-        lane_dense(h2, h1, FH_LANE_GROUP_EPISODES, w + FH_FAST_SM_W1, w + FH_FAST_SM_B1,
-                   FH_ACTOR_H1, FH_ACTOR_H2, FH_ACTOR_H2, 1, warp, lane);
+        lane_dense(h2, h1, w + FH_FAST_SM_W1, w + FH_FAST_SM_B1, FH_ACTOR_H1, FH_ACTOR_H2,
+                   FH_ACTOR_H2, 1, warp, lane);
         episode_barrier(barrier_id, FH_LANE_GROUP_THREADS);
         float *logits_sm = h1; /* h1 is spent */
-        lane_dense(logits_sm, h2, FH_LANE_GROUP_EPISODES, w + FH_FAST_SM_W2, w + FH_FAST_SM_B2,
-                   FH_ACTOR_H2, FH_FAST_OUT_PAD, FH_FAST_OUT_PAD, 0, warp, lane);
+        lane_dense(logits_sm, h2, w + FH_FAST_SM_W2, w + FH_FAST_SM_B2, FH_ACTOR_H2,
+                   FH_FAST_OUT_PAD, FH_FAST_OUT_PAD, 0, warp, lane);
         episode_barrier(barrier_id, FH_LANE_GROUP_THREADS);
         FH_CLOCK_MARK(FH_CLOCK_ACTOR);
         if (!steps_env)
