@@ -443,7 +443,7 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         (st = env_int("FOXHUNT_ROLLOUT_OVERLAP", 0, 0, 1, &overlap_env, err)) != FH_OK ||
         (st = env_int("FOXHUNT_WARP_EPISODES", -1, 1, 2, &warp_episodes, err)) != FH_OK)
         return st;
-    if (warp_book < 0) /* and not with the overlap, which packs 16 warp episodes a block */
+    if (warp_book < 0) /* and not with the overlap, which packs 16 warps a block */
         warp_book = N <= FH_WARP_BOOK_MAX_EPISODES_PER_SM * c->dev.sm_count && !overlap_env;
     int pair = f->mapping == FH_ROLLOUT_WARP && warp_book;
     if (pair)
@@ -472,6 +472,20 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         options[n_options++] = "-DFH_BLOCK_SHARED_BARRIERS=1";
     if (f->mapping == FH_ROLLOUT_WARP && warp_episodes != 1)
         options[n_options++] = warp_episodes_option;
+    /* Diagnostics (docs/BENCHMARKS.md): FOXHUNT_ROLLOUT_OVERLAP=1 turns on the overlap of
+     * the critic with the rollout (default 0: off); FOXHUNT_OVERLAP_SEGMENTS sets
+     * its time segments, FOXHUNT_OVERLAP_EXCLUSIVE=0 lets GEMM blocks share the rollout's
+     * SMs; FOXHUNT_ROLLOUT_UNITS_PER_BLOCK packs that many units (warps, episodes of the
+     * block mapping) into a block (0: chosen from N). */
+    int segments_env = FH_OVERLAP_SEGMENTS, per_block_env = 0, exclusive = 1;
+    if ((st = env_int("FOXHUNT_OVERLAP_EXCLUSIVE", 1, 0, 1, &exclusive, err)) != FH_OK ||
+        (st = env_int("FOXHUNT_OVERLAP_SEGMENTS", FH_OVERLAP_SEGMENTS, 1, 256, &segments_env,
+                      err)) != FH_OK ||
+        (st = env_int("FOXHUNT_ROLLOUT_UNITS_PER_BLOCK", 0, 0, shape.max_units, &per_block_env,
+                      err)) != FH_OK)
+        return st;
+
+    /* the launch settings read and checked: the module (compiled, or from the cache) */
     if ((st = fh_cuda_module_load(&f->module, &c->dev, FAST_KERNEL_FILE, options, n_options,
                                   err)) != FH_OK)
         return st;
@@ -485,19 +499,6 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
         if ((st = fh_cuda_module_kernel(&f->module, entries[i].name, entries[i].k, err)) != FH_OK)
             return st;
-
-    /* Diagnostics (docs/BENCHMARKS.md): FOXHUNT_ROLLOUT_OVERLAP=1 turns on the overlap of
-     * the critic with the rollout (default 0: off); FOXHUNT_OVERLAP_SEGMENTS sets
-     * its time segments, FOXHUNT_OVERLAP_EXCLUSIVE=0 lets GEMM blocks share the rollout's
-     * SMs; FOXHUNT_ROLLOUT_UNITS_PER_BLOCK packs that many units (warps, episodes of the
-     * block mapping) into a block (0: chosen from N). */
-    int segments_env = FH_OVERLAP_SEGMENTS, per_block_env = 0, exclusive = 1;
-    if ((st = env_int("FOXHUNT_OVERLAP_EXCLUSIVE", 1, 0, 1, &exclusive, err)) != FH_OK ||
-        (st = env_int("FOXHUNT_OVERLAP_SEGMENTS", FH_OVERLAP_SEGMENTS, 1, 256, &segments_env,
-                      err)) != FH_OK ||
-        (st = env_int("FOXHUNT_ROLLOUT_UNITS_PER_BLOCK", 0, 0, shape.max_units, &per_block_env,
-                      err)) != FH_OK)
-        return st;
 
     /* Launch shape from the device: spread the units over the SMs first, then pack them
      * into a block, where they share its copy of the actor. With the overlap on SMs of

@@ -156,6 +156,16 @@ typedef struct {
 #define FH_CLOCK_STORE(clocks, n, lane) do { } while (0)
 #endif
 
+/* acc + w * x per component (four fmaf, in x, y, z, w order) */
+__device__ __forceinline__ float4 fh_fma4(float4 w, float x, float4 acc)
+{
+    acc.x = fmaf(w.x, x, acc.x);
+    acc.y = fmaf(w.y, x, acc.y);
+    acc.z = fmaf(w.z, x, acc.z);
+    acc.w = fmaf(w.w, x, acc.w);
+    return acc;
+}
+
 /* The actor into shared memory, transposed and padded; every thread of the block helps. */
 __device__ __forceinline__ void fast_load_actor(float *w, const float *__restrict__ actor_w)
 {
@@ -257,15 +267,8 @@ __device__ __forceinline__ void fast_actor(float *l0, float *l1, const float *w,
 #pragma unroll
         for (int e = 0; e < E; e++) {
             const float *state = scratch + e * stride + FH_FAST_SM_STATE;
-            float x0 = state[k], x1 = state[k + 1];
-            even[e].x = fmaf(w0.x, x0, even[e].x);
-            even[e].y = fmaf(w0.y, x0, even[e].y);
-            even[e].z = fmaf(w0.z, x0, even[e].z);
-            even[e].w = fmaf(w0.w, x0, even[e].w);
-            odd[e].x = fmaf(w1.x, x1, odd[e].x);
-            odd[e].y = fmaf(w1.y, x1, odd[e].y);
-            odd[e].z = fmaf(w1.z, x1, odd[e].z);
-            odd[e].w = fmaf(w1.w, x1, odd[e].w);
+            even[e] = fh_fma4(w0, state[k], even[e]);
+            odd[e] = fh_fma4(w1, state[k + 1], odd[e]);
         }
     }
 #pragma unroll
@@ -607,19 +610,22 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
         if (done)
             ep->episodes_done++;
     }
-    int any_done = 0, was_done[E], next[E];
+    int any_done = 0, was_trunc[E], was_done[E], next[E];
 #pragma unroll
     for (int e = 0; e < E; e++) {
-        int trunc_e = __shfl_sync(FH_FULL_MASK, truncated, e);
+        was_trunc[e] = __shfl_sync(FH_FULL_MASK, truncated, e);
         was_done[e] = __shfl_sync(FH_FULL_MASK, done, e);
         next[e] = __shfl_sync(FH_FULL_MASK, next_bar, e);
         any_done |= was_done[e];
+    }
 #ifdef FH_ROLLOUT_CLOCKS
-        if (e == E - 1) { long long now_ = clock64(); clk_acc[FH_CLOCK_ENV] += now_ - *clk_last; *clk_last = now_; }
+    { long long now_ = clock64(); clk_acc[FH_CLOCK_ENV] += now_ - *clk_last; *clk_last = now_; }
 #endif
+#pragma unroll
+    for (int e = 0; e < E; e++) {
         if (next[e] != r[e].ahead)
             fast_load_bar(&r[e].g0, &r[e].g1, m, next[e], lane);
-        if (trunc_e && r[e].n_trunc < k_slots) {
+        if (was_trunc[e] && r[e].n_trunc < k_slots) {
             /* the final observation, before the reset: its value bootstraps the GAE */
             long long slot = (long long)n[e] * k_slots + r[e].n_trunc;
             fast_observe(critic_in + (NL + slot) * in_stride,
@@ -1280,14 +1286,8 @@ critic_layer0_factored_kernel(float *y, const float *__restrict__ proj,
                 continue;
             const float *s = states + r * in_stride + FH_N_MARKET_FEATURES;
 #pragma unroll
-            for (int k = 0; k < FH_N_PORTFOLIO_FEATURES; k++) {
-                float4 w = sm_w[k][q];
-                float sk = s[k];
-                v[u].x = fmaf(w.x, sk, v[u].x);
-                v[u].y = fmaf(w.y, sk, v[u].y);
-                v[u].z = fmaf(w.z, sk, v[u].z);
-                v[u].w = fmaf(w.w, sk, v[u].w);
-            }
+            for (int k = 0; k < FH_N_PORTFOLIO_FEATURES; k++)
+                v[u] = fh_fma4(sm_w[k][q], s[k], v[u]);
         }
 #pragma unroll
         for (int u = 0; u < FH_L0_ROWS_PER_THREAD; u++) {
