@@ -4,7 +4,9 @@
 # the device-code test, compute-sanitizer memcheck and racecheck on a small launch,
 # the collection benchmark, and a short training run on the GPU; a table last.
 #
-#   bash scripts/gpu-check.sh [STEP...]     (default: every step)
+#   bash scripts/gpu-check.sh [STEP...]     (default: every step; `part1` and `part2`
+#                                            stand for the default steps in two halves
+#                                            that each fit a 10-minute limit on an H200)
 #   steps: info cache parity parity_fast parity_map parity_fvr tf32 device_env memcheck racecheck synccheck
 #          bench bench_tf32 train learn; not in the default set: profile (ncu on the rollout
 #          kernel), clocks (the rollout's cycle counters per part of a step), overlap
@@ -14,8 +16,9 @@
 #
 # Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
 # logs under OUT (default /tmp/foxhunt-gpu-check), archived after every step into
-# OUT/0-logs.tar.gz. The default steps take about 10 minutes on an H200 (the learning
-# test about 3 of them): under a 10-minute limit per command, run `learn` on its own. Debian packages in .deps/ (cJSON,
+# OUT/0-logs.tar.gz. The default steps take about 15 minutes on an H200 (parity 2.5,
+# racecheck 4, the learning test 3.5 of them): under a 10-minute limit per command, run
+# `part1` and `part2` in two. Debian packages in .deps/ (cJSON,
 # inih, OpenBLAS; `apt-get download` them beside a prebuilt tree) are unpacked into
 # /opt/deps and put on the library path when the machine lacks them.
 set -uo pipefail
@@ -45,7 +48,11 @@ FH="$BUILD/foxhunt"
 # environment settings SETTINGS (joined by ',') — the pair kernel is the warp mapping's
 # choice at these N, FOXHUNT_WARP_BOOK=0 its plain kernel
 SANITIZE_KERNELS=${KERNELS:-FOXHUNT_WARP_EPISODES=1/block FOXHUNT_WARP_EPISODES=1/warp FOXHUNT_WARP_EPISODES=1/lane FOXHUNT_WARP_EPISODES=2/warp FOXHUNT_WARP_EPISODES=2,FOXHUNT_WARP_BOOK=0/warp}
-STEPS=${*:-info cache parity parity_fast parity_map parity_fvr tf32 device_env memcheck racecheck synccheck bench bench_tf32 train learn}
+PART1="info cache parity_fast parity_map parity_fvr tf32 device_env memcheck synccheck bench bench_tf32 train"
+PART2="info parity racecheck learn"
+STEPS=${*:-$PART1 parity racecheck learn}
+STEPS=${STEPS//part1/$PART1}
+STEPS=${STEPS//part2/$PART2}
 ROWS=()
 
 run_step() { # name, command...
@@ -83,7 +90,7 @@ for step in $STEPS; do
     # ppo_fast_kernels.cu and docs/BENCHMARKS.md say why)
     racecheck) run_step racecheck bash -c "for k in $SANITIZE_KERNELS; do echo \"== \$k\"; s=\${k%%/*}; env FOXHUNT_BLOCK_SHARED_BARRIERS=1 \${s//,/ } compute-sanitizer --tool racecheck --error-exitcode 9 $FH collect --device cuda --kernel fast/\${k#*/} --episodes 41 --steps 12 --out /tmp/fh-r.safetensors || exit 9; done" ;;
     bench) run_step bench "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel ${BENCH_KERNEL:-both} --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench.json" ;;
-    train) run_step train "$FH" train --device cuda --kernel ${KERNEL:-fast} ${TRAIN_FLAGS:-} --out /tmp/fh-gpu-train ;;
+    train) run_step train "$FH" train --device cuda --kernel ${KERNEL:-fast} ${TRAIN_FLAGS:---iterations 2} --out /tmp/fh-gpu-train ;;
     learn) run_step learn "$BUILD/tests/rl/test_learning" device=cuda ${LEARN_ARGS:-} ;;
     clocks) run_step clocks env FOXHUNT_ROLLOUT_CLOCKS=1 "$FH" bench --device cuda --episodes ${CLOCK_EPISODES:-128,1024} --steps 500 --kernel ${CLOCK_KERNEL:-fast/warp,fast/block} --repeats 3 --json "$OUT/clocks.json" ;;
     overlap) # the critic/rollout overlap against its variants, side by side (docs/BENCHMARKS.md)

@@ -542,7 +542,13 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     if (f->k_slots > L)
         f->k_slots = L;
     f->critic_rows = NL + (long long)N * f->k_slots + N;
-    f->chunk_rows = f->critic_rows < FH_FAST_CHUNK_ROWS ? f->critic_rows : FH_FAST_CHUNK_ROWS;
+    /* FOXHUNT_CRITIC_CHUNK_ROWS: rows per critic chunk (default FH_FAST_CHUNK_ROWS; more
+     * means fewer, larger matmuls and two (rows, 512) activation buffers of that size) */
+    int chunk_env = FH_FAST_CHUNK_ROWS;
+    if ((st = env_int("FOXHUNT_CRITIC_CHUNK_ROWS", FH_FAST_CHUNK_ROWS, 1 << 12, 1 << 24,
+                      &chunk_env, err)) != FH_OK)
+        return st;
+    f->chunk_rows = f->critic_rows < chunk_env ? f->critic_rows : chunk_env;
     /* every critic row's bar: the states' (written with the other per-step outputs),
      * then the final observations' and s_L's; 0 where a slot stays unused */
     CUDA_CHECK(cudaMalloc((void **)&c->out.bars, (size_t)f->critic_rows * sizeof(int)), err);
