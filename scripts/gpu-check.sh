@@ -71,6 +71,18 @@ run_step() { # name, command...
     mv "$OUT/0-logs.tar.gz.tmp" "$OUT/0-logs.tar.gz"
 }
 
+sanitize() { # TOOL EPISODES [VAR=VALUE...]: compute-sanitizer on each of SANITIZE_KERNELS
+  local tool=$1 episodes=$2 k settings
+  shift 2
+  for k in $SANITIZE_KERNELS; do
+    echo "== $k"
+    settings=${k%%/*}
+    env "$@" ${settings//,/ } compute-sanitizer --tool "$tool" --error-exitcode 9 "$FH" collect \
+      --device cuda --kernel "fast/${k#*/}" --episodes "$episodes" --steps 12 \
+      --out "/tmp/fh-$tool.safetensors" || return 9
+  done
+}
+
 for step in $STEPS; do
   case $step in
     info) run_step info bash -c "nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu --format=csv; $FH info" ;;
@@ -84,11 +96,11 @@ for step in $STEPS; do
     tf32) run_step tf32 "$BUILD/tests/cuda/test_gpu_parity" tf32 128 500 1 1024 500 1 16384 100 1 ;;
     bench_tf32) run_step bench_tf32 "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel fast --precision tf32 --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench_tf32.json" ;;
     device_env) run_step device_env "$BUILD/tests/env/test_nvrtc_common" ;;
-    memcheck) run_step memcheck bash -c "for k in $SANITIZE_KERNELS; do echo \"== \$k\"; s=\${k%%/*}; env \${s//,/ } compute-sanitizer --tool memcheck --error-exitcode 9 $FH collect --device cuda --kernel fast/\${k#*/} --episodes 41 --steps 12 --out /tmp/fh-m.safetensors || exit 9; done" ;;
-    synccheck) run_step synccheck bash -c "for k in $SANITIZE_KERNELS; do echo \"== \$k\"; s=\${k%%/*}; env \${s//,/ } compute-sanitizer --tool synccheck --error-exitcode 9 $FH collect --device cuda --kernel fast/\${k#*/} --episodes 301 --steps 12 --out /tmp/fh-s.safetensors || exit 9; done" ;;
+    memcheck) run_step memcheck sanitize memcheck 41 ;;
+    synccheck) run_step synccheck sanitize synccheck 301 ;;
     # racecheck: the block mapping in its racecheck build (FOXHUNT_BLOCK_SHARED_BARRIERS=1;
     # ppo_fast_kernels.cu and docs/BENCHMARKS.md say why)
-    racecheck) run_step racecheck bash -c "for k in $SANITIZE_KERNELS; do echo \"== \$k\"; s=\${k%%/*}; env FOXHUNT_BLOCK_SHARED_BARRIERS=1 \${s//,/ } compute-sanitizer --tool racecheck --error-exitcode 9 $FH collect --device cuda --kernel fast/\${k#*/} --episodes 41 --steps 12 --out /tmp/fh-r.safetensors || exit 9; done" ;;
+    racecheck) run_step racecheck sanitize racecheck 41 FOXHUNT_BLOCK_SHARED_BARRIERS=1 ;;
     bench) run_step bench "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel ${BENCH_KERNEL:-both} --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench.json" ;;
     train) run_step train "$FH" train --device cuda --kernel ${KERNEL:-fast} ${TRAIN_FLAGS:---iterations 2} --out /tmp/fh-gpu-train ;;
     learn) run_step learn "$BUILD/tests/rl/test_learning" device=cuda ${LEARN_ARGS:-} ;;
