@@ -23,6 +23,7 @@
  * projection table takes at most L0_SLICE_BYTES (about half an H200's L2: each half of
  * the L2 serves its own SMs), 1, 2 or 4 slices */
 #define L0_SLICE_BYTES (16u << 20)
+#define L0_BLOCKS_PER_SM 16 /* the factored first layer's grid, per SM, run alone */
 #define CURIOSITY_BLOCKS_PER_SM 3 /* as many as its 157 registers a thread let fit */
 /* The factored first critic layer pays in fp32 when the market has fewer bars than the
  * critic has rows to value (the projection costs a layer-0 matmul over the bars); its
@@ -42,6 +43,13 @@
 #define FH_CRITIC_IN_STRIDE 56
 /* overlap: time segments of the rollout whose critic runs beside it */
 #define FH_OVERLAP_SEGMENTS 8
+/* pipeline: rows of the critic's first chunk (its first layer is the only one not run
+ * beside a matmul), and the growth of the next ones up to chunk_rows */
+#define PIPELINE_FIRST_ROWS (1 << 17)
+#define PIPELINE_GROWTH 4
+/* pipeline: the factored first layer's blocks per SM (default; it is bound by its
+ * writes, and fewer blocks leave room for the matmuls' beside them) */
+#define PIPELINE_L0_BLOCKS_PER_SM 2
 
 _Static_assert(sizeof(fh_diversity) <= FH_FAST_SM_DIV_FLOATS * sizeof(float) &&
                    sizeof(fh_diversity) <= FH_LANE_SM_DIV_FLOATS * sizeof(float) &&
@@ -111,6 +119,24 @@ static fh_status env_int(const char *name, int dflt, int lo, int hi, int *out, f
 static size_t rollout_smem_bytes(const rollout_shape *shape, int units)
 {
     return (size_t)(FH_FAST_SM_WEIGHTS + units * shape->unit_floats) * sizeof(float);
+}
+
+/* The pipeline's row chunks over `rows`: the first `first` rows, then each chunk
+ * PIPELINE_GROWTH times the last, at most `cap`; their offsets into begin (n + 1 of
+ * them) when begin is not NULL. Returns n. */
+static int chunk_schedule(long long rows, long long first, long long cap, long long *begin)
+{
+    int n = 0;
+    long long size = first < cap ? first : cap;
+    for (long long r = 0; r < rows; n++) {
+        if (begin)
+            begin[n] = r;
+        r += size < rows - r ? size : rows - r;
+        size = size * PIPELINE_GROWTH < cap ? size * PIPELINE_GROWTH : cap;
+    }
+    if (begin)
+        begin[n] = rows;
+    return n;
 }
 
 static unsigned elementwise_grid(const fh_gpu_ppo_collector *c, long long total)
@@ -339,6 +365,14 @@ void fh_fast_path_free(fh_gpu_ppo_collector *c)
     cudaFree(f->seg_bars);
     cudaFree(f->market_in);
     cudaFree(f->market_proj);
+    cudaFree(f->h0);
+    for (int k = 0; f->ev_chunk && k < f->n_chunks; k++)
+        if (f->ev_chunk[k])
+            cudaEventDestroy(f->ev_chunk[k]);
+    free(f->ev_chunk);
+    free(f->chunk_begin);
+    if (f->ev_rollout)
+        cudaEventDestroy(f->ev_rollout);
     if (f->ev_fork)
         cudaEventDestroy(f->ev_fork);
     if (f->ev_join)
@@ -353,7 +387,8 @@ void fh_fast_path_free(fh_gpu_ppo_collector *c)
 }
 
 static fh_status critic_chain(fh_gpu_ppo_collector *c, cudaStream_t stream, const float *x,
-                              const int *bars, long long rows, float *values, fh_error *err);
+                              const int *bars, long long rows, float *values, int first_layer,
+                              fh_error *err);
 static fh_status market_projection(fh_gpu_ppo_collector *c, cudaStream_t stream, fh_error *err);
 
 /* Every matmul shape a collection uses, run once outside a graph so that dense() tunes
@@ -374,6 +409,18 @@ static fh_status tune_gemms(fh_gpu_ppo_collector *c, fh_error *err)
     fh_status st;
     if (f->factor && (st = market_projection(c, c->stream, err)) != FH_OK)
         return st;
+    if (f->pipeline) { /* each chunk of the schedule (sizes repeat only at the end) */
+        for (int k = 0; k < f->n_chunks; k++) {
+            long long r0 = f->chunk_begin[k], rows = f->chunk_begin[k + 1] - r0;
+            if ((st = critic_chain(c, c->stream,
+                                   f->factor ? f->h0 + r0 * FH_CRITIC_H1
+                                             : f->critic_in + r0 * f->in_stride,
+                                   c->out.bars + r0, rows, f->values_all + r0, f->factor,
+                                   err)) != FH_OK)
+                return st;
+        }
+        sizes[0] = sizes[1] = 0;
+    }
     for (int i = 0; i < 4; i++) {
         if (sizes[i] == 0)
             continue;
@@ -383,7 +430,7 @@ static fh_status tune_gemms(fh_gpu_ppo_collector *c, fh_error *err)
         long long r0 = f->overlap && !seg ? NL : 0;
         if ((st = critic_chain(c, c->stream, seg ? f->seg_in : f->critic_in + r0 * f->in_stride,
                                seg ? f->seg_bars : c->out.bars + r0, sizes[i],
-                               seg ? f->seg_values : f->values_all + r0, err)) != FH_OK)
+                               seg ? f->seg_values : f->values_all + r0, 0, err)) != FH_OK)
             return st;
     }
     CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
@@ -584,6 +631,36 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         if (slices_env)
             f->l0_slices = slices_env;
     }
+    /* The pipeline: FOXHUNT_CRITIC_PIPELINE=1 always (not with the overlap: they share the
+     * side stream), 0 never, unset: where it pays (docs/BENCHMARKS.md);
+     * FOXHUNT_CRITIC_PIPELINE_FIRST: the rows of its first chunk. */
+    int pipeline_env = -1, first_rows = PIPELINE_FIRST_ROWS;
+    if ((st = env_int("FOXHUNT_CRITIC_PIPELINE", -1, 0, 1, &pipeline_env, err)) != FH_OK ||
+        (st = env_int("FOXHUNT_CRITIC_PIPELINE_FIRST", PIPELINE_FIRST_ROWS, 1 << 12, 1 << 24,
+                      &first_rows, err)) != FH_OK)
+        return st;
+    if (pipeline_env == 1 && f->overlap)
+        return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_CRITIC_PIPELINE=1 with "
+                            "FOXHUNT_ROLLOUT_OVERLAP=1: both use the side stream; set only one");
+    f->pipeline = pipeline_env >= 0 ? pipeline_env : 0;
+    if ((st = env_int("FOXHUNT_PIPELINE_L0_BLOCKS", PIPELINE_L0_BLOCKS_PER_SM, 1, 16,
+                      &f->l0_blocks_per_sm, err)) != FH_OK)
+        return st;
+    if (f->pipeline) {
+        f->n_chunks = chunk_schedule(f->critic_rows, first_rows, f->chunk_rows, NULL);
+        f->chunk_begin = malloc((size_t)(f->n_chunks + 1) * sizeof *f->chunk_begin);
+        f->ev_chunk = calloc((size_t)f->n_chunks, sizeof *f->ev_chunk);
+        if (!f->chunk_begin || !f->ev_chunk)
+            return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of host memory", __FILE__,
+                                __LINE__);
+        chunk_schedule(f->critic_rows, first_rows, f->chunk_rows, f->chunk_begin);
+        for (int k = 0; k < f->n_chunks; k++)
+            CUDA_CHECK(cudaEventCreateWithFlags(&f->ev_chunk[k], cudaEventDisableTiming), err);
+        CUDA_CHECK(cudaEventCreateWithFlags(&f->ev_rollout, cudaEventDisableTiming), err);
+        if (f->factor)
+            CUDA_CHECK(cudaMalloc((void **)&f->h0,
+                                  (size_t)f->critic_rows * FH_CRITIC_H1 * sizeof(float)), err);
+    }
     size_t in_bytes = (size_t)f->critic_rows * f->in_stride * sizeof(float);
     CUDA_CHECK(cudaMalloc((void **)&f->critic_in, in_bytes), err);
     CUDA_CHECK(cudaMemsetAsync(f->critic_in, 0, in_bytes, c->stream), err); /* padding stays 0 */
@@ -594,8 +671,9 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     }
     CUDA_CHECK(cudaMalloc((void **)&f->values_all, (size_t)f->critic_rows * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&f->trunc_step, (size_t)N * f->k_slots * sizeof(int)), err);
-    CUDA_CHECK(cudaMalloc((void **)&f->act_a, (size_t)f->chunk_rows * FH_CRITIC_H1 * sizeof(float)), err);
-    CUDA_CHECK(cudaMalloc((void **)&f->act_b, (size_t)f->chunk_rows * FH_CRITIC_H1 * sizeof(float)), err);
+    size_t act_bytes = (size_t)f->chunk_rows * (f->h0 ? FH_CRITIC_H2 : FH_CRITIC_H1) * sizeof(float);
+    CUDA_CHECK(cudaMalloc((void **)&f->act_a, act_bytes), err);
+    CUDA_CHECK(cudaMalloc((void **)&f->act_b, act_bytes), err);
     CUDA_CHECK(cudaMalloc(&f->blas_workspace, BLAS_WORKSPACE_BYTES), err);
     if (f->overlap) {
         /* equal time segments, each at most one GEMM chunk of rows */
@@ -608,6 +686,8 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         CUDA_CHECK(cudaMalloc((void **)&f->seg_in, (size_t)seg_rows * f->in_stride * sizeof(float)), err);
         CUDA_CHECK(cudaMalloc((void **)&f->seg_values, (size_t)seg_rows * sizeof(float)), err);
         CUDA_CHECK(cudaMalloc((void **)&f->seg_bars, (size_t)seg_rows * sizeof(int)), err);
+    }
+    if (f->overlap || f->pipeline) {
         CUDA_CHECK(cudaStreamCreateWithFlags(&f->side, cudaStreamNonBlocking), err);
         CUDA_CHECK(cudaEventCreateWithFlags(&f->ev_fork, cudaEventDisableTiming), err);
         CUDA_CHECK(cudaEventCreateWithFlags(&f->ev_join, cudaEventDisableTiming), err);
@@ -648,7 +728,7 @@ static fh_status market_projection(fh_gpu_ppo_collector *c, cudaStream_t stream,
  * into y for `rows` (<= chunk_rows) rows x at bars `bars`: one launch per column slice. */
 static fh_status critic_layer0_factored(fh_gpu_ppo_collector *c, cudaStream_t stream, float *y,
                                         const float *x, const int *bars, long long rows,
-                                        fh_error *err)
+                                        int blocks_per_sm, fh_error *err)
 {
     fh_fast_path *f = &c->fast;
     const float *w0 = c->weights.critic + FH_CRITIC_OFF_W0;
@@ -657,7 +737,7 @@ static fh_status critic_layer0_factored(fh_gpu_ppo_collector *c, cudaStream_t st
     int cols = FH_CRITIC_H1 / f->l0_slices;
     long long rows_per_block = (long long)FH_L0_THREADS / (cols / 4) * FH_L0_ROWS_PER_THREAD;
     long long blocks = (rows + rows_per_block - 1) / rows_per_block;
-    long long cap = (long long)c->dev.sm_count * 16;
+    long long cap = (long long)c->dev.sm_count * blocks_per_sm;
     for (int col0 = 0; col0 < FH_CRITIC_H1; col0 += cols) {
         void *args[] = {&y, &f->market_proj, &bars, &x, &f->in_stride, &w0, &w0_stride,
                         &b0, &n_bars, &rows, &col0, &cols};
@@ -669,19 +749,23 @@ static fh_status critic_layer0_factored(fh_gpu_ppo_collector *c, cudaStream_t st
     return FH_OK;
 }
 
-/* The critic's six layers over `rows` (<= chunk_rows) input rows x, in_stride floats
- * apart, at bars `bars`, into values, on `stream`. The first layer is the factored
- * kernel when f->factor (the market projection made this collection), else a matmul. */
+/* The critic's layers from first_layer (0 or 1) over `rows` (<= chunk_rows) input rows
+ * x at bars `bars`, into values, on `stream`. From layer 0, x is critic input rows
+ * (in_stride floats apart) and the first layer is the factored kernel when f->factor
+ * (the market projection made this collection), else a matmul; from layer 1, x is the
+ * first layer's output (512 floats a row, the pipeline's h0). */
 static fh_status critic_chain(fh_gpu_ppo_collector *c, cudaStream_t stream, const float *x,
-                              const int *bars, long long rows, float *values, fh_error *err)
+                              const int *bars, long long rows, float *values, int first_layer,
+                              fh_error *err)
 {
     fh_fast_path *f = &c->fast;
-    for (int l = 0; l < FH_CRITIC_N_LAYERS; l++) {
+    for (int l = first_layer; l < FH_CRITIC_N_LAYERS; l++) {
         int last = l == FH_CRITIC_N_LAYERS - 1;
         float *y = last ? values : (l % 2 == 0 ? f->act_a : f->act_b);
         fh_status st;
         if (l == 0 && f->factor) {
-            if ((st = critic_layer0_factored(c, stream, y, x, bars, rows, err)) != FH_OK)
+            if ((st = critic_layer0_factored(c, stream, y, x, bars, rows, L0_BLOCKS_PER_SM,
+                                             err)) != FH_OK)
                 return st;
             x = y;
             continue;
@@ -706,7 +790,7 @@ static fh_status critic_rows(fh_gpu_ppo_collector *c, long long r_begin, long lo
     for (long long r0 = r_begin; r0 < r_end; r0 += f->chunk_rows) {
         long long rows = r_end - r0 < f->chunk_rows ? r_end - r0 : f->chunk_rows;
         fh_status st = critic_chain(c, c->stream, f->critic_in + r0 * f->in_stride,
-                                    c->out.bars + r0, rows, f->values_all + r0, err);
+                                    c->out.bars + r0, rows, f->values_all + r0, 0, err);
         if (st != FH_OK)
             return st;
     }
@@ -735,13 +819,30 @@ static fh_status side_segments(fh_gpu_ppo_collector *c, fh_error *err)
         if ((st = launch_on(f->side, f->seg_wait, 1, 32, 0, w_args, err)) != FH_OK ||
             (st = launch_on(f->side, f->seg_gather, elementwise_grid(c, rows * f->in_stride),
                             ELEMENTWISE_BLOCK, 0, g_args, err)) != FH_OK ||
-            (st = critic_chain(c, f->side, f->seg_in, f->seg_bars, rows, f->seg_values,
+            (st = critic_chain(c, f->side, f->seg_in, f->seg_bars, rows, f->seg_values, 0,
                                err)) != FH_OK ||
             (st = launch_on(f->side, f->seg_scatter, elementwise_grid(c, rows), ELEMENTWISE_BLOCK,
                             0, s_args, err)) != FH_OK)
             return st;
     }
     return FH_OK;
+}
+
+/* The curiosity model over the N*L transitions, its bonus added to the rewards, on
+ * `stream`: one fused kernel in fp32 whatever the precision (it is latency- and
+ * FMA-bound, not a matmul: two matmuls and two element-wise passes took 0.35 ms at
+ * N 1024). */
+static fh_status curiosity(fh_gpu_ppo_collector *c, cudaStream_t stream, fh_error *err)
+{
+    fh_fast_path *f = &c->fast;
+    long long NL = (long long)c->n_episodes * c->n_steps;
+    void *args[] = {&c->out.rewards, &f->critic_in, &f->in_stride, &c->out.actions,
+                    &c->out.exposures, &c->out.bars, &c->weights.curiosity, &c->cfg,
+                    &c->d_market, &NL};
+    long long blocks = (NL + FH_CUR_THREADS - 1) / FH_CUR_THREADS;
+    long long cap = (long long)c->dev.sm_count * CURIOSITY_BLOCKS_PER_SM;
+    return launch_on(stream, f->cur_fused, (unsigned)(blocks < cap ? blocks : cap),
+                     FH_CUR_THREADS, 0, args, err);
 }
 
 /* Phase 2 after the rollout: the critic over the rows the side stream did not value
@@ -756,16 +857,47 @@ static fh_status batched_networks(fh_gpu_ppo_collector *c, fh_error *err)
         return st;
     if ((st = critic_rows(c, f->overlap ? NL : 0, f->critic_rows, err)) != FH_OK)
         return st;
-    /* the curiosity model, one fused kernel in fp32 whatever the precision: it is
-     * latency- and FMA-bound, not a matmul (two matmuls and two element-wise passes
-     * took 0.35 ms at N 1024) */
-    void *args[] = {&c->out.rewards, &f->critic_in, &f->in_stride, &c->out.actions,
-                    &c->out.exposures, &c->out.bars, &c->weights.curiosity, &c->cfg,
-                    &c->d_market, &NL};
-    long long blocks = (NL + FH_CUR_THREADS - 1) / FH_CUR_THREADS;
-    long long cap = (long long)c->dev.sm_count * CURIOSITY_BLOCKS_PER_SM;
-    return launch(c, f->cur_fused, (unsigned)(blocks < cap ? blocks : cap), FH_CUR_THREADS, 0,
-                  args, err);
+    return curiosity(c, c->stream, err);
+}
+
+/* The pipeline's networks after the rollout (the side stream forked before it, and the
+ * market projection ran there): on the side stream each chunk's factored first layer
+ * into h0, then the curiosity model; on c->stream each chunk's other layers once its
+ * first is written, so that the first layer's writes and the curiosity model run beside
+ * the matmuls; then c->stream joins the side stream. Without the factor the side
+ * stream runs the curiosity model only. */
+static fh_status pipelined_networks(fh_gpu_ppo_collector *c, fh_error *err)
+{
+    fh_fast_path *f = &c->fast;
+    fh_status st;
+    CUDA_CHECK(cudaEventRecord(f->ev_rollout, c->stream), err);
+    CUDA_CHECK(cudaStreamWaitEvent(f->side, f->ev_rollout, 0), err);
+    for (int k = 0; f->factor && k < f->n_chunks; k++) {
+        long long r0 = f->chunk_begin[k], rows = f->chunk_begin[k + 1] - r0;
+        if ((st = critic_layer0_factored(c, f->side, f->h0 + r0 * FH_CRITIC_H1,
+                                         f->critic_in + r0 * f->in_stride, c->out.bars + r0,
+                                         rows, f->l0_blocks_per_sm, err)) != FH_OK)
+            return st;
+        CUDA_CHECK(cudaEventRecord(f->ev_chunk[k], f->side), err);
+    }
+    if ((st = curiosity(c, f->side, err)) != FH_OK)
+        return st;
+    CUDA_CHECK(cudaEventRecord(f->ev_join, f->side), err);
+    for (int k = 0; k < f->n_chunks; k++) {
+        long long r0 = f->chunk_begin[k], rows = f->chunk_begin[k + 1] - r0;
+        if (f->factor)
+            CUDA_CHECK(cudaStreamWaitEvent(c->stream, f->ev_chunk[k], 0), err);
+        if ((st = critic_chain(c, c->stream,
+                               f->factor ? f->h0 + r0 * FH_CRITIC_H1
+                                         : f->critic_in + r0 * f->in_stride,
+                               c->out.bars + r0, rows, f->values_all + r0, f->factor, err)) !=
+            FH_OK)
+            return st;
+    }
+    CUDA_CHECK(cudaStreamWaitEvent(c->stream, f->ev_join, 0), err);
+    return FH_OK;
+fail:
+    return err->status;
 }
 
 /* The whole collection on c->stream (with overlap, forking the side stream at the start
@@ -788,6 +920,12 @@ static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambd
                                      FH_CRITIC_H1, cudaMemcpyDeviceToDevice, c->stream), err);
     if (f->overlap && f->factor && (st = market_projection(c, c->stream, err)) != FH_OK)
         return st;
+    if (f->pipeline) { /* the side stream forks; the market projection runs beside the rollout */
+        CUDA_CHECK(cudaEventRecord(f->ev_fork, c->stream), err);
+        CUDA_CHECK(cudaStreamWaitEvent(f->side, f->ev_fork, 0), err);
+        if (f->factor && (st = market_projection(c, f->side, err)) != FH_OK)
+            return st;
+    }
     if (f->overlap) { /* counters and the time-out flag zeroed, then the side stream forks */
         CUDA_CHECK(cudaMemsetAsync(f->seg_done, 0, (size_t)(f->n_segments + 1) * sizeof(int),
                                    c->stream), err);
@@ -812,7 +950,7 @@ static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambd
         CUDA_CHECK(cudaStreamWaitEvent(c->stream, f->ev_join, 0), err);
     if (with_events)
         CUDA_CHECK(cudaEventRecord(f->ev_phase[1], c->stream), err);
-    if ((st = batched_networks(c, err)) != FH_OK)
+    if ((st = f->pipeline ? pipelined_networks(c, err) : batched_networks(c, err)) != FH_OK)
         return st;
     if (with_events)
         CUDA_CHECK(cudaEventRecord(f->ev_phase[2], c->stream), err);

@@ -73,7 +73,8 @@ typedef struct {
     int l0_slices;         /* the factored layer's output columns in 1, 2 or 4 slices */
     float *values_all;     /* (critic_rows) */
     int *trunc_step;       /* (N, K) */
-    float *act_a, *act_b;  /* (chunk_rows, 512) ping-pong activations */
+    float *act_a, *act_b;  /* (chunk_rows, 512; 384 with the pipeline's h0) ping-pong
+                              activations */
     /* Overlap of the critic with the rollout (small N): the rollout counts finished time
      * segments in seg_done; a side stream, forked and joined inside the graph, values
      * each segment's states while the rollout goes on. */
@@ -84,7 +85,18 @@ typedef struct {
     float *seg_in;         /* (N * seg_steps, in_stride) one segment's states */
     float *seg_values;     /* (N * seg_steps) */
     int *seg_bars;         /* (N * seg_steps) their bars */
-    cudaStream_t side;
+    /* Pipeline (the default where it pays; docs/ARCHITECTURE.md): after the rollout the
+     * side stream runs the factored first layer chunk by chunk into h0, each chunk ahead
+     * of the matmuls that read it, then the curiosity model, both beside the main
+     * stream's matmuls; the market projection runs there beside the rollout. */
+    int pipeline;          /* 1: on */
+    int n_chunks;          /* the critic's row chunks, growing from the first */
+    long long *chunk_begin; /* host (n_chunks + 1): row offsets */
+    float *h0;             /* (critic_rows, 512) the first layer's output, with the factor */
+    cudaEvent_t *ev_chunk; /* (n_chunks) side stream: chunk k's first layer written */
+    cudaEvent_t ev_rollout; /* main stream: the rollout done */
+    int l0_blocks_per_sm;  /* the side stream's first-layer grid per SM */
+    cudaStream_t side;     /* the overlap's or the pipeline's second stream */
     cudaEvent_t ev_fork, ev_join;
     cudaGraph_t graph;
     cudaGraphExec_t graph_exec;

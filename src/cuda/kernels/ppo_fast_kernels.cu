@@ -1249,7 +1249,7 @@ extern "C" __global__ void scatter_segment_values_kernel(float *values,
  * whose part of the table fits in L2, where a whole 16,000-bar table (33 MB) kept
  * missing. A bar out of range (a row the rollout did not write) gives NaN, as its state
  * would. cols / 4 threads per row, four outputs each, and four rows per thread; the
- * portfolio weights and biases in shared memory. */
+ * thread's portfolio weights and biases in registers. */
 extern "C" __global__ void __launch_bounds__(FH_L0_THREADS)
 critic_layer0_factored_kernel(float *y, const float *__restrict__ proj,
                               const int *__restrict__ bars, const float *__restrict__ states,
@@ -1257,19 +1257,18 @@ critic_layer0_factored_kernel(float *y, const float *__restrict__ proj,
                               const float *__restrict__ b0, int n_bars, long long rows, int col0,
                               int cols)
 {
-    __shared__ float4 sm_w[FH_N_PORTFOLIO_FEATURES][FH_CRITIC_H1 / 4];
-    __shared__ float4 sm_b[FH_CRITIC_H1 / 4];
-    for (int q = threadIdx.x; q < FH_CRITIC_H1 / 4; q += blockDim.x) {
-        for (int k = 0; k < FH_N_PORTFOLIO_FEATURES; k++) {
-            const float *col = w0 + FH_N_MARKET_FEATURES + k;
-            sm_w[k][q] = make_float4(col[(4 * q) * w0_stride], col[(4 * q + 1) * w0_stride],
-                                     col[(4 * q + 2) * w0_stride], col[(4 * q + 3) * w0_stride]);
-        }
-        sm_b[q] = make_float4(b0[4 * q], b0[4 * q + 1], b0[4 * q + 2], b0[4 * q + 3]);
-    }
-    __syncthreads();
     int row_threads = cols / 4;
     int q = col0 / 4 + threadIdx.x % row_threads; /* this thread's float4 of the row */
+    /* the thread's columns never change: their portfolio weights and biases stay in
+     * registers (no shared memory, so its blocks fit beside the matmuls' on an SM) */
+    float4 w[FH_N_PORTFOLIO_FEATURES];
+#pragma unroll
+    for (int k = 0; k < FH_N_PORTFOLIO_FEATURES; k++) {
+        const float *col = w0 + FH_N_MARKET_FEATURES + k;
+        w[k] = make_float4(col[(4 * q) * w0_stride], col[(4 * q + 1) * w0_stride],
+                           col[(4 * q + 2) * w0_stride], col[(4 * q + 3) * w0_stride]);
+    }
+    const float4 bias = make_float4(b0[4 * q], b0[4 * q + 1], b0[4 * q + 2], b0[4 * q + 3]);
     /* each thread takes FH_L0_ROWS_PER_THREAD rows at once: their loads in flight together */
     long long stride = (long long)blockDim.x / row_threads;
     long long per_block = stride * FH_L0_ROWS_PER_THREAD;
@@ -1281,13 +1280,13 @@ critic_layer0_factored_kernel(float *y, const float *__restrict__ proj,
         for (int u = 0; u < FH_L0_ROWS_PER_THREAD; u++) {
             long long r = r0 + u * stride;
             bar[u] = r < rows ? bars[r] : -1;
-            v[u] = sm_b[q];
+            v[u] = bias;
             if (r >= rows)
                 continue;
             const float *s = states + r * in_stride + FH_N_MARKET_FEATURES;
 #pragma unroll
             for (int k = 0; k < FH_N_PORTFOLIO_FEATURES; k++)
-                v[u] = fh_fma4(sm_w[k][q], s[k], v[u]);
+                v[u] = fh_fma4(w[k], s[k], v[u]);
         }
 #pragma unroll
         for (int u = 0; u < FH_L0_ROWS_PER_THREAD; u++) {
