@@ -24,14 +24,18 @@
  * the L2 serves its own SMs), 1, 2 or 4 slices */
 #define L0_SLICE_BYTES (16u << 20)
 #define L0_BLOCKS_PER_SM 16 /* the factored first layer's grid, per SM, run alone */
-#define CURIOSITY_BLOCKS_PER_SM 3 /* as many as its 157 registers a thread let fit */
+/* curiosity_fused_kernel's blocks per SM: as many as its registers let fit (112 a thread
+ * with hidden blocks of 16 or 32, 157 with one block of 64) */
+#define CURIOSITY_BLOCKS_PER_SM(hidden_block) ((hidden_block) == 64 ? 3 : 4)
+#define CURIOSITY_HIDDEN_BLOCK 16
 /* The factored first critic layer pays in fp32 when the market has fewer bars than the
  * critic has rows to value (the projection costs a layer-0 matmul over the bars); its
  * table is capped at 1 GiB. In TF32 the layer-0 matmul is cheaper than the look-up
  * (measured, docs/BENCHMARKS.md). */
 #define FACTOR_MAX_BARS_PER_ROW 0.5
 #define FACTOR_MAX_TABLE_BYTES (1ull << 30)
-#define GAE_BLOCK 128 /* 4 warps, 4 episode rows */
+#define GAE_BLOCK 128 /* 4 warps, 4 episode rows, at most */
+#define GAE_SMEM_BYTES (48u << 10) /* a GAE block's shared memory, at most (no opt-in) */
 #define BLAS_WORKSPACE_BYTES (32u << 20)
 #define GEMM_TUNE_CANDIDATES 8 /* default; FOXHUNT_GEMM_TUNE_CANDIDATES up to the max */
 #define GEMM_TUNE_MAX_CANDIDATES 32
@@ -507,12 +511,24 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         shape.unit_episodes = warp_episodes;
         shape.unit_floats *= warp_episodes;
     }
-    char per_lane_option[40], warp_episodes_option[40];
+    /* FOXHUNT_CURIOSITY_HIDDEN_BLOCK=16|32|64: the curiosity kernel's hidden units per
+     * block (FH_CUR_HIDDEN_BLOCK; 64 is the one-block form it replaced) */
+    if ((st = env_int("FOXHUNT_CURIOSITY_HIDDEN_BLOCK", CURIOSITY_HIDDEN_BLOCK, 16, 64,
+                      &f->cur_hidden_block, err)) != FH_OK)
+        return st;
+    if (f->cur_hidden_block != 16 && f->cur_hidden_block != 32 && f->cur_hidden_block != 64)
+        return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_CURIOSITY_HIDDEN_BLOCK=%d: expected 16, "
+                            "32 or 64", f->cur_hidden_block);
+    char per_lane_option[40], warp_episodes_option[40], cur_block_option[40];
+    snprintf(cur_block_option, sizeof cur_block_option, "-DFH_CUR_HIDDEN_BLOCK=%d",
+             f->cur_hidden_block);
     snprintf(per_lane_option, sizeof per_lane_option, "-DFH_LANE_PER_LANE=%d", per_lane);
     snprintf(warp_episodes_option, sizeof warp_episodes_option, "-DFH_WARP_EPISODES=%d",
              warp_episodes);
-    const char *options[5] = {"-lineinfo", per_lane_option};
+    const char *options[6] = {"-lineinfo", per_lane_option};
     int n_options = 2;
+    if (f->cur_hidden_block != CURIOSITY_HIDDEN_BLOCK)
+        options[n_options++] = cur_block_option;
     if (with_clocks)
         options[n_options++] = "-DFH_ROLLOUT_CLOCKS=1";
     if (shared_barriers)
@@ -840,7 +856,7 @@ static fh_status curiosity(fh_gpu_ppo_collector *c, cudaStream_t stream, fh_erro
                     &c->out.exposures, &c->out.bars, &c->weights.curiosity, &c->cfg,
                     &c->d_market, &NL};
     long long blocks = (NL + FH_CUR_THREADS - 1) / FH_CUR_THREADS;
-    long long cap = (long long)c->dev.sm_count * CURIOSITY_BLOCKS_PER_SM;
+    long long cap = (long long)c->dev.sm_count * CURIOSITY_BLOCKS_PER_SM(f->cur_hidden_block);
     return launch_on(stream, f->cur_fused, (unsigned)(blocks < cap ? blocks : cap),
                      FH_CUR_THREADS, 0, args, err);
 }
@@ -860,9 +876,9 @@ static fh_status batched_networks(fh_gpu_ppo_collector *c, fh_error *err)
     return curiosity(c, c->stream, err);
 }
 
-/* The pipeline's networks after the rollout (the side stream forked before it, and the
- * market projection ran there): on the side stream each chunk's factored first layer
- * into h0, then the curiosity model; on c->stream each chunk's other layers once its
+/* The pipeline's networks after the rollout: the side stream forks, makes the market
+ * projection (beside the rollout it slowed the rollout at N 128: 1.20 -> 1.38 ms), each
+ * chunk's factored first layer into h0, then the curiosity model; on c->stream each chunk's other layers once its
  * first is written, so that the first layer's writes and the curiosity model run beside
  * the matmuls; then c->stream joins the side stream. Without the factor the side
  * stream runs the curiosity model only. */
@@ -872,6 +888,8 @@ static fh_status pipelined_networks(fh_gpu_ppo_collector *c, fh_error *err)
     fh_status st;
     CUDA_CHECK(cudaEventRecord(f->ev_rollout, c->stream), err);
     CUDA_CHECK(cudaStreamWaitEvent(f->side, f->ev_rollout, 0), err);
+    if (f->factor && (st = market_projection(c, f->side, err)) != FH_OK)
+        return st;
     for (int k = 0; f->factor && k < f->n_chunks; k++) {
         long long r0 = f->chunk_begin[k], rows = f->chunk_begin[k + 1] - r0;
         if ((st = critic_layer0_factored(c, f->side, f->h0 + r0 * FH_CRITIC_H1,
@@ -920,12 +938,7 @@ static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambd
                                      FH_CRITIC_H1, cudaMemcpyDeviceToDevice, c->stream), err);
     if (f->overlap && f->factor && (st = market_projection(c, c->stream, err)) != FH_OK)
         return st;
-    if (f->pipeline) { /* the side stream forks; the market projection runs beside the rollout */
-        CUDA_CHECK(cudaEventRecord(f->ev_fork, c->stream), err);
-        CUDA_CHECK(cudaStreamWaitEvent(f->side, f->ev_fork, 0), err);
-        if (f->factor && (st = market_projection(c, f->side, err)) != FH_OK)
-            return st;
-    }
+
     if (f->overlap) { /* counters and the time-out flag zeroed, then the side stream forks */
         CUDA_CHECK(cudaMemsetAsync(f->seg_done, 0, (size_t)(f->n_segments + 1) * sizeof(int),
                                    c->stream), err);
@@ -960,10 +973,16 @@ static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambd
         if ((st = launch(c, f->scatter, elementwise_grid(c, (long long)N * K), ELEMENTWISE_BLOCK,
                          0, s_args, err)) != FH_OK)
             return st;
-        void *g_args[] = {&c->out, &N, &L, &gamma, &lambda};
-        /* one warp per episode row */
-        unsigned gae_blocks = (unsigned)(((long long)N * 32 + GAE_BLOCK - 1) / GAE_BLOCK);
-        if ((st = launch(c, f->gae, gae_blocks, GAE_BLOCK, 0, g_args, err)) != FH_OK)
+        /* one warp per episode row, its row staged in shared memory (5 words a step) when
+         * one warp's fits in the default 48 KB, as many warps a block as fit, up to 4 */
+        size_t row_bytes = (size_t)5 * L * sizeof(float);
+        int warps = (int)(GAE_SMEM_BYTES / row_bytes);
+        int staged = warps > 0;
+        warps = warps < 1 ? GAE_BLOCK / 32 : warps > GAE_BLOCK / 32 ? GAE_BLOCK / 32 : warps;
+        void *g_args[] = {&c->out, &N, &L, &gamma, &lambda, &staged};
+        unsigned gae_blocks = (unsigned)((N + warps - 1) / warps);
+        if ((st = launch(c, f->gae, gae_blocks, (unsigned)(warps * 32),
+                         staged ? (size_t)warps * row_bytes : 0, g_args, err)) != FH_OK)
             return st;
     }
     if (with_events)

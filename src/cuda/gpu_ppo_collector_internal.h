@@ -88,7 +88,7 @@ typedef struct {
     /* Pipeline (the default where it pays; docs/ARCHITECTURE.md): after the rollout the
      * side stream runs the factored first layer chunk by chunk into h0, each chunk ahead
      * of the matmuls that read it, then the curiosity model, both beside the main
-     * stream's matmuls; the market projection runs there beside the rollout. */
+     * stream's matmuls (the market projection first). */
     int pipeline;          /* 1: on */
     int n_chunks;          /* the critic's row chunks, growing from the first */
     long long *chunk_begin; /* host (n_chunks + 1): row offsets */
@@ -96,6 +96,7 @@ typedef struct {
     cudaEvent_t *ev_chunk; /* (n_chunks) side stream: chunk k's first layer written */
     cudaEvent_t ev_rollout; /* main stream: the rollout done */
     int l0_blocks_per_sm;  /* the side stream's first-layer grid per SM */
+    int cur_hidden_block;  /* the curiosity kernel's hidden units per block (16, 32, 64) */
     cudaStream_t side;     /* the overlap's or the pipeline's second stream */
     cudaEvent_t ev_fork, ev_join;
     cudaGraph_t graph;

@@ -65,11 +65,14 @@ static void test_compiles_to_ptx(void)
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         /* as the reference collector, as the fast path, the fast path's clock build, its
-         * racecheck build and its build with two episodes per warp */
+         * racecheck build, its build with two episodes per warp and with the curiosity
+         * kernel's other hidden-unit blocks */
         const char *const opts_variants[][2] = {{"--fmad=false", "-lineinfo"}, {"-lineinfo", NULL},
                                                 {"-lineinfo", "-DFH_ROLLOUT_CLOCKS=1"},
                                                 {"-lineinfo", "-DFH_BLOCK_SHARED_BARRIERS=1"},
-                                                {"-lineinfo", "-DFH_WARP_EPISODES=2"}};
+                                                {"-lineinfo", "-DFH_WARP_EPISODES=2"},
+                                                {"-lineinfo", "-DFH_CUR_HIDDEN_BLOCK=32"},
+                                                {"-lineinfo", "-DFH_CUR_HIDDEN_BLOCK=64"}};
         for (size_t v = 0; v < sizeof opts_variants / sizeof opts_variants[0]; v++) {
             fh_nvrtc_output out;
             fh_error err;

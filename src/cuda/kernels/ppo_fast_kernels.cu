@@ -1336,31 +1336,65 @@ __device__ __forceinline__ float4 fh_lds4(const float4 *p)
 #define FH_CUR_SM_W1T (FH_CUR_SM_B0 + FH_CURIOSITY_HIDDEN) /* (64, 32) */
 #define FH_CUR_SM_B1 (FH_CUR_SM_W1T + FH_CURIOSITY_HIDDEN * FH_CURIOSITY_TARGET_DIM)
 #define FH_CUR_SM_FLOATS (FH_CUR_SM_B1 + FH_CURIOSITY_TARGET_DIM)
-/* y = b + W x with x and y in registers and W transposed in shared memory (wT[k]: the
- * N_OUT weights of input k, as float4s; b as float4s), summed in matvec_leaky_relu's
- * order (bias, then inputs ascending); RELU_IN applies its ReLU to each input first. */
-template <int N_IN, int N_OUT, bool RELU_IN>
-__device__ __forceinline__ void fh_shared_dense(float *y, const float *x, const float4 *wT,
-                                                const float4 *b)
+/* The curiosity model's forward pass for one transition: pred = b1 + W1 relu(b0 + W0 x),
+ * with x and pred in registers and the weights transposed in shared memory (w0t[k]: the
+ * 64 hidden units' weights of input k, w1t[o]: the 32 predictions' weights of hidden
+ * unit o, as float4s). The hidden units run in blocks of FH_CUR_HIDDEN_BLOCK, each
+ * added into the predictions once done: every sum keeps curiosity_inference's order
+ * (bias, then inputs ascending), and a thread holds one block of hidden units instead
+ * of all 64 (fewer registers, more warps an SM). */
+#ifndef FH_CUR_HIDDEN_BLOCK
+#define FH_CUR_HIDDEN_BLOCK 16
+#endif
+__device__ __forceinline__ void fh_curiosity_forward(float *pred, const float *x,
+                                                     const float4 *w0t, const float4 *b0,
+                                                     const float4 *w1t, const float4 *b1)
 {
+    constexpr int HB = FH_CUR_HIDDEN_BLOCK, HQ = FH_CURIOSITY_HIDDEN / 4,
+                  PQ = FH_CURIOSITY_TARGET_DIM / 4;
+    static_assert(FH_CURIOSITY_HIDDEN % HB == 0 && HB % 4 == 0, "hidden blocks of float4s");
 #pragma unroll
-    for (int q = 0; q < N_OUT / 4; q++) {
-        float4 bq = fh_lds4(b + q);
-        y[4 * q] = bq.x;
-        y[4 * q + 1] = bq.y;
-        y[4 * q + 2] = bq.z;
-        y[4 * q + 3] = bq.w;
+    for (int q = 0; q < PQ; q++) {
+        float4 bq = fh_lds4(b1 + q);
+        pred[4 * q] = bq.x;
+        pred[4 * q + 1] = bq.y;
+        pred[4 * q + 2] = bq.z;
+        pred[4 * q + 3] = bq.w;
     }
+#pragma unroll 1
+    for (int o0 = 0; o0 < FH_CURIOSITY_HIDDEN; o0 += HB) {
+        float h[HB];
 #pragma unroll
-    for (int k = 0; k < N_IN; k++) {
-        float xk = RELU_IN ? (x[k] > 0.0f ? x[k] : 0.0f) : x[k];
+        for (int q = 0; q < HB / 4; q++) {
+            float4 bq = fh_lds4(b0 + o0 / 4 + q);
+            h[4 * q] = bq.x;
+            h[4 * q + 1] = bq.y;
+            h[4 * q + 2] = bq.z;
+            h[4 * q + 3] = bq.w;
+        }
 #pragma unroll
-        for (int q = 0; q < N_OUT / 4; q++) {
-            float4 wv = fh_lds4(wT + k * (N_OUT / 4) + q);
-            y[4 * q] += wv.x * xk;
-            y[4 * q + 1] += wv.y * xk;
-            y[4 * q + 2] += wv.z * xk;
-            y[4 * q + 3] += wv.w * xk;
+        for (int k = 0; k < FH_CURIOSITY_INPUT_DIM; k++) {
+            float xk = x[k];
+#pragma unroll
+            for (int q = 0; q < HB / 4; q++) {
+                float4 wv = fh_lds4(w0t + k * HQ + o0 / 4 + q);
+                h[4 * q] += wv.x * xk;
+                h[4 * q + 1] += wv.y * xk;
+                h[4 * q + 2] += wv.z * xk;
+                h[4 * q + 3] += wv.w * xk;
+            }
+        }
+#pragma unroll
+        for (int o = 0; o < HB; o++) {
+            float ho = h[o] > 0.0f ? h[o] : 0.0f;
+#pragma unroll
+            for (int q = 0; q < PQ; q++) {
+                float4 wv = fh_lds4(w1t + (o0 + o) * PQ + q);
+                pred[4 * q] += wv.x * ho;
+                pred[4 * q + 1] += wv.y * ho;
+                pred[4 * q + 2] += wv.z * ho;
+                pred[4 * q + 3] += wv.w * ho;
+            }
         }
     }
 }
@@ -1404,9 +1438,8 @@ curiosity_fused_kernel(float *rewards, const float *__restrict__ states, int in_
         x[FH_CURIOSITY_TARGET_DIM] = action_to_exposure(a);
         x[FH_CURIOSITY_TARGET_DIM + 1] = action_to_urgency(a);
         x[FH_CURIOSITY_TARGET_DIM + 2] = exposures[i];
-        float h[FH_CURIOSITY_HIDDEN], pred[FH_CURIOSITY_TARGET_DIM];
-        fh_shared_dense<FH_CURIOSITY_INPUT_DIM, FH_CURIOSITY_HIDDEN, false>(h, x, w0t, b0);
-        fh_shared_dense<FH_CURIOSITY_HIDDEN, FH_CURIOSITY_TARGET_DIM, true>(pred, h, w1t, b1);
+        float pred[FH_CURIOSITY_TARGET_DIM];
+        fh_curiosity_forward(pred, x, w0t, b0, w1t, b1);
         const float *next = market.features + (long long)(bars[i] + 1) * FH_N_MARKET_FEATURES;
         float sum = 0.0f;
 #pragma unroll
@@ -1439,10 +1472,15 @@ extern "C" __global__ void scatter_trunc_values_kernel(float *trunc_values,
  * maps of the lanes after it, and each lane then replays its chunk from the A it is
  * handed. The terms are gae_step_terms, as in compute_gae_backward; only the order of
  * the roundings differs (a sequential scan cost 0.25 ms at N 128: 500 dependent steps
- * through global memory). */
+ * through global memory). With `staged` (dynamic shared memory of 5 * n_steps words per
+ * warp) the warp first copies its row into shared memory with coalesced loads and
+ * writes the results back the same way: read in place, each lane's strided walk missed
+ * L1 once 124 rows an SM were in flight (0.67 ms at N 16384). A lane's chunk is odd in
+ * length, so that the lanes' reads fall in different banks. */
 extern "C" __global__ void gae_kernel(fh_ppo_outputs out, int n_episodes, int n_steps,
-                                      float gamma, float lambda)
+                                      float gamma, float lambda, int staged)
 {
+    extern __shared__ float gae_sm[];
     int n = (int)((blockIdx.x * (long long)blockDim.x + threadIdx.x) / FH_WARP);
     int lane = threadIdx.x % FH_WARP;
     if (n >= n_episodes)
@@ -1450,8 +1488,29 @@ extern "C" __global__ void gae_kernel(fh_ppo_outputs out, int n_episodes, int n_
     long long row = (long long)n * n_steps;
     const float *r = out.rewards + row, *v = out.values + row, *tv = out.trunc_values + row;
     const int *d = out.dones + row, *term = out.terminals + row;
+    float *adv = out.advantages + row, *ret = out.returns + row;
+    if (staged) {
+        float *w = gae_sm + (long long)(threadIdx.x / FH_WARP) * 5 * n_steps;
+        float *sr = w, *sv = w + n_steps, *stv = w + 2 * n_steps;
+        int *sd = reinterpret_cast<int *>(w + 3 * n_steps), *sterm = sd + n_steps;
+        for (int t = lane; t < n_steps; t += FH_WARP) {
+            sr[t] = r[t];
+            sv[t] = v[t];
+            stv[t] = tv[t];
+            sd[t] = d[t];
+            sterm[t] = term[t];
+        }
+        __syncwarp();
+        r = sr;
+        v = sv;
+        tv = stv;
+        d = sd;
+        term = sterm;
+        adv = sr; /* a lane writes A_t and R_t over r_t and tv_t once it has read them */
+        ret = stv;
+    }
     float last_value = out.last_values[n];
-    int chunk = (n_steps + FH_WARP - 1) / FH_WARP;
+    int chunk = ((n_steps + FH_WARP - 1) / FH_WARP) | 1;
     int t0 = lane * chunk < n_steps ? lane * chunk : n_steps;
     int t1 = t0 + chunk < n_steps ? t0 + chunk : n_steps;
     float P = 0.0f, Q = 1.0f;
@@ -1477,8 +1536,15 @@ extern "C" __global__ void gae_kernel(fh_ppo_outputs out, int n_episodes, int n_
         float delta, carry;
         gae_step_terms(&delta, &carry, r, v, d, term, tv, last_value, n_steps, t, gamma, lambda);
         A = delta + carry * A;
-        out.advantages[row + t] = A;
-        out.returns[row + t] = A + v[t];
+        adv[t] = A;
+        ret[t] = A + v[t];
+    }
+    if (staged) {
+        __syncwarp();
+        for (int t = lane; t < n_steps; t += FH_WARP) {
+            out.advantages[row + t] = adv[t];
+            out.returns[row + t] = ret[t];
+        }
     }
 }
 
