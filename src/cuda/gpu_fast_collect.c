@@ -25,9 +25,12 @@
 #define L0_SLICE_BYTES (16u << 20)
 #define L0_BLOCKS_PER_SM 16 /* the factored first layer's grid, per SM, run alone */
 /* curiosity_fused_kernel's blocks per SM: as many as its registers let fit (112 a thread
- * with hidden blocks of 16 or 32, 157 with one block of 64) */
-#define CURIOSITY_BLOCKS_PER_SM(hidden_block) ((hidden_block) == 64 ? 3 : 4)
+ * with one transition and hidden blocks of 16 or 32, 157 with one block of 64, 200 with
+ * two transitions and blocks of 8) */
+#define CURIOSITY_BLOCKS_PER_SM(hidden_block, per_thread) \
+    ((per_thread) == 2 ? 2 : (hidden_block) == 64 ? 3 : 4)
 #define CURIOSITY_HIDDEN_BLOCK 16
+#define CURIOSITY_PER_THREAD 1
 /* The factored first critic layer pays in fp32 when the market has fewer bars than the
  * critic has rows to value (the projection costs a layer-0 matmul over the bars); its
  * table is capped at 1 GiB. In TF32 the layer-0 matmul is cheaper than the look-up
@@ -51,6 +54,9 @@
  * beside a matmul), and the growth of the next ones up to chunk_rows */
 #define PIPELINE_FIRST_ROWS (1 << 17)
 #define PIPELINE_GROWTH 4
+/* pipeline: on by default from this many critic rows (N 16384 x L 500, 8.2 M rows:
+ * 141.35 -> 140.77 ms; N 1024, 0.5 M rows: 10.50 -> 10.69 ms; docs/BENCHMARKS.md) */
+#define PIPELINE_MIN_ROWS (1ll << 22)
 /* pipeline: the factored first layer's blocks per SM (default; it is bound by its
  * writes, and fewer blocks leave room for the matmuls' beside them) */
 #define PIPELINE_L0_BLOCKS_PER_SM 2
@@ -511,24 +517,34 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         shape.unit_episodes = warp_episodes;
         shape.unit_floats *= warp_episodes;
     }
-    /* FOXHUNT_CURIOSITY_HIDDEN_BLOCK=16|32|64: the curiosity kernel's hidden units per
-     * block (FH_CUR_HIDDEN_BLOCK; 64 is the one-block form it replaced) */
-    if ((st = env_int("FOXHUNT_CURIOSITY_HIDDEN_BLOCK", CURIOSITY_HIDDEN_BLOCK, 16, 64,
+    /* FOXHUNT_CURIOSITY_PER_THREAD=1|2: transitions per thread of the curiosity kernel
+     * (FH_CUR_PER_THREAD); FOXHUNT_CURIOSITY_HIDDEN_BLOCK=8|16|32|64: its hidden units
+     * per block (FH_CUR_HIDDEN_BLOCK; default 16 with one transition, 8 with two; 64 is
+     * the one-block form it replaced) */
+    if ((st = env_int("FOXHUNT_CURIOSITY_PER_THREAD", CURIOSITY_PER_THREAD, 1, 2,
+                      &f->cur_per_thread, err)) != FH_OK ||
+        (st = env_int("FOXHUNT_CURIOSITY_HIDDEN_BLOCK", f->cur_per_thread == 2 ? 8 : 16, 8, 64,
                       &f->cur_hidden_block, err)) != FH_OK)
         return st;
-    if (f->cur_hidden_block != 16 && f->cur_hidden_block != 32 && f->cur_hidden_block != 64)
-        return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_CURIOSITY_HIDDEN_BLOCK=%d: expected 16, "
+    if (f->cur_hidden_block != 8 && f->cur_hidden_block != 16 && f->cur_hidden_block != 32 &&
+        f->cur_hidden_block != 64)
+        return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_CURIOSITY_HIDDEN_BLOCK=%d: expected 8, 16, "
                             "32 or 64", f->cur_hidden_block);
-    char per_lane_option[40], warp_episodes_option[40], cur_block_option[40];
+    char per_lane_option[40], warp_episodes_option[40], cur_block_option[40],
+        cur_per_thread_option[40];
     snprintf(cur_block_option, sizeof cur_block_option, "-DFH_CUR_HIDDEN_BLOCK=%d",
              f->cur_hidden_block);
+    snprintf(cur_per_thread_option, sizeof cur_per_thread_option, "-DFH_CUR_PER_THREAD=%d",
+             f->cur_per_thread);
     snprintf(per_lane_option, sizeof per_lane_option, "-DFH_LANE_PER_LANE=%d", per_lane);
     snprintf(warp_episodes_option, sizeof warp_episodes_option, "-DFH_WARP_EPISODES=%d",
              warp_episodes);
-    const char *options[6] = {"-lineinfo", per_lane_option};
+    const char *options[7] = {"-lineinfo", per_lane_option};
     int n_options = 2;
     if (f->cur_hidden_block != CURIOSITY_HIDDEN_BLOCK)
         options[n_options++] = cur_block_option;
+    if (f->cur_per_thread != CURIOSITY_PER_THREAD)
+        options[n_options++] = cur_per_thread_option;
     if (with_clocks)
         options[n_options++] = "-DFH_ROLLOUT_CLOCKS=1";
     if (shared_barriers)
@@ -658,7 +674,9 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     if (pipeline_env == 1 && f->overlap)
         return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_CRITIC_PIPELINE=1 with "
                             "FOXHUNT_ROLLOUT_OVERLAP=1: both use the side stream; set only one");
-    f->pipeline = pipeline_env >= 0 ? pipeline_env : 0;
+    f->pipeline = pipeline_env >= 0 ? pipeline_env
+                                    : !f->overlap && f->factor &&
+                                          f->critic_rows >= PIPELINE_MIN_ROWS;
     if ((st = env_int("FOXHUNT_PIPELINE_L0_BLOCKS", PIPELINE_L0_BLOCKS_PER_SM, 1, 16,
                       &f->l0_blocks_per_sm, err)) != FH_OK)
         return st;
@@ -856,7 +874,7 @@ static fh_status curiosity(fh_gpu_ppo_collector *c, cudaStream_t stream, fh_erro
                     &c->out.exposures, &c->out.bars, &c->weights.curiosity, &c->cfg,
                     &c->d_market, &NL};
     long long blocks = (NL + FH_CUR_THREADS - 1) / FH_CUR_THREADS;
-    long long cap = (long long)c->dev.sm_count * CURIOSITY_BLOCKS_PER_SM(f->cur_hidden_block);
+    long long cap = (long long)c->dev.sm_count * CURIOSITY_BLOCKS_PER_SM(f->cur_hidden_block, f->cur_per_thread);
     return launch_on(stream, f->cur_fused, (unsigned)(blocks < cap ? blocks : cap),
                      FH_CUR_THREADS, 0, args, err);
 }

@@ -16,7 +16,7 @@
 
 /* Rows per batched critic/curiosity GEMM chunk: bounds the activation buffers
  * (2 x rows x 512 floats = 4 GB at 2^20 rows) whatever N*L is. */
-#define FH_FAST_CHUNK_ROWS (1 << 20)
+#define FH_FAST_CHUNK_ROWS (1 << 22)
 
 /* The fast path's rollout mapping ("fast", "fast/warp", "fast/block", "fast/lane"). */
 #define FH_ROLLOUT_AUTO 0
@@ -96,7 +96,8 @@ typedef struct {
     cudaEvent_t *ev_chunk; /* (n_chunks) side stream: chunk k's first layer written */
     cudaEvent_t ev_rollout; /* main stream: the rollout done */
     int l0_blocks_per_sm;  /* the side stream's first-layer grid per SM */
-    int cur_hidden_block;  /* the curiosity kernel's hidden units per block (16, 32, 64) */
+    int cur_hidden_block;  /* the curiosity kernel's hidden units per block (8 to 64) */
+    int cur_per_thread;    /* and its transitions per thread (1, 2) */
     cudaStream_t side;     /* the overlap's or the pipeline's second stream */
     cudaEvent_t ev_fork, ev_join;
     cudaGraph_t graph;

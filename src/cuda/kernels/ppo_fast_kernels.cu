@@ -1336,17 +1336,23 @@ __device__ __forceinline__ float4 fh_lds4(const float4 *p)
 #define FH_CUR_SM_W1T (FH_CUR_SM_B0 + FH_CURIOSITY_HIDDEN) /* (64, 32) */
 #define FH_CUR_SM_B1 (FH_CUR_SM_W1T + FH_CURIOSITY_HIDDEN * FH_CURIOSITY_TARGET_DIM)
 #define FH_CUR_SM_FLOATS (FH_CUR_SM_B1 + FH_CURIOSITY_TARGET_DIM)
-/* The curiosity model's forward pass for one transition: pred = b1 + W1 relu(b0 + W0 x),
- * with x and pred in registers and the weights transposed in shared memory (w0t[k]: the
- * 64 hidden units' weights of input k, w1t[o]: the 32 predictions' weights of hidden
- * unit o, as float4s). The hidden units run in blocks of FH_CUR_HIDDEN_BLOCK, each
- * added into the predictions once done: every sum keeps curiosity_inference's order
- * (bias, then inputs ascending), and a thread holds one block of hidden units instead
- * of all 64 (fewer registers, more warps an SM). */
+/* The curiosity model's forward pass for T transitions at once: pred[e] = b1 +
+ * W1 relu(b0 + W0 x[e]), with x and pred in registers and the weights transposed in
+ * shared memory (w0t[k]: the 64 hidden units' weights of input k, w1t[o]: the 32
+ * predictions' weights of hidden unit o, as float4s): each weight read feeds 4 T
+ * multiply-adds. The hidden units run in blocks of FH_CUR_HIDDEN_BLOCK, each added into
+ * the predictions once done: every sum keeps curiosity_inference's order (bias, then
+ * inputs ascending), and a thread holds one block of hidden units instead of all 64
+ * (fewer registers, more warps an SM). */
 #ifndef FH_CUR_HIDDEN_BLOCK
 #define FH_CUR_HIDDEN_BLOCK 16
 #endif
-__device__ __forceinline__ void fh_curiosity_forward(float *pred, const float *x,
+#ifndef FH_CUR_PER_THREAD
+#define FH_CUR_PER_THREAD 1
+#endif
+template <int T>
+__device__ __forceinline__ void fh_curiosity_forward(float (*pred)[FH_CURIOSITY_TARGET_DIM],
+                                                     const float (*x)[FH_CURIOSITY_INPUT_DIM],
                                                      const float4 *w0t, const float4 *b0,
                                                      const float4 *w1t, const float4 *b1)
 {
@@ -1356,44 +1362,56 @@ __device__ __forceinline__ void fh_curiosity_forward(float *pred, const float *x
 #pragma unroll
     for (int q = 0; q < PQ; q++) {
         float4 bq = fh_lds4(b1 + q);
-        pred[4 * q] = bq.x;
-        pred[4 * q + 1] = bq.y;
-        pred[4 * q + 2] = bq.z;
-        pred[4 * q + 3] = bq.w;
+#pragma unroll
+        for (int e = 0; e < T; e++) {
+            pred[e][4 * q] = bq.x;
+            pred[e][4 * q + 1] = bq.y;
+            pred[e][4 * q + 2] = bq.z;
+            pred[e][4 * q + 3] = bq.w;
+        }
     }
 #pragma unroll 1
     for (int o0 = 0; o0 < FH_CURIOSITY_HIDDEN; o0 += HB) {
-        float h[HB];
+        float h[T][HB];
 #pragma unroll
         for (int q = 0; q < HB / 4; q++) {
             float4 bq = fh_lds4(b0 + o0 / 4 + q);
-            h[4 * q] = bq.x;
-            h[4 * q + 1] = bq.y;
-            h[4 * q + 2] = bq.z;
-            h[4 * q + 3] = bq.w;
+#pragma unroll
+            for (int e = 0; e < T; e++) {
+                h[e][4 * q] = bq.x;
+                h[e][4 * q + 1] = bq.y;
+                h[e][4 * q + 2] = bq.z;
+                h[e][4 * q + 3] = bq.w;
+            }
         }
 #pragma unroll
         for (int k = 0; k < FH_CURIOSITY_INPUT_DIM; k++) {
-            float xk = x[k];
 #pragma unroll
             for (int q = 0; q < HB / 4; q++) {
                 float4 wv = fh_lds4(w0t + k * HQ + o0 / 4 + q);
-                h[4 * q] += wv.x * xk;
-                h[4 * q + 1] += wv.y * xk;
-                h[4 * q + 2] += wv.z * xk;
-                h[4 * q + 3] += wv.w * xk;
+#pragma unroll
+                for (int e = 0; e < T; e++) {
+                    float xk = x[e][k];
+                    h[e][4 * q] += wv.x * xk;
+                    h[e][4 * q + 1] += wv.y * xk;
+                    h[e][4 * q + 2] += wv.z * xk;
+                    h[e][4 * q + 3] += wv.w * xk;
+                }
             }
         }
 #pragma unroll
         for (int o = 0; o < HB; o++) {
-            float ho = h[o] > 0.0f ? h[o] : 0.0f;
 #pragma unroll
             for (int q = 0; q < PQ; q++) {
                 float4 wv = fh_lds4(w1t + (o0 + o) * PQ + q);
-                pred[4 * q] += wv.x * ho;
-                pred[4 * q + 1] += wv.y * ho;
-                pred[4 * q + 2] += wv.z * ho;
-                pred[4 * q + 3] += wv.w * ho;
+#pragma unroll
+                for (int e = 0; e < T; e++) {
+                    float ho = h[e][o] > 0.0f ? h[e][o] : 0.0f;
+                    pred[e][4 * q] += wv.x * ho;
+                    pred[e][4 * q + 1] += wv.y * ho;
+                    pred[e][4 * q + 2] += wv.z * ho;
+                    pred[e][4 * q + 3] += wv.w * ho;
+                }
             }
         }
     }
@@ -1424,30 +1442,43 @@ curiosity_fused_kernel(float *rewards, const float *__restrict__ states, int in_
     __syncthreads();
     const float4 *w0t = w4 + FH_CUR_SM_W0T / 4, *b0 = w4 + FH_CUR_SM_B0 / 4;
     const float4 *w1t = w4 + FH_CUR_SM_W1T / 4, *b1 = w4 + FH_CUR_SM_B1 / 4;
-    /* a grid-stride loop over transitions: the weights are staged once per block; the
-     * reads of them are volatile (fh_lds4), or the compiler would hoist all 4,384 out of
-     * the loop and spill them */
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < nl;
-         i += (long long)gridDim.x * blockDim.x) {
-        const float *s = states + i * in_stride;
-        float x[FH_CURIOSITY_INPUT_DIM];
+    /* a grid-stride loop over transitions, FH_CUR_PER_THREAD at a time (a whole grid's
+     * stride apart, so that a warp's loads and stores stay contiguous): the weights are
+     * staged once per block; the reads of them are volatile (fh_lds4), or the compiler
+     * would hoist all 4,384 out of the loop and spill them */
+    constexpr int T = FH_CUR_PER_THREAD;
+    long long threads = (long long)gridDim.x * blockDim.x;
+    for (long long i0 = blockIdx.x * (long long)blockDim.x + threadIdx.x; i0 < nl;
+         i0 += T * threads) {
+        float x[T][FH_CURIOSITY_INPUT_DIM];
 #pragma unroll
-        for (int k = 0; k < FH_CURIOSITY_TARGET_DIM; k++)
-            x[k] = s[k];
-        int a = actions[i];
-        x[FH_CURIOSITY_TARGET_DIM] = action_to_exposure(a);
-        x[FH_CURIOSITY_TARGET_DIM + 1] = action_to_urgency(a);
-        x[FH_CURIOSITY_TARGET_DIM + 2] = exposures[i];
-        float pred[FH_CURIOSITY_TARGET_DIM];
-        fh_curiosity_forward(pred, x, w0t, b0, w1t, b1);
-        const float *next = market.features + (long long)(bars[i] + 1) * FH_N_MARKET_FEATURES;
-        float sum = 0.0f;
+        for (int e = 0; e < T; e++) {
+            long long i = i0 + e * threads < nl ? i0 + e * threads : i0; /* a spare: i0 again */
+            const float *s = states + i * in_stride;
 #pragma unroll
-        for (int j = 0; j < FH_CURIOSITY_TARGET_DIM; j++) {
-            float d = pred[j] - next[j];
-            sum += d * d;
+            for (int k = 0; k < FH_CURIOSITY_TARGET_DIM; k++)
+                x[e][k] = s[k];
+            int a = actions[i];
+            x[e][FH_CURIOSITY_TARGET_DIM] = action_to_exposure(a);
+            x[e][FH_CURIOSITY_TARGET_DIM + 1] = action_to_urgency(a);
+            x[e][FH_CURIOSITY_TARGET_DIM + 2] = exposures[i];
         }
-        rewards[i] += curiosity_bonus(&cfg, sum / (float)FH_CURIOSITY_TARGET_DIM);
+        float pred[T][FH_CURIOSITY_TARGET_DIM];
+        fh_curiosity_forward<T>(pred, x, w0t, b0, w1t, b1);
+#pragma unroll
+        for (int e = 0; e < T; e++) {
+            long long i = i0 + e * threads;
+            if (i >= nl)
+                break;
+            const float *next = market.features + (long long)(bars[i] + 1) * FH_N_MARKET_FEATURES;
+            float sum = 0.0f;
+#pragma unroll
+            for (int j = 0; j < FH_CURIOSITY_TARGET_DIM; j++) {
+                float d = pred[e][j] - next[j];
+                sum += d * d;
+            }
+            rewards[i] += curiosity_bonus(&cfg, sum / (float)FH_CURIOSITY_TARGET_DIM);
+        }
     }
 }
 
