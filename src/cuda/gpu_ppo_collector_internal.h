@@ -14,8 +14,9 @@
 #include "env/common_device_functions.cuh"
 #include "cuda/kernels/ppo_experience_kernel.cu"
 
-/* Rows per batched critic/curiosity GEMM chunk: bounds the activation buffers
- * (2 x rows x 512 floats = 4 GB at 2^20 rows) whatever N*L is. */
+/* Rows per batched critic GEMM chunk: bounds the activation buffers (2 x rows x 512
+ * floats = 17 GB at 2^22 rows; 384 floats with the pipeline) whatever N*L is. 2^22
+ * measured 1.2 ms faster than 2^20 at N 16384 (docs/BENCHMARKS.md). */
 #define FH_FAST_CHUNK_ROWS (1 << 22)
 
 /* The fast path's rollout mapping ("fast", "fast/warp", "fast/block", "fast/lane"). */
