@@ -628,6 +628,13 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
                       &chunk_env, err)) != FH_OK)
         return st;
     f->chunk_rows = f->critic_rows < chunk_env ? f->critic_rows : chunk_env;
+    { /* the two activation buffers take at most a quarter of the free device memory */
+        size_t free_bytes = 0, total_bytes = 0;
+        CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes), err);
+        long long fit = (long long)(free_bytes / 4 / (2 * FH_CRITIC_H1 * sizeof(float)));
+        if (f->chunk_rows > fit)
+            f->chunk_rows = fit > 4096 ? fit : 4096;
+    }
     /* every critic row's bar: the states' (written with the other per-step outputs),
      * then the final observations' and s_L's; 0 where a slot stays unused */
     CUDA_CHECK(cudaMalloc((void **)&c->out.bars, (size_t)f->critic_rows * sizeof(int)), err);
