@@ -29,8 +29,8 @@
  * two transitions and blocks of 8) */
 #define CURIOSITY_BLOCKS_PER_SM(hidden_block, per_thread) \
     ((per_thread) == 2 ? 2 : (hidden_block) == 64 ? 3 : 4)
-#define CURIOSITY_HIDDEN_BLOCK 16
-#define CURIOSITY_PER_THREAD 1
+#define CURIOSITY_HIDDEN_BLOCK 8 /* the kernel's defaults; options only for others */
+#define CURIOSITY_PER_THREAD 2
 /* The factored first critic layer pays in fp32 when the market has fewer bars than the
  * critic has rows to value (the projection costs a layer-0 matmul over the bars); its
  * table is capped at 1 GiB. In TF32 the layer-0 matmul is cheaper than the look-up

@@ -1345,10 +1345,10 @@ __device__ __forceinline__ float4 fh_lds4(const float4 *p)
  * inputs ascending), and a thread holds one block of hidden units instead of all 64
  * (fewer registers, more warps an SM). */
 #ifndef FH_CUR_HIDDEN_BLOCK
-#define FH_CUR_HIDDEN_BLOCK 16
+#define FH_CUR_HIDDEN_BLOCK 8
 #endif
 #ifndef FH_CUR_PER_THREAD
-#define FH_CUR_PER_THREAD 1
+#define FH_CUR_PER_THREAD 2
 #endif
 template <int T>
 __device__ __forceinline__ void fh_curiosity_forward(float (*pred)[FH_CURIOSITY_TARGET_DIM],
