@@ -628,9 +628,9 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
                       &chunk_env, err)) != FH_OK)
         return st;
     f->chunk_rows = f->critic_rows < chunk_env ? f->critic_rows : chunk_env;
+    size_t free_bytes = 0, total_bytes = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes), err);
     { /* the two activation buffers take at most a quarter of the free device memory */
-        size_t free_bytes = 0, total_bytes = 0;
-        CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes), err);
         long long fit = (long long)(free_bytes / 4 / (2 * FH_CRITIC_H1 * sizeof(float)));
         if (f->chunk_rows > fit)
             f->chunk_rows = fit > 4096 ? fit : 4096;
@@ -681,9 +681,13 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     if (pipeline_env == 1 && f->overlap)
         return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_CRITIC_PIPELINE=1 with "
                             "FOXHUNT_ROLLOUT_OVERLAP=1: both use the side stream; set only one");
+    /* (its h0 holds every row's first-layer output: by default only where that takes at
+     * most half the free device memory) */
+    size_t h0_bytes = (size_t)f->critic_rows * FH_CRITIC_H1 * sizeof(float);
     f->pipeline = pipeline_env >= 0 ? pipeline_env
                                     : !f->overlap && f->factor &&
-                                          f->critic_rows >= PIPELINE_MIN_ROWS;
+                                          f->critic_rows >= PIPELINE_MIN_ROWS &&
+                                          h0_bytes <= free_bytes / 2;
     if ((st = env_int("FOXHUNT_PIPELINE_L0_BLOCKS", PIPELINE_L0_BLOCKS_PER_SM, 1, 16,
                       &f->l0_blocks_per_sm, err)) != FH_OK)
         return st;
