@@ -1350,6 +1350,32 @@ __device__ __forceinline__ float4 fh_lds4(const float4 *p)
 #ifndef FH_CUR_PER_THREAD
 #define FH_CUR_PER_THREAD 2
 #endif
+/* y[0..3] += w * x, one fmaf per component (x, y, z, w order) */
+__device__ __forceinline__ void fh_acc4(float *y, float4 w, float x)
+{
+    y[0] = fmaf(w.x, x, y[0]);
+    y[1] = fmaf(w.y, x, y[1]);
+    y[2] = fmaf(w.z, x, y[2]);
+    y[3] = fmaf(w.w, x, y[3]);
+}
+
+/* y[e][4q..4q+3] = b[q] for each of the T rows, b read once as a float4 */
+template <int T, int W>
+__device__ __forceinline__ void fh_rows_from_bias(float (*y)[W], const float4 *b)
+{
+#pragma unroll
+    for (int q = 0; q < W / 4; q++) {
+        float4 bq = fh_lds4(b + q);
+#pragma unroll
+        for (int e = 0; e < T; e++) {
+            y[e][4 * q] = bq.x;
+            y[e][4 * q + 1] = bq.y;
+            y[e][4 * q + 2] = bq.z;
+            y[e][4 * q + 3] = bq.w;
+        }
+    }
+}
+
 template <int T>
 __device__ __forceinline__ void fh_curiosity_forward(float (*pred)[FH_CURIOSITY_TARGET_DIM],
                                                      const float (*x)[FH_CURIOSITY_INPUT_DIM],
@@ -1359,44 +1385,19 @@ __device__ __forceinline__ void fh_curiosity_forward(float (*pred)[FH_CURIOSITY_
     constexpr int HB = FH_CUR_HIDDEN_BLOCK, HQ = FH_CURIOSITY_HIDDEN / 4,
                   PQ = FH_CURIOSITY_TARGET_DIM / 4;
     static_assert(FH_CURIOSITY_HIDDEN % HB == 0 && HB % 4 == 0, "hidden blocks of float4s");
-#pragma unroll
-    for (int q = 0; q < PQ; q++) {
-        float4 bq = fh_lds4(b1 + q);
-#pragma unroll
-        for (int e = 0; e < T; e++) {
-            pred[e][4 * q] = bq.x;
-            pred[e][4 * q + 1] = bq.y;
-            pred[e][4 * q + 2] = bq.z;
-            pred[e][4 * q + 3] = bq.w;
-        }
-    }
+    fh_rows_from_bias<T>(pred, b1);
 #pragma unroll 1
     for (int o0 = 0; o0 < FH_CURIOSITY_HIDDEN; o0 += HB) {
         float h[T][HB];
-#pragma unroll
-        for (int q = 0; q < HB / 4; q++) {
-            float4 bq = fh_lds4(b0 + o0 / 4 + q);
-#pragma unroll
-            for (int e = 0; e < T; e++) {
-                h[e][4 * q] = bq.x;
-                h[e][4 * q + 1] = bq.y;
-                h[e][4 * q + 2] = bq.z;
-                h[e][4 * q + 3] = bq.w;
-            }
-        }
+        fh_rows_from_bias<T>(h, b0 + o0 / 4);
 #pragma unroll
         for (int k = 0; k < FH_CURIOSITY_INPUT_DIM; k++) {
 #pragma unroll
             for (int q = 0; q < HB / 4; q++) {
                 float4 wv = fh_lds4(w0t + k * HQ + o0 / 4 + q);
 #pragma unroll
-                for (int e = 0; e < T; e++) {
-                    float xk = x[e][k];
-                    h[e][4 * q] += wv.x * xk;
-                    h[e][4 * q + 1] += wv.y * xk;
-                    h[e][4 * q + 2] += wv.z * xk;
-                    h[e][4 * q + 3] += wv.w * xk;
-                }
+                for (int e = 0; e < T; e++)
+                    fh_acc4(&h[e][4 * q], wv, x[e][k]);
             }
         }
 #pragma unroll
@@ -1405,13 +1406,8 @@ __device__ __forceinline__ void fh_curiosity_forward(float (*pred)[FH_CURIOSITY_
             for (int q = 0; q < PQ; q++) {
                 float4 wv = fh_lds4(w1t + (o0 + o) * PQ + q);
 #pragma unroll
-                for (int e = 0; e < T; e++) {
-                    float ho = h[e][o] > 0.0f ? h[e][o] : 0.0f;
-                    pred[e][4 * q] += wv.x * ho;
-                    pred[e][4 * q + 1] += wv.y * ho;
-                    pred[e][4 * q + 2] += wv.z * ho;
-                    pred[e][4 * q + 3] += wv.w * ho;
-                }
+                for (int e = 0; e < T; e++)
+                    fh_acc4(&pred[e][4 * q], wv, h[e][o] > 0.0f ? h[e][o] : 0.0f);
             }
         }
     }
