@@ -29,7 +29,7 @@
  * two transitions and blocks of 8) */
 #define CURIOSITY_BLOCKS_PER_SM(hidden_block, per_thread) \
     ((per_thread) == 2 ? 2 : (hidden_block) == 64 ? 3 : 4)
-#define CURIOSITY_HIDDEN_BLOCK 8 /* the kernel's defaults; options only for others */
+#define CURIOSITY_HIDDEN_BLOCK 8
 #define CURIOSITY_PER_THREAD 2
 /* The factored first critic layer pays in fp32 when the market has fewer bars than the
  * critic has rows to value (the projection costs a layer-0 matmul over the bars); its
@@ -57,6 +57,7 @@
 /* pipeline: on by default from this many critic rows (N 16384 x L 500, 8.2 M rows:
  * 141.35 -> 140.77 ms; N 1024, 0.5 M rows: 10.50 -> 10.69 ms; docs/BENCHMARKS.md) */
 #define PIPELINE_MIN_ROWS (1ll << 22)
+#define PIPELINE_MAX_CHUNKS 64
 /* pipeline: the factored first layer's blocks per SM (default; it is bound by its
  * writes, and fewer blocks leave room for the matmuls' beside them) */
 #define PIPELINE_L0_BLOCKS_PER_SM 2
@@ -541,10 +542,8 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
              warp_episodes);
     const char *options[7] = {"-lineinfo", per_lane_option};
     int n_options = 2;
-    if (f->cur_hidden_block != CURIOSITY_HIDDEN_BLOCK)
-        options[n_options++] = cur_block_option;
-    if (f->cur_per_thread != CURIOSITY_PER_THREAD)
-        options[n_options++] = cur_per_thread_option;
+    options[n_options++] = cur_block_option;
+    options[n_options++] = cur_per_thread_option;
     if (with_clocks)
         options[n_options++] = "-DFH_ROLLOUT_CLOCKS=1";
     if (shared_barriers)
@@ -630,8 +629,10 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     f->chunk_rows = f->critic_rows < chunk_env ? f->critic_rows : chunk_env;
     size_t free_bytes = 0, total_bytes = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes), err);
-    { /* the two activation buffers take at most a quarter of the free device memory */
+    { /* the two activation buffers take at most a quarter of the free device memory (in
+         * whole 4,096-row steps, so that the chunks keep the alignments tuned for) */
         long long fit = (long long)(free_bytes / 4 / (2 * FH_CRITIC_H1 * sizeof(float)));
+        fit = fit / 4096 * 4096;
         if (f->chunk_rows > fit)
             f->chunk_rows = fit > 4096 ? fit : 4096;
     }
@@ -682,17 +683,25 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_CRITIC_PIPELINE=1 with "
                             "FOXHUNT_ROLLOUT_OVERLAP=1: both use the side stream; set only one");
     /* (its h0 holds every row's first-layer output: by default only where that takes at
-     * most half the free device memory) */
+     * most a quarter of the free device memory, beside the activation buffers' quarter,
+     * and where the chunks stay few: each is an event and a handful of graph nodes) */
     size_t h0_bytes = (size_t)f->critic_rows * FH_CRITIC_H1 * sizeof(float);
+    int n_chunks = chunk_schedule(f->critic_rows, first_rows, f->chunk_rows, NULL);
+    if (pipeline_env == 1 && n_chunks > PIPELINE_MAX_CHUNKS)
+        return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_CRITIC_PIPELINE=1: %lld critic rows in "
+                            "chunks of at most %lld make %d chunks, more than %d; raise "
+                            "FOXHUNT_CRITIC_CHUNK_ROWS or FOXHUNT_CRITIC_PIPELINE_FIRST",
+                            f->critic_rows, f->chunk_rows, n_chunks, PIPELINE_MAX_CHUNKS);
     f->pipeline = pipeline_env >= 0 ? pipeline_env
                                     : !f->overlap && f->factor &&
                                           f->critic_rows >= PIPELINE_MIN_ROWS &&
-                                          h0_bytes <= free_bytes / 2;
+                                          h0_bytes <= free_bytes / 4 &&
+                                          n_chunks <= PIPELINE_MAX_CHUNKS;
     if ((st = env_int("FOXHUNT_PIPELINE_L0_BLOCKS", PIPELINE_L0_BLOCKS_PER_SM, 1, 16,
                       &f->l0_blocks_per_sm, err)) != FH_OK)
         return st;
     if (f->pipeline) {
-        f->n_chunks = chunk_schedule(f->critic_rows, first_rows, f->chunk_rows, NULL);
+        f->n_chunks = n_chunks;
         f->chunk_begin = malloc((size_t)(f->n_chunks + 1) * sizeof *f->chunk_begin);
         f->ev_chunk = calloc((size_t)f->n_chunks, sizeof *f->ev_chunk);
         if (!f->chunk_begin || !f->ev_chunk)
@@ -804,6 +813,9 @@ static fh_status critic_chain(fh_gpu_ppo_collector *c, cudaStream_t stream, cons
                               fh_error *err)
 {
     fh_fast_path *f = &c->fast;
+    if (f->h0 && first_layer == 0) /* the activation buffers are 384 wide with h0 */
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the critic from its first layer with "
+                            "the pipeline's h0 (an internal error)", __FILE__, __LINE__);
     for (int l = first_layer; l < FH_CRITIC_N_LAYERS; l++) {
         int last = l == FH_CRITIC_N_LAYERS - 1;
         float *y = last ? values : (l % 2 == 0 ? f->act_a : f->act_b);

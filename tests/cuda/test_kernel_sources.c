@@ -73,7 +73,7 @@ static void test_compiles_to_ptx(void)
                                                 {"-lineinfo", "-DFH_WARP_EPISODES=2"},
                                                 {"-lineinfo", "-DFH_CUR_HIDDEN_BLOCK=32"},
                                                 {"-lineinfo", "-DFH_CUR_HIDDEN_BLOCK=64"},
-                                                {"-lineinfo", "-DFH_CUR_PER_THREAD=1"}};
+                                                {"-DFH_CUR_PER_THREAD=1", "-DFH_CUR_HIDDEN_BLOCK=16"}};
         for (size_t v = 0; v < sizeof opts_variants / sizeof opts_variants[0]; v++) {
             fh_nvrtc_output out;
             fh_error err;

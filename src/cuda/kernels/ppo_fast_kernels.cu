@@ -1502,8 +1502,8 @@ extern "C" __global__ void scatter_trunc_values_kernel(float *trunc_values,
  * through global memory). With `staged` (dynamic shared memory of 5 * n_steps words per
  * warp) the warp first copies its row into shared memory with coalesced loads and
  * writes the results back the same way: read in place, each lane's strided walk missed
- * L1 once 124 rows an SM were in flight (0.67 ms at N 16384). A lane's chunk is odd in
- * length, so that the lanes' reads fall in different banks. */
+ * L1 once 124 rows an SM were in flight (0.67 ms at N 16384). Staged, a lane's chunk is
+ * odd in length, so that the lanes' reads fall in different banks. */
 extern "C" __global__ void gae_kernel(fh_ppo_outputs out, int n_episodes, int n_steps,
                                       float gamma, float lambda, int staged)
 {
@@ -1537,7 +1537,9 @@ extern "C" __global__ void gae_kernel(fh_ppo_outputs out, int n_episodes, int n_
         ret = stv;
     }
     float last_value = out.last_values[n];
-    int chunk = ((n_steps + FH_WARP - 1) / FH_WARP) | 1;
+    int chunk = (n_steps + FH_WARP - 1) / FH_WARP;
+    if (staged)
+        chunk |= 1;
     int t0 = lane * chunk < n_steps ? lane * chunk : n_steps;
     int t1 = t0 + chunk < n_steps ? t0 + chunk : n_steps;
     float P = 0.0f, Q = 1.0f;
