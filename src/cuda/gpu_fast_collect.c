@@ -12,6 +12,7 @@
 
 #include <cublasLt.h>
 
+#include "cuda/critic_chunks.h"
 #include "cuda/cuda_check.h"
 #include "cuda/gpu_ppo_collector_internal.h"
 #include "cuda/kernels/ppo_fast_kernels.cu"
@@ -130,24 +131,6 @@ static fh_status env_int(const char *name, int dflt, int lo, int hi, int *out, f
 static size_t rollout_smem_bytes(const rollout_shape *shape, int units)
 {
     return (size_t)(FH_FAST_SM_WEIGHTS + units * shape->unit_floats) * sizeof(float);
-}
-
-/* The pipeline's row chunks over `rows`: the first `first` rows, then each chunk
- * PIPELINE_GROWTH times the last, at most `cap`; their offsets into begin (n + 1 of
- * them) when begin is not NULL. Returns n. */
-static int chunk_schedule(long long rows, long long first, long long cap, long long *begin)
-{
-    int n = 0;
-    long long size = first < cap ? first : cap;
-    for (long long r = 0; r < rows; n++) {
-        if (begin)
-            begin[n] = r;
-        r += size < rows - r ? size : rows - r;
-        size = size * PIPELINE_GROWTH < cap ? size * PIPELINE_GROWTH : cap;
-    }
-    if (begin)
-        begin[n] = rows;
-    return n;
 }
 
 static unsigned elementwise_grid(const fh_gpu_ppo_collector *c, long long total)
@@ -686,7 +669,8 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
      * most a quarter of the free device memory, beside the activation buffers' quarter,
      * and where the chunks stay few: each is an event and a handful of graph nodes) */
     size_t h0_bytes = (size_t)f->critic_rows * FH_CRITIC_H1 * sizeof(float);
-    int n_chunks = chunk_schedule(f->critic_rows, first_rows, f->chunk_rows, NULL);
+    int n_chunks = fh_critic_chunk_schedule(f->critic_rows, first_rows, f->chunk_rows,
+                                            PIPELINE_GROWTH, NULL);
     if (pipeline_env == 1 && n_chunks > PIPELINE_MAX_CHUNKS)
         return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_CRITIC_PIPELINE=1: %lld critic rows in "
                             "chunks of at most %lld make %d chunks, more than %d; raise "
@@ -707,7 +691,8 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         if (!f->chunk_begin || !f->ev_chunk)
             return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of host memory", __FILE__,
                                 __LINE__);
-        chunk_schedule(f->critic_rows, first_rows, f->chunk_rows, f->chunk_begin);
+        fh_critic_chunk_schedule(f->critic_rows, first_rows, f->chunk_rows, PIPELINE_GROWTH,
+                                 f->chunk_begin);
         for (int k = 0; k < f->n_chunks; k++)
             CUDA_CHECK(cudaEventCreateWithFlags(&f->ev_chunk[k], cudaEventDisableTiming), err);
         CUDA_CHECK(cudaEventCreateWithFlags(&f->ev_rollout, cudaEventDisableTiming), err);
@@ -929,6 +914,9 @@ static fh_status pipelined_networks(fh_gpu_ppo_collector *c, fh_error *err)
     fh_status st;
     CUDA_CHECK(cudaEventRecord(f->ev_rollout, c->stream), err);
     CUDA_CHECK(cudaStreamWaitEvent(f->side, f->ev_rollout, 0), err);
+    /* the side stream's one matmul shares blas_workspace with the main stream's: safe
+     * because every main-stream matmul here waits for ev_chunk[0], recorded after it;
+     * another matmul on the side stream would need a workspace of its own */
     if (f->factor && (st = market_projection(c, f->side, err)) != FH_OK)
         return st;
     for (int k = 0; f->factor && k < f->n_chunks; k++) {
