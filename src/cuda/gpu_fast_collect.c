@@ -384,6 +384,7 @@ static fh_status critic_chain(fh_gpu_ppo_collector *c, cudaStream_t stream, cons
                               const int *bars, long long rows, float *values, int first_layer,
                               fh_error *err);
 static fh_status market_projection(fh_gpu_ppo_collector *c, cudaStream_t stream, fh_error *err);
+static fh_status pipeline_chunk(fh_gpu_ppo_collector *c, int k, fh_error *err);
 
 /* Every matmul shape a collection uses, run once outside a graph so that dense() tunes
  * each (on the zeroed or unset buffers: only the time matters; the first collection
@@ -393,8 +394,11 @@ static fh_status tune_gemms(fh_gpu_ppo_collector *c, fh_error *err)
     fh_fast_path *f = &c->fast;
     long long NL = (long long)c->n_episodes * c->n_steps;
     long long total = f->critic_rows - (f->overlap ? NL : 0); /* rows the main stream values */
-    long long sizes[4] = {total < f->chunk_rows ? total : f->chunk_rows,
-                          total > f->chunk_rows ? total % f->chunk_rows : 0, 0, 0};
+    long long sizes[4] = {0, 0, 0, 0}; /* with the pipeline, its schedule's chunks instead */
+    if (!f->pipeline) {
+        sizes[0] = total < f->chunk_rows ? total : f->chunk_rows;
+        sizes[1] = total > f->chunk_rows ? total % f->chunk_rows : 0;
+    }
     if (f->overlap) { /* a full time segment and the last one */
         int last = c->n_steps - (f->n_segments - 1) * f->seg_steps;
         sizes[2] = (long long)c->n_episodes * f->seg_steps;
@@ -403,18 +407,9 @@ static fh_status tune_gemms(fh_gpu_ppo_collector *c, fh_error *err)
     fh_status st;
     if (f->factor && (st = market_projection(c, c->stream, err)) != FH_OK)
         return st;
-    if (f->pipeline) { /* each chunk of the schedule (sizes repeat only at the end) */
-        for (int k = 0; k < f->n_chunks; k++) {
-            long long r0 = f->chunk_begin[k], rows = f->chunk_begin[k + 1] - r0;
-            if ((st = critic_chain(c, c->stream,
-                                   f->factor ? f->h0 + r0 * FH_CRITIC_H1
-                                             : f->critic_in + r0 * f->in_stride,
-                                   c->out.bars + r0, rows, f->values_all + r0, f->factor,
-                                   err)) != FH_OK)
-                return st;
-        }
-        sizes[0] = sizes[1] = 0;
-    }
+    for (int k = 0; f->pipeline && k < f->n_chunks; k++)
+        if ((st = pipeline_chunk(c, k, err)) != FH_OK)
+            return st;
     for (int i = 0; i < 4; i++) {
         if (sizes[i] == 0)
             continue;
@@ -726,11 +721,12 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         CUDA_CHECK(cudaMalloc((void **)&f->seg_values, (size_t)seg_rows * sizeof(float)), err);
         CUDA_CHECK(cudaMalloc((void **)&f->seg_bars, (size_t)seg_rows * sizeof(int)), err);
     }
-    if (f->overlap || f->pipeline) {
+    if (f->overlap || f->pipeline) { /* the pipeline forks at ev_rollout instead */
         CUDA_CHECK(cudaStreamCreateWithFlags(&f->side, cudaStreamNonBlocking), err);
-        CUDA_CHECK(cudaEventCreateWithFlags(&f->ev_fork, cudaEventDisableTiming), err);
         CUDA_CHECK(cudaEventCreateWithFlags(&f->ev_join, cudaEventDisableTiming), err);
     }
+    if (f->overlap)
+        CUDA_CHECK(cudaEventCreateWithFlags(&f->ev_fork, cudaEventDisableTiming), err);
     for (int i = 0; i < 4; i++)
         CUDA_CHECK(cudaEventCreate(&f->ev_phase[i]), err);
     CUBLAS_CHECK(cublasLtCreate(&f->lt), err);
@@ -902,6 +898,17 @@ static fh_status batched_networks(fh_gpu_ppo_collector *c, fh_error *err)
     return curiosity(c, c->stream, err);
 }
 
+/* The pipeline's chunk k on c->stream: with the factor, layers 1-5 over its rows of h0;
+ * without, all six over its critic input rows. */
+static fh_status pipeline_chunk(fh_gpu_ppo_collector *c, int k, fh_error *err)
+{
+    fh_fast_path *f = &c->fast;
+    long long r0 = f->chunk_begin[k], rows = f->chunk_begin[k + 1] - r0;
+    const float *x = f->factor ? f->h0 + r0 * FH_CRITIC_H1 : f->critic_in + r0 * f->in_stride;
+    return critic_chain(c, c->stream, x, c->out.bars + r0, rows, f->values_all + r0, f->factor,
+                        err);
+}
+
 /* The pipeline's networks after the rollout: the side stream forks, makes the market
  * projection (beside the rollout it slowed the rollout at N 128: 1.20 -> 1.38 ms), each
  * chunk's factored first layer into h0, then the curiosity model; on c->stream each chunk's other layers once its
@@ -931,14 +938,9 @@ static fh_status pipelined_networks(fh_gpu_ppo_collector *c, fh_error *err)
         return st;
     CUDA_CHECK(cudaEventRecord(f->ev_join, f->side), err);
     for (int k = 0; k < f->n_chunks; k++) {
-        long long r0 = f->chunk_begin[k], rows = f->chunk_begin[k + 1] - r0;
         if (f->factor)
             CUDA_CHECK(cudaStreamWaitEvent(c->stream, f->ev_chunk[k], 0), err);
-        if ((st = critic_chain(c, c->stream,
-                               f->factor ? f->h0 + r0 * FH_CRITIC_H1
-                                         : f->critic_in + r0 * f->in_stride,
-                               c->out.bars + r0, rows, f->values_all + r0, f->factor, err)) !=
-            FH_OK)
+        if ((st = pipeline_chunk(c, k, err)) != FH_OK)
             return st;
     }
     CUDA_CHECK(cudaStreamWaitEvent(c->stream, f->ev_join, 0), err);
