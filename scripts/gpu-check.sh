@@ -7,7 +7,7 @@
 #   bash scripts/gpu-check.sh [STEP...]     (default: every step; `part1` and `part2`
 #                                            stand for the default steps in two halves
 #                                            that each fit a 10-minute limit on an H200)
-#   steps: info cache parity parity_fast parity_map parity_fvr tf32 device_env memcheck racecheck synccheck
+#   steps: info cache actor_table parity parity_fast parity_map parity_fvr tf32 device_env memcheck racecheck synccheck
 #          bench bench_tf32 train learn; not in the default set: profile (ncu on the rollout
 #          kernel), clocks (the rollout's cycle counters per part of a step), overlap
 #          (the critic/rollout overlap against its variants), factor (the first critic
@@ -47,9 +47,12 @@ FH="$BUILD/foxhunt"
 # the sanitizers' launches, SETTINGS/MAPPING: the fast path's mapping MAPPING with
 # environment settings SETTINGS (joined by ',') — the pair kernel is the warp mapping's
 # choice at these N, FOXHUNT_WARP_BOOK=0 its plain kernel; the last entry forces the
-# pipeline and the factored first layer, which these small launches would not use
-SANITIZE_KERNELS=${KERNELS:-FOXHUNT_WARP_EPISODES=1/block FOXHUNT_WARP_EPISODES=1/warp FOXHUNT_WARP_EPISODES=1/lane FOXHUNT_WARP_EPISODES=2/warp FOXHUNT_WARP_EPISODES=2,FOXHUNT_WARP_BOOK=0/warp FOXHUNT_CRITIC_PIPELINE=1,FOXHUNT_CRITIC_FACTOR=1,FOXHUNT_CRITIC_PIPELINE_FIRST=4096/warp}
-PART1="info cache parity_fast parity_map parity_fvr tf32 device_env memcheck synccheck bench bench_tf32 train"
+# pipeline and the factored first layer, which these small launches would not use. The
+# actor table (off by default at these N) is forced on for all (SANITIZE_SETTINGS) but
+# the one entry that turns it off.
+SANITIZE_KERNELS=${KERNELS:-FOXHUNT_WARP_EPISODES=1/block FOXHUNT_WARP_EPISODES=1/warp FOXHUNT_WARP_EPISODES=1/lane FOXHUNT_WARP_EPISODES=2/warp FOXHUNT_WARP_EPISODES=2,FOXHUNT_WARP_BOOK=0/warp FOXHUNT_CRITIC_PIPELINE=1,FOXHUNT_CRITIC_FACTOR=1,FOXHUNT_CRITIC_PIPELINE_FIRST=4096/warp FOXHUNT_ACTOR_FACTOR=0,FOXHUNT_WARP_EPISODES=2,FOXHUNT_WARP_BOOK=0/warp}
+SANITIZE_SETTINGS=${SANITIZE_SETTINGS:-FOXHUNT_ACTOR_FACTOR=1}
+PART1="info cache actor_table parity_fast parity_map parity_fvr tf32 device_env memcheck synccheck bench bench_tf32 train"
 PART2="info parity racecheck learn"
 STEPS=${*:-$PART1 parity racecheck learn}
 STEPS=${STEPS//part1/$PART1}
@@ -93,15 +96,18 @@ for step in $STEPS; do
     parity_fast) run_step parity_fast "$BUILD/tests/cuda/test_gpu_parity" fast ${PARITY_FAST_CASES:-128 64 2 100 64 2 128 500 2 100 500 2} ;;
     parity_map) P="$BUILD/tests/cuda/test_gpu_parity"
                 run_step parity_map bash -c "$P fast/warp 128 64 1 && $P fast-vs-reference/warp 301 64 1 && FOXHUNT_WARP_BOOK=0 $P fast/warp 128 64 1 && FOXHUNT_WARP_BOOK=0 $P fast-vs-reference/warp 1000 64 1 && $P fast/block 200 64 1 && $P fast-vs-reference/block 598 64 1 && $P fast/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=1 $P fast/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=4 $P fast/lane 200 64 1 && $P fast-vs-reference/warp 1024 100 1 && FOXHUNT_WARP_EPISODES=2 $P fast-vs-reference/warp 1024 100 1 && FOXHUNT_WARP_EPISODES=2 $P fast-vs-reference/warp 301 64 1 && FOXHUNT_WARP_EPISODES=2 FOXHUNT_WARP_BOOK=0 $P fast-vs-reference/warp 1001 64 1 && FOXHUNT_WARP_EPISODES=2 $P fast/warp 129 64 1 && FOXHUNT_ROLLOUT_OVERLAP=1 $P fast-vs-reference 128 64 1 && FOXHUNT_ROLLOUT_OVERLAP=1 FOXHUNT_OVERLAP_SEGMENTS=3 $P fast 40 12 1 && FOXHUNT_CRITIC_FACTOR=1 $P fast-vs-reference 100 64 1 && FOXHUNT_CRITIC_FACTOR=0 $P fast-vs-reference 128 500 1 && FOXHUNT_CRITIC_FACTOR=1 FOXHUNT_ROLLOUT_OVERLAP=1 $P fast-vs-reference 128 64 1 && FOXHUNT_CRITIC_PIPELINE=1 $P fast-vs-reference 1024 100 1 && FOXHUNT_CRITIC_PIPELINE=1 FOXHUNT_CRITIC_PIPELINE_FIRST=4096 $P fast-vs-reference 301 64 1 && FOXHUNT_CRITIC_PIPELINE=1 FOXHUNT_CRITIC_PIPELINE_FIRST=4096 FOXHUNT_CRITIC_FACTOR=0 $P fast-vs-reference 301 64 1 && FOXHUNT_CRITIC_PIPELINE=0 $P fast-vs-reference 1024 100 1 && $P fast-vs-reference 64 1000 1" ;;
+    # the actor table off against on, every mapping: all outputs bit-identical
+    actor_table) P="$BUILD/tests/cuda/test_gpu_parity"
+                 run_step actor_table bash -c "$P actor-table/block 200 64 1 && $P actor-table/warp 128 64 1 && FOXHUNT_WARP_EPISODES=2 $P actor-table/warp 129 64 1 && FOXHUNT_WARP_BOOK=0 $P actor-table/warp 301 64 1 && FOXHUNT_WARP_EPISODES=2 FOXHUNT_WARP_BOOK=0 $P actor-table/warp 1001 100 1 && $P actor-table/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=1 $P actor-table/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=4 $P actor-table/lane 200 64 1 && $P actor-table 128 500 1 && $P actor-table 1024 500 1 && $P actor-table 16384 64 1" ;;
     parity_fvr) run_step parity_fvr "$BUILD/tests/cuda/test_gpu_parity" fast-vs-reference 128 500 1 100 500 1 16384 64 1 ;;
     tf32) run_step tf32 "$BUILD/tests/cuda/test_gpu_parity" tf32 128 500 1 1024 500 1 16384 100 1 ;;
     bench_tf32) run_step bench_tf32 "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel fast --precision tf32 --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench_tf32.json" ;;
     device_env) run_step device_env "$BUILD/tests/env/test_nvrtc_common" ;;
-    memcheck) run_step memcheck sanitize memcheck 41 ;;
-    synccheck) run_step synccheck sanitize synccheck 301 ;;
+    memcheck) run_step memcheck sanitize memcheck 41 $SANITIZE_SETTINGS ;;
+    synccheck) run_step synccheck sanitize synccheck 301 $SANITIZE_SETTINGS ;;
     # racecheck: the block mapping in its racecheck build (FOXHUNT_BLOCK_SHARED_BARRIERS=1;
     # ppo_fast_kernels.cu and docs/BENCHMARKS.md say why)
-    racecheck) run_step racecheck sanitize racecheck 41 FOXHUNT_BLOCK_SHARED_BARRIERS=1 ;;
+    racecheck) run_step racecheck sanitize racecheck 41 FOXHUNT_BLOCK_SHARED_BARRIERS=1 $SANITIZE_SETTINGS ;;
     bench) run_step bench "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel ${BENCH_KERNEL:-both} --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench.json" ;;
     train) run_step train "$FH" train --device cuda --kernel ${KERNEL:-fast} ${TRAIN_FLAGS:---iterations 2} --out /tmp/fh-gpu-train ;;
     learn) run_step learn "$BUILD/tests/rl/test_learning" device=cuda ${LEARN_ARGS:-} ;;

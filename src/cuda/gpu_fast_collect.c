@@ -38,6 +38,8 @@
  * (measured, docs/BENCHMARKS.md). */
 #define FACTOR_MAX_BARS_PER_ROW 0.5
 #define FACTOR_MAX_TABLE_BYTES (1ull << 30)
+/* the actor table's cap (1 KB a bar split: 256 Ki bars) */
+#define ACTOR_TABLE_MAX_BYTES (256ull << 20)
 #define GAE_BLOCK 128 /* 4 warps, 4 episode rows, at most */
 #define GAE_SMEM_BYTES (48u << 10) /* a GAE block's shared memory, at most (no opt-in) */
 #define BLAS_WORKSPACE_BYTES (32u << 20)
@@ -359,6 +361,7 @@ void fh_fast_path_free(fh_gpu_ppo_collector *c)
     cudaFree(f->seg_bars);
     cudaFree(f->market_in);
     cudaFree(f->market_proj);
+    cudaFree(f->actor_table);
     cudaFree(f->h0);
     for (int k = 0; f->ev_chunk && k < f->n_chunks; k++)
         if (f->ev_chunk[k])
@@ -518,7 +521,20 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     snprintf(per_lane_option, sizeof per_lane_option, "-DFH_LANE_PER_LANE=%d", per_lane);
     snprintf(warp_episodes_option, sizeof warp_episodes_option, "-DFH_WARP_EPISODES=%d",
              warp_episodes);
-    const char *options[7] = {"-lineinfo", per_lane_option};
+    /* FOXHUNT_ACTOR_FACTOR=0|1: the actor's first layer factored through the market
+     * (FH_ACTOR_TABLE); unset: where its table, made before each rollout, costs less
+     * than the per-step sums it replaces and takes at most ACTOR_TABLE_MAX_BYTES */
+    int actor_factor_env = -1;
+    if ((st = env_int("FOXHUNT_ACTOR_FACTOR", -1, 0, 1, &actor_factor_env, err)) != FH_OK)
+        return st;
+    f->actor_table_split = f->mapping != FH_ROLLOUT_LANE;
+    size_t actor_table_bytes = (size_t)c->d_market.n_bars * sizeof(float) *
+                               (f->actor_table_split ? FH_ACTOR_TABLE_SPLIT_ROW
+                                                     : FH_ACTOR_TABLE_SEQ_ROW);
+    f->actor_factor = actor_factor_env >= 0 ? actor_factor_env
+                                            : c->d_market.n_bars <= NL &&
+                                                  actor_table_bytes <= ACTOR_TABLE_MAX_BYTES;
+    const char *options[8] = {"-lineinfo", per_lane_option};
     int n_options = 2;
     options[n_options++] = cur_block_option;
     options[n_options++] = cur_per_thread_option;
@@ -528,6 +544,8 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         options[n_options++] = "-DFH_BLOCK_SHARED_BARRIERS=1";
     if (f->mapping == FH_ROLLOUT_WARP && warp_episodes != 1)
         options[n_options++] = warp_episodes_option;
+    if (f->actor_factor)
+        options[n_options++] = "-DFH_ACTOR_TABLE=1";
     /* Diagnostics (docs/BENCHMARKS.md): FOXHUNT_ROLLOUT_OVERLAP=1 turns on the overlap of
      * the critic with the rollout (default 0: off); FOXHUNT_OVERLAP_SEGMENTS sets
      * its time segments, FOXHUNT_OVERLAP_EXCLUSIVE=0 lets GEMM blocks share the rollout's
@@ -551,7 +569,8 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         {&f->scatter, "scatter_trunc_values_kernel"}, {&f->gae, "gae_kernel"},
         {&f->seg_wait, "segment_wait_kernel"}, {&f->seg_gather, "gather_segment_rows_kernel"},
         {&f->seg_scatter, "scatter_segment_values_kernel"},
-        {&f->layer0, "critic_layer0_factored_kernel"}};
+        {&f->layer0, "critic_layer0_factored_kernel"},
+        {&f->actor_table_k, "actor_table_kernel"}};
     for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
         if ((st = fh_cuda_module_kernel(&f->module, entries[i].name, entries[i].k, err)) != FH_OK)
             return st;
@@ -649,6 +668,8 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         if (slices_env)
             f->l0_slices = slices_env;
     }
+    if (f->actor_factor)
+        CUDA_CHECK(cudaMalloc((void **)&f->actor_table, actor_table_bytes), err);
     /* The pipeline: FOXHUNT_CRITIC_PIPELINE=1 always (not with the overlap: they share the
      * side stream), 0 never, unset: where it pays (docs/BENCHMARKS.md);
      * FOXHUNT_CRITIC_PIPELINE_FIRST: the rows of its first chunk. */
@@ -979,12 +1000,20 @@ static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambd
             return st;
         CUDA_CHECK(cudaEventRecord(f->ev_join, f->side), err);
     }
+    const float *actor = c->weights.actor;
+    if (f->actor_factor) { /* this collection's actor table (part of the rollout's phase) */
+        int n_bars = c->d_market.n_bars, bars_per_block = FH_ACTOR_TABLE_THREADS / FH_ACTOR_H1;
+        void *args[] = {&f->actor_table, &c->d_features, &actor, &n_bars, &f->actor_table_split};
+        if ((st = launch(c, f->actor_table_k,
+                         (unsigned)((n_bars + bars_per_block - 1) / bars_per_block),
+                         FH_ACTOR_TABLE_THREADS, 0, args, err)) != FH_OK)
+            return st;
+    }
     {
-        const float *actor = c->weights.actor;
         int *seg_done = f->overlap ? f->seg_done : NULL;
         void *args[] = {&actor, &c->cfg, &c->d_market, &c->d_episodes, &N, &L, &K,
                         &f->critic_in, &f->in_stride, &f->trunc_step, &c->out, &f->clocks,
-                        &seg_done, &f->seg_steps};
+                        &seg_done, &f->seg_steps, &f->actor_table};
         unsigned grid = (unsigned)((N + f->episodes_per_block - 1) / f->episodes_per_block);
         if ((st = launch(c, f->rollout, grid, (unsigned)f->threads_per_block, f->rollout_smem,
                          args, err)) != FH_OK)

@@ -20,7 +20,11 @@
  *   fast-vs-reference  GPU reference kernel vs GPU fast path (also /warp, /block, /lane)
  *   tf32               fast path fp32 vs fast path TF32: the same trajectories, and the
  *                      measured deviation of values, rewards and advantages (looser
- *                      bounds: values 2e-2 relative, rewards 1e-4, GAE 5e-2 + 5e-2|b|). */
+ *                      bounds: values 2e-2 relative, rewards 1e-4, GAE 5e-2 + 5e-2|b|).
+ *   actor-table        fast path without vs with the actor table (FOXHUNT_ACTOR_FACTOR
+ *                      0 / 1; also /warp, /block, /lane): every output bit-identical,
+ *                      as the table keeps each sum's order. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,6 +261,11 @@ static void run_case(const fh_device_info *dev, const char *mode, const fh_run_d
                       : strcmp(mode + 17, "/block") == 0 ? "fast/block"
                       : strcmp(mode + 17, "/lane") == 0  ? "fast/lane"
                                                          : "fast";
+    } else if (strncmp(mode, "actor-table", 11) == 0) {
+        base_kernel = cand_kernel = strcmp(mode + 11, "/warp") == 0    ? "fast/warp"
+                                    : strcmp(mode + 11, "/block") == 0 ? "fast/block"
+                                    : strcmp(mode + 11, "/lane") == 0  ? "fast/lane"
+                                                                       : "fast";
     } else if (strcmp(mode, "tf32") == 0) {
         base_kernel = "fast";
         cand_kernel = "fast";
@@ -282,7 +291,13 @@ static void run_case(const fh_device_info *dev, const char *mode, const fh_run_d
     fh_trajectory_batch bb, cb;
     memset(&bb, 0, sizeof bb);
     memset(&cb, 0, sizeof cb);
-    if (side_init(&base, base_kernel, "fp32", dev, N, L, env, &view, seed, &err) != FH_OK ||
+    int table_mode = strncmp(mode, "actor-table", 11) == 0;
+    if (table_mode)
+        setenv("FOXHUNT_ACTOR_FACTOR", "0", 1);
+    fh_status base_st = side_init(&base, base_kernel, "fp32", dev, N, L, env, &view, seed, &err);
+    if (table_mode)
+        setenv("FOXHUNT_ACTOR_FACTOR", "1", 1);
+    if (base_st != FH_OK ||
         side_init(&cand, cand_kernel, cand_precision, dev, N, L, env, &view, seed, &err) != FH_OK ||
         fh_trajectory_batch_alloc(&bb, N, L, &err) != FH_OK ||
         fh_trajectory_batch_alloc(&cb, N, L, &err) != FH_OK) {
@@ -296,8 +311,22 @@ static void run_case(const fh_device_info *dev, const char *mode, const fh_run_d
         CHECK_MSG(side_collect(&base, &p, &bb, &err) == FH_OK, "%s", err.message);
         CHECK_MSG(side_collect(&cand, &p, &cb, &err) == FH_OK, "%s", err.message);
         CHECK_MSG(check_written(&cb), "%s collection %d: GPU outputs not fully written", label, k);
+        if (table_mode) { /* the same bits, outputs and episode states alike */
+            size_t nl = (size_t)N * L;
+            CHECK_MSG(memcmp(bb.mem, cb.mem, (nl * (FH_STATE_DIM + 7) + N) * sizeof(float)) == 0 &&
+                          memcmp(bb.imem, cb.imem, nl * 4 * sizeof(int32_t)) == 0,
+                      "%s collection %d: outputs differ with the actor table", label, k);
+            CHECK_MSG(memcmp(side_episodes(&base), side_episodes(&cand),
+                             (size_t)N * sizeof(fh_episode_state)) == 0,
+                      "%s collection %d: episode states differ with the actor table", label, k);
+            ps.steps += (long)nl;
+            ps.rows_compared_gae += N;
+            continue;
+        }
         compare(&bb, &cb, diverged, side_episodes(&base), side_episodes(&cand), &ps, tol, label);
     }
+    if (table_mode)
+        unsetenv("FOXHUNT_ACTOR_FACTOR");
     double frac = (double)ps.divergences / (double)((long)N * L * COLLECTIONS);
     CHECK_MSG(frac <= MAX_DIVERGENCE_FRACTION, "%s: %ld divergences = %.4f%% of steps",
               label, ps.divergences, 100 * frac);
@@ -327,7 +356,9 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "reference";
     static const char *const modes[] = {"reference", "fast", "fast/warp", "fast/block", "fast/lane",
                                         "fast-vs-reference", "fast-vs-reference/warp",
-                                        "fast-vs-reference/block", "fast-vs-reference/lane", "tf32"};
+                                        "fast-vs-reference/block", "fast-vs-reference/lane", "tf32",
+                                        "actor-table", "actor-table/warp", "actor-table/block",
+                                        "actor-table/lane"};
     int known = 0;
     for (size_t k = 0; k < sizeof modes / sizeof modes[0]; k++)
         known |= strcmp(mode, modes[k]) == 0;

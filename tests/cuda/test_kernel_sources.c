@@ -61,19 +61,22 @@ static void test_compiles_to_ptx(void)
                                  "ppo_rollout_lane_kernel",
                                  "critic_layer0_factored_kernel", "curiosity_fused_kernel",
                                  "scatter_trunc_values_kernel", "gae_kernel", "segment_wait_kernel",
-                                 "gather_segment_rows_kernel", "scatter_segment_values_kernel", NULL}},
+                                 "gather_segment_rows_kernel", "scatter_segment_values_kernel",
+                                 "actor_table_kernel", NULL}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         /* as the reference collector, as the fast path, the fast path's clock build, its
-         * racecheck build, its build with two episodes per warp and with the curiosity
-         * kernel's other hidden-unit blocks */
+         * racecheck build, its build with two episodes per warp, with the curiosity
+         * kernel's other hidden-unit blocks and with the actor table */
         const char *const opts_variants[][2] = {{"--fmad=false", "-lineinfo"}, {"-lineinfo", NULL},
                                                 {"-lineinfo", "-DFH_ROLLOUT_CLOCKS=1"},
                                                 {"-lineinfo", "-DFH_BLOCK_SHARED_BARRIERS=1"},
                                                 {"-lineinfo", "-DFH_WARP_EPISODES=2"},
                                                 {"-lineinfo", "-DFH_CUR_HIDDEN_BLOCK=32"},
                                                 {"-lineinfo", "-DFH_CUR_HIDDEN_BLOCK=64"},
-                                                {"-DFH_CUR_PER_THREAD=1", "-DFH_CUR_HIDDEN_BLOCK=16"}};
+                                                {"-DFH_CUR_PER_THREAD=1", "-DFH_CUR_HIDDEN_BLOCK=16"},
+                                                {"-lineinfo", "-DFH_ACTOR_TABLE=1"},
+                                                {"-DFH_WARP_EPISODES=2", "-DFH_ACTOR_TABLE=1"}};
         for (size_t v = 0; v < sizeof opts_variants / sizeof opts_variants[0]; v++) {
             fh_nvrtc_output out;
             fh_error err;
@@ -99,6 +102,27 @@ static void test_compiles_to_ptx(void)
     }
 }
 
+/* The actor table's rows reach shared memory by cp.async from sm_80 on, by a plain
+ * copy before (the fast kernels are compiled for the device's own architecture). */
+static void test_actor_table_copies(void)
+{
+    const char *const arch[2] = {"compute_90", "compute_75"};
+    for (int a = 0; a < 2; a++) {
+        fh_nvrtc_output out;
+        fh_error err;
+        fh_error_clear(&err);
+        const char *opts[1] = {"-DFH_ACTOR_TABLE=1"};
+        fh_status st = fh_nvrtc_compile("ppo_fast_kernels.cu", arch[a], opts, 1, &out, &err);
+        CHECK_MSG(st == FH_OK, "%s: %s", arch[a], err.message);
+        if (st != FH_OK)
+            continue;
+        int async = strstr(out.image, "cp.async.cg.shared.global") != NULL;
+        CHECK_MSG(async == (a == 0), "%s: cp.async %s in the PTX", arch[a],
+                  async ? "found" : "missing");
+        fh_nvrtc_output_free(&out);
+    }
+}
+
 static void test_compile_error_reports_log(void)
 {
     fh_nvrtc_output out;
@@ -117,6 +141,7 @@ int main(void)
     test_embedded_equal_tree();
     test_program_text();
     test_compiles_to_ptx();
+    test_actor_table_copies();
     test_compile_error_reports_log();
     return fh_test_finish();
 }

@@ -51,8 +51,22 @@
  * carries is indexed at run time, and it stays in registers instead of local memory */
 #define FH_FAST_SM_DIV_FLOATS 48
 #define FH_FAST_SM_DIV (FH_FAST_SM_MISC + 8)
-#define FH_FAST_SM_PER_WARP (FH_FAST_SM_DIV + FH_FAST_SM_DIV_FLOATS)
+/* the actor table's row of the bar observed next (FH_ACTOR_TABLE; 16-byte aligned) */
+#define FH_FAST_SM_TABLE (FH_FAST_SM_DIV + FH_FAST_SM_DIV_FLOATS)
+#define FH_FAST_SM_PER_WARP (FH_FAST_SM_TABLE + FH_ACTOR_TABLE_SPLIT_ROW)
 #define FH_FAST_MAX_WARPS 16
+/* The actor's first layer factored through the market (FH_ACTOR_TABLE=1; the host's
+ * FOXHUNT_ACTOR_FACTOR): a state's first 51 floats are its bar's features, so the
+ * layer's sums over them are a table over the bars, made once per collection
+ * (actor_table_kernel) in the order each mapping sums, and a step adds only the 3
+ * portfolio inputs, bit for bit the sums it replaces. Rows: the even and the odd
+ * inputs' sums apart (fast_actor, block_actor: 2 x 128 floats), or one sum in input
+ * order (lane_dense: 128). */
+#ifndef FH_ACTOR_TABLE
+#define FH_ACTOR_TABLE 0
+#endif
+#define FH_ACTOR_TABLE_SPLIT_ROW (2 * FH_ACTOR_H1)
+#define FH_ACTOR_TABLE_SEQ_ROW FH_ACTOR_H1
 #define FH_BLOCK_EP_WARPS 4                          /* actor warps per episode, block mapping */
 #define FH_BLOCK_EP_THREADS (FH_BLOCK_EP_WARPS * FH_WARP)
 #define FH_BLOCK_BOOK_WARP FH_BLOCK_EP_WARPS         /* and a fifth that keeps the books */
@@ -63,7 +77,8 @@
 #define FH_BLOCK_SM_DIV (FH_BLOCK_SM_MISC + 8)
 #define FH_BLOCK_SM_BOOK (FH_BLOCK_SM_DIV + FH_FAST_SM_DIV_FLOATS) /* fh_book_record */
 #define FH_BLOCK_SM_BOOK_FLOATS 48 /* two fh_book_record slots of 24 floats */
-#define FH_BLOCK_SM_PER_EPISODE (FH_BLOCK_SM_BOOK + FH_BLOCK_SM_BOOK_FLOATS)
+#define FH_BLOCK_SM_TABLE (FH_BLOCK_SM_BOOK + FH_BLOCK_SM_BOOK_FLOATS) /* as FH_FAST_SM_TABLE */
+#define FH_BLOCK_SM_PER_EPISODE (FH_BLOCK_SM_TABLE + FH_ACTOR_TABLE_SPLIT_ROW)
 #define FH_BLOCK_MAX_EPISODES 2 /* named barriers 1..4: two per episode */
 /* The warp mapping with a book-keeping warp ("pair"): two warps per episode; the warp
  * mapping's scratch, then the two book record slots. */
@@ -107,7 +122,8 @@
 #define FH_LANE_SM_H2 (FH_LANE_SM_H1 + FH_ACTOR_H1 * FH_LANE_GROUP_EPISODES)
 #define FH_LANE_SM_DIV (FH_LANE_SM_H2 + FH_ACTOR_H2 * FH_LANE_GROUP_EPISODES)
 #define FH_LANE_SM_DIV_FLOATS 42 /* one fh_diversity (168 B, a multiple of 8) per episode */
-#define FH_LANE_SM_PER_GROUP (FH_LANE_SM_DIV + FH_LANE_SM_DIV_FLOATS * FH_LANE_GROUP_EPISODES)
+#define FH_LANE_SM_BARS (FH_LANE_SM_DIV + FH_LANE_SM_DIV_FLOATS * FH_LANE_GROUP_EPISODES)
+#define FH_LANE_SM_PER_GROUP (FH_LANE_SM_BARS + FH_LANE_GROUP_EPISODES) /* the bars (int) */
 #define FH_LANE_SM_PER_BLOCK (FH_LANE_GROUPS * FH_LANE_SM_PER_GROUP)
 #define FH_LANE_OUT_BLOCK 16 /* outputs accumulated in registers at once */
 /* Lanes whose second feature slot is free (51 features = 32 + 19) load the bar's
@@ -132,6 +148,7 @@
 #define FH_L0_THREADS 256
 #define FH_L0_ROWS_PER_THREAD 4
 #define FH_CUR_THREADS 128
+#define FH_ACTOR_TABLE_THREADS 256 /* actor_table_kernel: two bars per block */
 
 /* The block mapping's hand-off from the warp that moves the portfolio (warp 0) to the
  * one that keeps the books (warp FH_BLOCK_BOOK_WARP): step t's env_step_move result in
@@ -164,6 +181,38 @@ __device__ __forceinline__ float4 fh_fma4(float4 w, float x, float4 acc)
     acc.z = fmaf(w.z, x, acc.z);
     acc.w = fmaf(w.w, x, acc.w);
     return acc;
+}
+
+/* 16 bytes from global to shared memory without passing through registers (cp.async,
+ * sm_80 on; a plain copy before): the actor table's next row lands while the step
+ * runs. fh_copy_async_wait waits for the thread's copies; a barrier then shares them. */
+__device__ __forceinline__ void fh_copy16_async(float *dst, const float *src)
+{
+#if __CUDA_ARCH__ >= 800
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    size_t g = __cvta_generic_to_global(src);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(g) : "memory");
+#else
+    *(float4 *)dst = __ldg((const float4 *)src);
+#endif
+}
+
+__device__ __forceinline__ void fh_copy_async_wait(void)
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
+/* Warp-wide: the actor table's (split) row of `bar` into an episode's slot; each lane
+ * copies the float4 of the outputs fast_actor gives it (4 lane .. 4 lane + 3) in both
+ * halves. */
+__device__ __forceinline__ void fast_table_fetch(float *slot, const float *table, int bar,
+                                                 int lane)
+{
+    const float *row = table + (long long)bar * FH_ACTOR_TABLE_SPLIT_ROW;
+    fh_copy16_async(slot + 4 * lane, row + 4 * lane);
+    fh_copy16_async(slot + FH_ACTOR_H1 + 4 * lane, row + FH_ACTOR_H1 + 4 * lane);
 }
 
 /* The actor into shared memory, transposed and padded; every thread of the block helps. */
@@ -255,6 +304,25 @@ __device__ __forceinline__ void fast_actor(float *l0, float *l1, const float *w,
 {
     /* layer 0: lane owns outputs 4*lane .. 4*lane+3; even and odd inputs apart */
     float4 even[E], odd[E];
+#if FH_ACTOR_TABLE
+    { /* the market's inputs' sums from the table row (even: through input 50, odd: 49),
+         then the portfolio's three in the loop's order: 51 odd, 52 even, 53 odd */
+        const float *wp = w + FH_FAST_SM_W0 + FH_N_MARKET_FEATURES * FH_ACTOR_H1;
+        float4 w51 = ((const float4 *)wp)[lane];
+        float4 w52 = ((const float4 *)(wp + FH_ACTOR_H1))[lane];
+        float4 w53 = ((const float4 *)(wp + 2 * FH_ACTOR_H1))[lane];
+#pragma unroll
+        for (int e = 0; e < E; e++) {
+            const float *slot = scratch + e * stride + FH_FAST_SM_TABLE;
+            const float *state = scratch + e * stride + FH_FAST_SM_STATE;
+            even[e] = ((const float4 *)slot)[lane];
+            odd[e] = ((const float4 *)(slot + FH_ACTOR_H1))[lane];
+            odd[e] = fh_fma4(w51, state[FH_N_MARKET_FEATURES], odd[e]);
+            even[e] = fh_fma4(w52, state[FH_N_MARKET_FEATURES + 1], even[e]);
+            odd[e] = fh_fma4(w53, state[FH_N_MARKET_FEATURES + 2], odd[e]);
+        }
+    }
+#else
 #pragma unroll
     for (int e = 0; e < E; e++) {
         even[e] = ((const float4 *)(w + FH_FAST_SM_B0))[lane];
@@ -271,6 +339,7 @@ __device__ __forceinline__ void fast_actor(float *l0, float *l1, const float *w,
             odd[e] = fh_fma4(w1, state[k + 1], odd[e]);
         }
     }
+#endif
 #pragma unroll
     for (int e = 0; e < E; e++) {
         float4 a0 = make_float4(fmaxf(even[e].x + odd[e].x, 0.0f), fmaxf(even[e].y + odd[e].y, 0.0f),
@@ -367,6 +436,14 @@ __device__ __forceinline__ void block_actor(float *l0, float *l1, const float *w
     float *p2 = scratch + FH_BLOCK_SM_P2;
     int warp = t / FH_WARP, lane = t % FH_WARP;
     /* layer 0: output t, even and odd inputs apart */
+#if FH_ACTOR_TABLE /* the market's sums from the table row, then inputs 51 to 53 */
+    const float *slot = scratch + FH_BLOCK_SM_TABLE;
+    const float *wp = w + FH_FAST_SM_W0 + FH_N_MARKET_FEATURES * FH_ACTOR_H1 + t;
+    float even = slot[t], odd = slot[FH_ACTOR_H1 + t];
+    odd = fmaf(wp[0], state[FH_N_MARKET_FEATURES], odd);
+    even = fmaf(wp[FH_ACTOR_H1], state[FH_N_MARKET_FEATURES + 1], even);
+    odd = fmaf(wp[2 * FH_ACTOR_H1], state[FH_N_MARKET_FEATURES + 2], odd);
+#else
     float even = w[FH_FAST_SM_B0 + t], odd = 0.0f;
 #pragma unroll
     for (int k = 0; k < FH_STATE_DIM; k += 2) {
@@ -374,6 +451,7 @@ __device__ __forceinline__ void block_actor(float *l0, float *l1, const float *w
         even = fmaf(w[FH_FAST_SM_W0 + k * FH_ACTOR_H1 + t], x.x, even);
         odd = fmaf(w[FH_FAST_SM_W0 + (k + 1) * FH_ACTOR_H1 + t], x.y, odd);
     }
+#endif
     h1[t] = fmaxf(even + odd, 0.0f);
     episode_barrier(barrier_id, FH_BLOCK_ACTOR_THREADS);
     /* layer 1: output o = t mod 64 over inputs [64 half, 64 half + 64) */
@@ -527,7 +605,8 @@ __device__ __forceinline__ T lane_own(const T *v, int lane)
 
 /* Warp-wide, at the start of step t for the warp's E episodes (episode e: row row[e]
  * + t, scratch at scratch + e * stride): each observation at r[e].bar into the state
- * buffer and critic_in, and the load of the bar after it (the usual next bar). */
+ * buffer and critic_in, and the load of the bar after it (the usual next bar). With the
+ * actor table, first the wait for the copies of this bar's rows (fast_step_end). */
 template <int E>
 __device__ __forceinline__ void fast_step_begin(fh_fast_episode *r, const fh_episode_state *ep,
                                                 const fh_env_config *cfg, const fh_env_market *m,
@@ -535,6 +614,8 @@ __device__ __forceinline__ void fast_step_begin(fh_fast_episode *r, const fh_epi
                                                 const long long *row, int t, float *scratch,
                                                 int stride, int lane)
 {
+    if (FH_ACTOR_TABLE)
+        fh_copy_async_wait(); /* fast_observe's __syncwarp then shares the rows */
 #pragma unroll
     for (int e = 0; e < E; e++) {
         fast_observe(critic_in + (row[e] + t) * in_stride,
@@ -545,7 +626,10 @@ __device__ __forceinline__ void fast_step_begin(fh_fast_episode *r, const fh_epi
 }
 
 /* Warp-wide, after the actor, for the warp's E episodes (as in fast_step_begin; their
- * numbers n[e], their shared bar slots at sm_bar + e * stride): the draws, sampling
+ * numbers n[e], their shared bar slots at sm_bar + e * stride; with the actor table,
+ * their table slots at scratch + e * stride + table_slot): the copies of the table rows
+ * of the bars loaded ahead (again, once the in-flight ones are done, where the next bar
+ * is another), the draws, sampling
  * (a warp scan per episode), the environment steps on lanes 0..E-1 side by side and
  * the steps' outputs; a truncated episode's final observation into its slot; a reset
  * when done; leaves r[e].bar, f0, f1 at the bar the next step observes. With book NULL
@@ -560,12 +644,17 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
                                               long long NL, int k_slots, float *critic_in,
                                               int in_stride, int *trunc_step, fh_ppo_outputs out,
                                               float *scratch, int *sm_bar, int stride,
-                                              fh_diversity *div, fh_book_record *book, int lane
+                                              fh_diversity *div, fh_book_record *book,
+                                              const float *table, int table_slot, int lane
 #ifdef FH_ROLLOUT_CLOCKS
                                               , long long *clk_acc, long long *clk_last
 #endif
 )
 {
+    if (FH_ACTOR_TABLE) /* the actor has read the slots (a __syncwarp or barrier ago) */
+#pragma unroll
+        for (int e = 0; e < E; e++)
+            fast_table_fetch(scratch + e * stride + table_slot, table, r[e].ahead, lane);
     int mine = lane < E; /* this lane steps episode `lane` */
     float u = 0.0f;
     if (mine)
@@ -623,8 +712,13 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
 #endif
 #pragma unroll
     for (int e = 0; e < E; e++) {
-        if (next[e] != r[e].ahead)
+        if (next[e] != r[e].ahead) {
             fast_load_bar(&r[e].g0, &r[e].g1, m, next[e], lane);
+            if (FH_ACTOR_TABLE) {
+                fh_copy_async_wait(); /* no two copies in flight to one slot */
+                fast_table_fetch(scratch + e * stride + table_slot, table, next[e], lane);
+            }
+        }
         if (was_trunc[e] && r[e].n_trunc < k_slots) {
             /* the final observation, before the reset: its value bootstraps the GAE */
             long long slot = (long long)n[e] * k_slots + r[e].n_trunc;
@@ -652,6 +746,10 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
             if (was_done[e]) {
                 next[e] = sm_bar[e * stride];
                 fast_load_bar(&r[e].g0, &r[e].g1, m, next[e], lane);
+                if (FH_ACTOR_TABLE) {
+                    fh_copy_async_wait();
+                    fast_table_fetch(scratch + e * stride + table_slot, table, next[e], lane);
+                }
             }
     }
 #pragma unroll
@@ -724,14 +822,17 @@ __device__ __forceinline__ void fast_warp_segment_done(int *seg_done, int t, int
 
 /* Warp-wide: the states of the warp's E episodes n[e] from the device (episode e's on
  * lane e), their truncation slots cleared; *div (the lane's diversity window, NULL to
- * leave it in the state) filled; bar slots at sm_bar + e * stride. */
+ * leave it in the state) filled; bar slots at sm_bar + e * stride; with the actor table,
+ * the copies of the first bars' rows into the slots at scratch + e * stride + table_slot
+ * (sm_bar and the slots relative to the same scratch). */
 template <int E>
 __device__ __forceinline__ void fast_episode_begin(fh_fast_episode *r, fh_episode_state *ep,
                                                    const fh_env_market *m,
                                                    const fh_episode_state *episodes,
                                                    const int *n, int k_slots, int *trunc_step,
                                                    int *sm_bar, int stride, fh_diversity *div,
-                                                   int lane)
+                                                   float *scratch, const float *table,
+                                                   int table_slot, int lane)
 {
     int mine = lane < E;
     *ep = episodes[lane_own<E>(n, lane)]; /* only the owners' copies evolve */
@@ -751,6 +852,8 @@ __device__ __forceinline__ void fast_episode_begin(fh_fast_episode *r, fh_episod
     for (int e = 0; e < E; e++) {
         r[e].bar = sm_bar[e * stride];
         fast_load_bar(&r[e].f0, &r[e].f1, m, r[e].bar, lane);
+        if (FH_ACTOR_TABLE)
+            fast_table_fetch(scratch + e * stride + table_slot, table, r[e].bar, lane);
     }
 }
 
@@ -775,7 +878,7 @@ __device__ __forceinline__ void warp_mover(const float *w, float *scratch, int s
                                            int n_steps, int k_slots, float *critic_in,
                                            int in_stride, int *trunc_step, fh_ppo_outputs out,
                                            long long *clocks, int *seg_done, int seg_steps,
-                                           int observed_id, int lane)
+                                           int observed_id, const float *table, int lane)
 {
     int n[E];
     long long row[E];
@@ -793,7 +896,7 @@ __device__ __forceinline__ void warp_mover(const float *w, float *scratch, int s
     fh_fast_episode r[E];
     fh_episode_state ep;
     fast_episode_begin<E>(r, &ep, market, episodes, n, k_slots, trunc_step, sm_bar, stride,
-                          BOOKS ? NULL : div, lane);
+                          BOOKS ? NULL : div, scratch, table, FH_FAST_SM_TABLE, lane);
     FH_CLOCK_DECL;
     for (int t = 0; t < n_steps; t++) {
         fast_step_begin<E>(r, &ep, cfg, market, critic_in, in_stride, row, t, scratch, stride,
@@ -810,11 +913,14 @@ __device__ __forceinline__ void warp_mover(const float *w, float *scratch, int s
         FH_CLOCK_MARK(FH_CLOCK_ACTOR);
         fast_step_end<E>(r, &ep, cfg, market, l0, l1, row, t, n, NL, k_slots, critic_in,
                          in_stride, trunc_step, out, scratch, sm_bar, stride,
-                         BOOKS ? NULL : div, book, lane FH_FAST_STEP_END_CLOCKS);
+                         BOOKS ? NULL : div, book, table, FH_FAST_SM_TABLE,
+                         lane FH_FAST_STEP_END_CLOCKS);
         FH_CLOCK_MARK(FH_CLOCK_TAIL);
     }
     if (BOOKS)
         episode_barrier(observed_id, FH_PAIR_THREADS); /* the last steps' books */
+    if (FH_ACTOR_TABLE)
+        fh_copy_async_wait(); /* the rows fetched for a step that never comes */
     long long last_rows = NL + (long long)n_episodes * k_slots;
     int bar[E];
 #pragma unroll
@@ -852,7 +958,8 @@ extern "C" __global__ void __launch_bounds__(FH_FAST_MAX_WARPS * FH_WARP)
 ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
                         fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
                         float *critic_in, int in_stride, int *trunc_step, fh_ppo_outputs out,
-                        long long *clocks, int *seg_done, int seg_steps)
+                        long long *clocks, int *seg_done, int seg_steps,
+                        const float *__restrict__ actor_table)
 {
     extern __shared__ float sm[];
     float *w = sm;
@@ -866,11 +973,12 @@ ppo_rollout_fast_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
     if (FH_WARP_EPISODES == 1 || n0 + FH_WARP_EPISODES <= n_episodes)
         warp_mover<FH_WARP_EPISODES, false>(w, scratch, stride, &cfg, &market, episodes, n0,
                                             n_episodes, n_steps, k_slots, critic_in, in_stride,
-                                            trunc_step, out, clocks, seg_done, seg_steps, 0, lane);
+                                            trunc_step, out, clocks, seg_done, seg_steps, 0,
+                                            actor_table, lane);
     else /* the last warp, with fewer episodes */
         warp_mover<1, false>(w, scratch, stride, &cfg, &market, episodes, n0, n_episodes,
                              n_steps, k_slots, critic_in, in_stride, trunc_step, out, clocks,
-                             seg_done, seg_steps, 0, lane);
+                             seg_done, seg_steps, 0, actor_table, lane);
 }
 
 /* Phase 1, warp mapping with a book-keeping warp (the pair kernel; FOXHUNT_WARP_BOOK):
@@ -883,7 +991,8 @@ extern "C" __global__ void __launch_bounds__(FH_FAST_MAX_WARPS * FH_WARP)
 ppo_rollout_pair_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
                         fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
                         float *critic_in, int in_stride, int *trunc_step, fh_ppo_outputs out,
-                        long long *clocks, int *seg_done, int seg_steps)
+                        long long *clocks, int *seg_done, int seg_steps,
+                        const float *__restrict__ actor_table)
 {
     extern __shared__ float sm[];
     float *w = sm;
@@ -908,11 +1017,11 @@ ppo_rollout_pair_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
         warp_mover<FH_WARP_EPISODES, true>(w, scratch, stride, &cfg, &market, episodes, n0,
                                            n_episodes, n_steps, k_slots, critic_in, in_stride,
                                            trunc_step, out, clocks, seg_done, seg_steps,
-                                           observed_id, lane);
+                                           observed_id, actor_table, lane);
     } else { /* the last pair, with fewer episodes */
         warp_mover<1, true>(w, scratch, stride, &cfg, &market, episodes, n0, n_episodes, n_steps,
                             k_slots, critic_in, in_stride, trunc_step, out, clocks, seg_done,
-                            seg_steps, observed_id, lane);
+                            seg_steps, observed_id, actor_table, lane);
     }
 }
 
@@ -928,7 +1037,8 @@ extern "C" __global__ void __launch_bounds__(FH_BLOCK_MAX_EPISODES * FH_BLOCK_EP
 ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
                          fh_env_market market, fh_episode_state *episodes, int n_episodes,
                          int n_steps, int k_slots, float *critic_in, int in_stride, int *trunc_step,
-                         fh_ppo_outputs out, long long *clocks, int *seg_done, int seg_steps)
+                         fh_ppo_outputs out, long long *clocks, int *seg_done, int seg_steps,
+                         const float *__restrict__ actor_table)
 {
     extern __shared__ float sm[];
     float *w = sm;
@@ -960,7 +1070,7 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
     fh_episode_state ep;
     if (warp == 0)
         fast_episode_begin<1>(&r, &ep, &market, episodes, &n, k_slots, trunc_step, sm_bar, 0,
-                              NULL, lane);
+                              NULL, scratch, actor_table, FH_BLOCK_SM_TABLE, lane);
     FH_CLOCK_DECL;
     for (int t = 0; t < n_steps; t++) {
         long long i = row + t;
@@ -978,11 +1088,13 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
         if (warp == 0)
             fast_step_end<1>(&r, &ep, &cfg, &market, &l0, &l1, &row, t, &n, NL, k_slots,
                              critic_in, in_stride, trunc_step, out, scratch, sm_bar, 0, NULL,
-                             book, lane FH_FAST_STEP_END_CLOCKS);
+                             book, actor_table, FH_BLOCK_SM_TABLE, lane FH_FAST_STEP_END_CLOCKS);
         FH_CLOCK_MARK(FH_CLOCK_TAIL);
     }
     episode_barrier(observed_id, FH_BLOCK_EP_ALL_THREADS); /* the last step's books */
     if (warp == 0) {
+        if (FH_ACTOR_TABLE)
+            fh_copy_async_wait(); /* the rows fetched for a step that never comes */
         long long last_row = NL + (long long)n_episodes * k_slots + n;
         fast_observe(critic_in + last_row * in_stride, scratch + FH_FAST_SM_STATE, &cfg, &ep,
                      r.f0, r.f1, lane, 0);
@@ -995,26 +1107,43 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
 }
 
 /* One dense layer for a group's episodes: y[o][e] = act(b[o] + sum_k wT[k][o] x[k][e]),
- * summed in the reference's order (bias, then k ascending). Warp w of the group takes
+ * summed in the reference's order (bias, then k ascending); with `table` (the actor
+ * table, sequential rows; the group's bars in `bars`) the sums start from the table
+ * row of the episode's bar, which holds them through input 50, and go on from 51. Warp w of the group takes
  * output blocks w, w + 4, ... of 16 outputs; lane j the episodes j + 32 e, so each
  * weight read from shared memory (a broadcast; a float4 costs four of its cycles)
  * feeds 32 x FH_LANE_PER_LANE multiply-adds, accumulated in registers. */
 __device__ __forceinline__ void lane_dense(float *y, const float *x, const float *wT,
                                            const float *b, int n_in, int n_out, int w_stride,
-                                           int relu, int warp, int lane)
+                                           int relu, int warp, int lane,
+                                           const float *table = NULL, const int *bars = NULL)
 {
     for (int o0 = warp * FH_LANE_OUT_BLOCK; o0 < n_out;
          o0 += FH_LANE_GROUP_WARPS * FH_LANE_OUT_BLOCK) {
         float acc[FH_LANE_PER_LANE][FH_LANE_OUT_BLOCK];
+        if (table) {
 #pragma unroll
-        for (int j = 0; j < FH_LANE_OUT_BLOCK; j++) {
-            float bj = b[o0 + j];
+            for (int e = 0; e < FH_LANE_PER_LANE; e++) {
+                const float4 *row = (const float4 *)(table + (long long)bars[e * FH_WARP + lane] *
+                                                                 FH_ACTOR_TABLE_SEQ_ROW + o0);
 #pragma unroll
-            for (int e = 0; e < FH_LANE_PER_LANE; e++)
-                acc[e][j] = bj;
+                for (int q = 0; q < FH_LANE_OUT_BLOCK / 4; q++) {
+                    float4 v = __ldg(row + q);
+                    acc[e][4 * q + 0] = v.x, acc[e][4 * q + 1] = v.y;
+                    acc[e][4 * q + 2] = v.z, acc[e][4 * q + 3] = v.w;
+                }
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < FH_LANE_OUT_BLOCK; j++) {
+                float bj = b[o0 + j];
+#pragma unroll
+                for (int e = 0; e < FH_LANE_PER_LANE; e++)
+                    acc[e][j] = bj;
+            }
         }
 #pragma unroll 2
-        for (int k = 0; k < n_in; k++) {
+        for (int k = table ? FH_N_MARKET_FEATURES : 0; k < n_in; k++) {
             float xe[FH_LANE_PER_LANE];
 #pragma unroll
             for (int e = 0; e < FH_LANE_PER_LANE; e++)
@@ -1053,8 +1182,8 @@ __device__ __forceinline__ void lane_observe(float *dst, float *sm_state, const 
     float obs[FH_STATE_DIM];
     env_observe(cfg, m, ep, obs);
 #pragma unroll
-    for (int j = 0; j < FH_STATE_DIM; j++)
-        sm_state[j * FH_LANE_GROUP_EPISODES + col] = obs[j];
+    for (int j = FH_ACTOR_TABLE ? FH_N_MARKET_FEATURES : 0; j < FH_STATE_DIM; j++)
+        sm_state[j * FH_LANE_GROUP_EPISODES + col] = obs[j]; /* the table has the market's */
     if (dst) {
 #pragma unroll
         for (int j = 0; j < FH_STATE_DIM; j++)
@@ -1072,7 +1201,8 @@ extern "C" __global__ void __launch_bounds__(FH_LANE_BLOCK_THREADS)
 ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
                         fh_env_market market, fh_episode_state *episodes, int n_episodes,
                         int n_steps, int k_slots, float *critic_in, int in_stride, int *trunc_step,
-                        fh_ppo_outputs out, long long *clocks, int *seg_done, int seg_steps)
+                        fh_ppo_outputs out, long long *clocks, int *seg_done, int seg_steps,
+                        const float *__restrict__ actor_table)
 {
     extern __shared__ float sm[];
     float *w = sm;
@@ -1090,6 +1220,7 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
     float *scratch = sm + FH_FAST_SM_WEIGHTS + group * FH_LANE_SM_PER_GROUP;
     float *state = scratch + FH_LANE_SM_STATE, *h1 = scratch + FH_LANE_SM_H1;
     float *h2 = scratch + FH_LANE_SM_H2;
+    int *bars = (int *)(scratch + FH_LANE_SM_BARS);
     long long NL = (long long)n_episodes * n_steps;
     long long row = (long long)src * n_steps;
     fh_episode_state ep;
@@ -1117,12 +1248,13 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
                 atomicAdd(&seg_done[t / seg_steps], 1);
             }
             bar = ep.bar;
+            bars[gt] = bar;
             u = gpu_random(&ep.rng);
         }
         episode_barrier(barrier_id, FH_LANE_GROUP_THREADS);
         FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
         lane_dense(h1, state, w + FH_FAST_SM_W0, w + FH_FAST_SM_B0, FH_STATE_DIM, FH_ACTOR_H1,
-                   FH_ACTOR_H1, 1, warp, lane);
+                   FH_ACTOR_H1, 1, warp, lane, FH_ACTOR_TABLE ? actor_table : NULL, bars);
         episode_barrier(barrier_id, FH_LANE_GROUP_THREADS);
         lane_dense(h2, h1, w + FH_FAST_SM_W1, w + FH_FAST_SM_B1, FH_ACTOR_H1, FH_ACTOR_H2,
                    FH_ACTOR_H2, 1, warp, lane);
@@ -1250,6 +1382,41 @@ extern "C" __global__ void scatter_segment_values_kernel(float *values,
  * missing. A bar out of range (a row the rollout did not write) gives NaN, as its state
  * would. cols / 4 threads per row, four outputs each, and four rows per thread; the
  * thread's portfolio weights and biases in registers. */
+/* The actor table (FH_ACTOR_TABLE), made before each rollout from that collection's
+ * actor: row `bar` holds the first layer's sums over the bar's 51 market features, in
+ * the order the rollout's mapping sums them, so that adding the 3 portfolio inputs gives
+ * the same bits as the whole sum. split (fast_actor, block_actor): the even inputs'
+ * sum from the bias, then the odd inputs' from 0 (FH_ACTOR_TABLE_SPLIT_ROW); else one
+ * sum from the bias, inputs ascending (lane_dense; FH_ACTOR_TABLE_SEQ_ROW). One thread
+ * per (bar, output). */
+extern "C" __global__ void __launch_bounds__(FH_ACTOR_TABLE_THREADS)
+actor_table_kernel(float *table, const float *__restrict__ features,
+                   const float *__restrict__ actor_w, int n_bars, int split)
+{
+    int o = threadIdx.x % FH_ACTOR_H1;
+    long long bar = (long long)blockIdx.x * (blockDim.x / FH_ACTOR_H1) + threadIdx.x / FH_ACTOR_H1;
+    if (bar >= n_bars)
+        return;
+    const float *f = features + bar * FH_N_MARKET_FEATURES;
+    const float *w = actor_w + FH_ACTOR_OFF_W0 + o * FH_STATE_DIM;
+    float bias = actor_w[FH_ACTOR_OFF_B0 + o];
+    if (split) {
+        float even = bias, odd = 0.0f;
+        for (int k = 0; k < FH_N_MARKET_FEATURES; k += 2) {
+            even = fmaf(w[k], f[k], even);
+            if (k + 1 < FH_N_MARKET_FEATURES)
+                odd = fmaf(w[k + 1], f[k + 1], odd);
+        }
+        table[bar * FH_ACTOR_TABLE_SPLIT_ROW + o] = even;
+        table[bar * FH_ACTOR_TABLE_SPLIT_ROW + FH_ACTOR_H1 + o] = odd;
+    } else {
+        float acc = bias;
+        for (int k = 0; k < FH_N_MARKET_FEATURES; k++)
+            acc = fmaf(w[k], f[k], acc);
+        table[bar * FH_ACTOR_TABLE_SEQ_ROW + o] = acc;
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(FH_L0_THREADS)
 critic_layer0_factored_kernel(float *y, const float *__restrict__ proj,
                               const int *__restrict__ bars, const float *__restrict__ states,
