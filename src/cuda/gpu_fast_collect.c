@@ -1002,11 +1002,11 @@ static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambd
     }
     const float *actor = c->weights.actor;
     if (f->actor_factor) { /* this collection's actor table (part of the rollout's phase) */
-        int n_bars = c->d_market.n_bars, bars_per_block = FH_ACTOR_TABLE_THREADS / FH_ACTOR_H1;
+        int n_bars = c->d_market.n_bars;
         void *args[] = {&f->actor_table, &c->d_features, &actor, &n_bars, &f->actor_table_split};
         if ((st = launch(c, f->actor_table_k,
-                         (unsigned)((n_bars + bars_per_block - 1) / bars_per_block),
-                         FH_ACTOR_TABLE_THREADS, 0, args, err)) != FH_OK)
+                         (unsigned)((n_bars + FH_ACTOR_TABLE_BARS - 1) / FH_ACTOR_TABLE_BARS),
+                         FH_ACTOR_H1, 0, args, err)) != FH_OK)
             return st;
     }
     {

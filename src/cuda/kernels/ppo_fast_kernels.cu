@@ -148,7 +148,7 @@
 #define FH_L0_THREADS 256
 #define FH_L0_ROWS_PER_THREAD 4
 #define FH_CUR_THREADS 128
-#define FH_ACTOR_TABLE_THREADS 256 /* actor_table_kernel: two bars per block */
+#define FH_ACTOR_TABLE_BARS 32 /* actor_table_kernel: bars per block (FH_ACTOR_H1 threads) */
 
 /* The block mapping's hand-off from the warp that moves the portfolio (warp 0) to the
  * one that keeps the books (warp FH_BLOCK_BOOK_WARP): step t's env_step_move result in
@@ -1387,33 +1387,45 @@ extern "C" __global__ void scatter_segment_values_kernel(float *values,
  * the order the rollout's mapping sums them, so that adding the 3 portfolio inputs gives
  * the same bits as the whole sum. split (fast_actor, block_actor): the even inputs'
  * sum from the bias, then the odd inputs' from 0 (FH_ACTOR_TABLE_SPLIT_ROW); else one
- * sum from the bias, inputs ascending (lane_dense; FH_ACTOR_TABLE_SEQ_ROW). One thread
- * per (bar, output). */
-extern "C" __global__ void __launch_bounds__(FH_ACTOR_TABLE_THREADS)
+ * sum from the bias, inputs ascending (lane_dense; FH_ACTOR_TABLE_SEQ_ROW). A block of
+ * FH_ACTOR_H1 threads (thread o: output o, its 51 weights in registers) makes
+ * FH_ACTOR_TABLE_BARS rows, their features staged in shared memory (read as
+ * broadcasts). */
+extern "C" __global__ void __launch_bounds__(FH_ACTOR_H1)
 actor_table_kernel(float *table, const float *__restrict__ features,
                    const float *__restrict__ actor_w, int n_bars, int split)
 {
-    int o = threadIdx.x % FH_ACTOR_H1;
-    long long bar = (long long)blockIdx.x * (blockDim.x / FH_ACTOR_H1) + threadIdx.x / FH_ACTOR_H1;
-    if (bar >= n_bars)
-        return;
-    const float *f = features + bar * FH_N_MARKET_FEATURES;
-    const float *w = actor_w + FH_ACTOR_OFF_W0 + o * FH_STATE_DIM;
+    __shared__ float f_sm[FH_ACTOR_TABLE_BARS * FH_N_MARKET_FEATURES];
+    int o = threadIdx.x;
+    long long bar0 = (long long)blockIdx.x * FH_ACTOR_TABLE_BARS;
+    int bars = n_bars - bar0 < FH_ACTOR_TABLE_BARS ? (int)(n_bars - bar0) : FH_ACTOR_TABLE_BARS;
+    for (int i = o; i < bars * FH_N_MARKET_FEATURES; i += FH_ACTOR_H1)
+        f_sm[i] = features[bar0 * FH_N_MARKET_FEATURES + i];
+    float w[FH_N_MARKET_FEATURES];
+#pragma unroll
+    for (int k = 0; k < FH_N_MARKET_FEATURES; k++)
+        w[k] = actor_w[FH_ACTOR_OFF_W0 + o * FH_STATE_DIM + k];
     float bias = actor_w[FH_ACTOR_OFF_B0 + o];
-    if (split) {
-        float even = bias, odd = 0.0f;
-        for (int k = 0; k < FH_N_MARKET_FEATURES; k += 2) {
-            even = fmaf(w[k], f[k], even);
-            if (k + 1 < FH_N_MARKET_FEATURES)
-                odd = fmaf(w[k + 1], f[k + 1], odd);
+    __syncthreads();
+    for (int b = 0; b < bars; b++) {
+        const float *f = f_sm + b * FH_N_MARKET_FEATURES;
+        if (split) {
+            float even = bias, odd = 0.0f;
+#pragma unroll
+            for (int k = 0; k < FH_N_MARKET_FEATURES; k += 2) {
+                even = fmaf(w[k], f[k], even);
+                if (k + 1 < FH_N_MARKET_FEATURES)
+                    odd = fmaf(w[k + 1], f[k + 1], odd);
+            }
+            table[(bar0 + b) * FH_ACTOR_TABLE_SPLIT_ROW + o] = even;
+            table[(bar0 + b) * FH_ACTOR_TABLE_SPLIT_ROW + FH_ACTOR_H1 + o] = odd;
+        } else {
+            float acc = bias;
+#pragma unroll
+            for (int k = 0; k < FH_N_MARKET_FEATURES; k++)
+                acc = fmaf(w[k], f[k], acc);
+            table[(bar0 + b) * FH_ACTOR_TABLE_SEQ_ROW + o] = acc;
         }
-        table[bar * FH_ACTOR_TABLE_SPLIT_ROW + o] = even;
-        table[bar * FH_ACTOR_TABLE_SPLIT_ROW + FH_ACTOR_H1 + o] = odd;
-    } else {
-        float acc = bias;
-        for (int k = 0; k < FH_N_MARKET_FEATURES; k++)
-            acc = fmaf(w[k], f[k], acc);
-        table[bar * FH_ACTOR_TABLE_SEQ_ROW + o] = acc;
     }
 }
 
