@@ -120,9 +120,10 @@ for step in $STEPS; do
             run_step factor bash -c 'for p in ${FACTOR_PRECISIONS:-fp32 tf32}; do for n in ${FACTOR_EPISODES:-128 1024 16384}; do for v in ${FACTOR_VARIANTS:-FOXHUNT_CRITIC_FACTOR=0 FOXHUNT_CRITIC_FACTOR=1}; do echo "$p $v N=$n: $(env ${v//:/ } '"$FH"' bench --device cuda --episodes $n --steps 500 --kernel fast --precision $p --repeats ${BENCH_REPEATS:-5} | grep "^cuda")"; done; done; done' ;;
     layers) # each kernel's device time in one collection (ncu), the critic's layers among them
             run_step layers bash -c 'for v in ${LAYERS_FACTOR:-0 1}; do echo "== FOXHUNT_CRITIC_FACTOR=$v"; FOXHUNT_CRITIC_FACTOR=$v ncu --clock-control none --metrics gpu__time_duration.sum --csv '"$FH"' collect --device cuda --kernel fast --episodes ${LAYERS_EPISODES:-1024} --steps 500 --out /tmp/fh-l.safetensors || exit 1; done' ;;
-    profile) run_step profile ncu --clock-control none -k ppo_rollout_fast_kernel -c 1 \
+    profile) run_step profile ncu --clock-control none -k ${PROFILE_KERNEL:-ppo_rollout_fast_kernel} -c 1 \
                --section WarpStateStats --section SchedulerStats --section SourceCounters \
-               --section LaunchStats --section Occupancy \
+               --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis \
+               --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
                "$FH" collect --device cuda --kernel fast --episodes ${PROFILE_EPISODES:-128} --steps 500 --out /tmp/fh-p.safetensors ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
