@@ -494,6 +494,16 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
      * episodes per SM a step's latency, not shared-memory bandwidth, sets the time) */
     if (warp_episodes < 0)
         warp_episodes = pair ? 1 : 2;
+    /* FOXHUNT_PAIR_SPLIT=0|1: the pair kernel's actor over both its warps
+     * (pair_split_actor; one episode per pair only); unset: on there */
+    int split_env = -1;
+    if ((st = env_int("FOXHUNT_PAIR_SPLIT", -1, 0, 1, &split_env, err)) != FH_OK)
+        return st;
+    int pair_split = pair && warp_episodes == 1 && split_env != 0;
+    if (split_env == 1 && !pair_split)
+        return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_PAIR_SPLIT=1: the split actor is the "
+                            "pair kernel's with one episode per pair (the warp mapping with "
+                            "FOXHUNT_WARP_BOOK=1 and FOXHUNT_WARP_EPISODES=1)");
 
     if (f->mapping == FH_ROLLOUT_WARP) {
         shape.unit_episodes = warp_episodes;
@@ -534,7 +544,7 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     f->actor_factor = actor_factor_env >= 0 ? actor_factor_env
                                             : c->d_market.n_bars <= NL &&
                                                   actor_table_bytes <= ACTOR_TABLE_MAX_BYTES;
-    const char *options[8] = {"-lineinfo", per_lane_option};
+    const char *options[9] = {"-lineinfo", per_lane_option};
     int n_options = 2;
     options[n_options++] = cur_block_option;
     options[n_options++] = cur_per_thread_option;
@@ -546,6 +556,8 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         options[n_options++] = warp_episodes_option;
     if (f->actor_factor)
         options[n_options++] = "-DFH_ACTOR_TABLE=1";
+    if (pair_split)
+        options[n_options++] = "-DFH_PAIR_SPLIT=1";
     /* Diagnostics (docs/BENCHMARKS.md): FOXHUNT_ROLLOUT_OVERLAP=1 turns on the overlap of
      * the critic with the rollout (default 0: off); FOXHUNT_OVERLAP_SEGMENTS sets
      * its time segments, FOXHUNT_OVERLAP_EXCLUSIVE=0 lets GEMM blocks share the rollout's

@@ -76,7 +76,9 @@ static void test_compiles_to_ptx(void)
                                                 {"-lineinfo", "-DFH_CUR_HIDDEN_BLOCK=64"},
                                                 {"-DFH_CUR_PER_THREAD=1", "-DFH_CUR_HIDDEN_BLOCK=16"},
                                                 {"-lineinfo", "-DFH_ACTOR_TABLE=1"},
-                                                {"-DFH_WARP_EPISODES=2", "-DFH_ACTOR_TABLE=1"}};
+                                                {"-DFH_WARP_EPISODES=2", "-DFH_ACTOR_TABLE=1"},
+                                                {"-DFH_PAIR_SPLIT=1", "-DFH_ACTOR_TABLE=1"},
+                                                {"-lineinfo", "-DFH_PAIR_SPLIT=1"}};
         for (size_t v = 0; v < sizeof opts_variants / sizeof opts_variants[0]; v++) {
             fh_nvrtc_output out;
             fh_error err;

@@ -83,8 +83,16 @@
 /* The warp mapping with a book-keeping warp ("pair"): two warps per episode; the warp
  * mapping's scratch, then the two book record slots. */
 #define FH_PAIR_SM_BOOK FH_FAST_SM_PER_WARP
-#define FH_PAIR_SM_PER_EPISODE (FH_PAIR_SM_BOOK + FH_BLOCK_SM_BOOK_FLOATS)
+/* the split actor's hand-overs (FH_PAIR_SPLIT): layer-1 partial sums, partial logits */
+#define FH_PAIR_SM_XCH1 (FH_PAIR_SM_BOOK + FH_BLOCK_SM_BOOK_FLOATS)
+#define FH_PAIR_SM_XCH2 (FH_PAIR_SM_XCH1 + FH_ACTOR_H2)
+#define FH_PAIR_SM_PER_EPISODE (FH_PAIR_SM_XCH2 + FH_ACTOR_H2)
 #define FH_PAIR_THREADS (2 * FH_WARP)
+/* The pair kernel's actor over both its warps (FH_PAIR_SPLIT=1; FOXHUNT_PAIR_SPLIT on the
+ * host): pair_split_actor. One episode per pair only. */
+#ifndef FH_PAIR_SPLIT
+#define FH_PAIR_SPLIT 0
+#endif
 #define FH_PAIR_MAX_EPISODES (FH_FAST_MAX_WARPS / 2) /* named barriers 1..8 */
 /* The racecheck build (-DFH_BLOCK_SHARED_BARRIERS, FOXHUNT_BLOCK_SHARED_BARRIERS=1 on the
  * host): the book-keeping warp also meets the actor warps at the actor's barriers, all
@@ -493,6 +501,115 @@ __device__ __forceinline__ void block_actor(float *l0, float *l1, const float *w
     }
 }
 
+#define FH_PAIR_HALF_H1 (FH_ACTOR_H1 / 2) /* layer 1's inputs per warp */
+#define FH_PAIR_HALF_H2 (FH_ACTOR_H2 / 2) /* the output layer's inputs per warp */
+/* The actor of the pair kernel's episode over both its warps (FH_PAIR_SPLIT; half 0:
+ * the mover, which gets the logits of actions lane and lane + 32 as fast_actor's; half
+ * 1: the book-keeper, which the step's chain otherwise leaves idle). A step's actor is
+ * bound by one warp's dependent chain, not by the SM's issue rate or shared-memory
+ * bandwidth (ncu, docs/BENCHMARKS.md), so each warp takes half of every layer:
+ * layer 0's outputs [64 half, 64 half + 64), then layer 1 over those inputs for all 64
+ * outputs (two per lane, four partial sums), the two halves' sums exchanged in shared
+ * memory at the pair's barrier (each warp finishes 32 of h2: mover sum first), then
+ * the output layer over its 32 inputs, the book-keeper's partial logits handed to the
+ * mover at the barrier once more. Both warps pass `barrier_id` twice here. Sums are
+ * ordered differently from fast_actor's; results agree with the reference within SPEC
+ * §9's tolerances. */
+__device__ __forceinline__ void pair_split_actor(float *l0, float *l1, const float *w,
+                                                 float *scratch, int half, int lane,
+                                                 int barrier_id)
+{
+    const float *state = scratch + FH_FAST_SM_STATE;
+    float *h1 = scratch + FH_FAST_SM_H1, *h2 = scratch + FH_FAST_SM_H2;
+    float *xch1 = scratch + FH_PAIR_SM_XCH1, *xch2 = scratch + FH_PAIR_SM_XCH2;
+    /* layer 0: outputs o0, o0 + 1; even and odd inputs apart, as fast_actor's */
+    int o0 = FH_PAIR_HALF_H1 * half + 2 * lane;
+    float2 even, odd;
+#if FH_ACTOR_TABLE
+    {
+        const float *slot = scratch + FH_FAST_SM_TABLE;
+        const float *wp = w + FH_FAST_SM_W0 + FH_N_MARKET_FEATURES * FH_ACTOR_H1 + o0;
+        float2 w51 = *(const float2 *)wp, w52 = *(const float2 *)(wp + FH_ACTOR_H1);
+        float2 w53 = *(const float2 *)(wp + 2 * FH_ACTOR_H1);
+        float x51 = state[FH_N_MARKET_FEATURES], x52 = state[FH_N_MARKET_FEATURES + 1];
+        float x53 = state[FH_N_MARKET_FEATURES + 2];
+        even = *(const float2 *)(slot + o0);
+        odd = *(const float2 *)(slot + FH_ACTOR_H1 + o0);
+        odd.x = fmaf(w51.x, x51, odd.x), odd.y = fmaf(w51.y, x51, odd.y);
+        even.x = fmaf(w52.x, x52, even.x), even.y = fmaf(w52.y, x52, even.y);
+        odd.x = fmaf(w53.x, x53, odd.x), odd.y = fmaf(w53.y, x53, odd.y);
+    }
+#else
+    even = *(const float2 *)(w + FH_FAST_SM_B0 + o0);
+    odd = make_float2(0.0f, 0.0f);
+#pragma unroll 9
+    for (int k = 0; k < FH_STATE_DIM; k += 2) {
+        float2 w0 = *(const float2 *)(w + FH_FAST_SM_W0 + k * FH_ACTOR_H1 + o0);
+        float2 w1 = *(const float2 *)(w + FH_FAST_SM_W0 + (k + 1) * FH_ACTOR_H1 + o0);
+        even.x = fmaf(w0.x, state[k], even.x), even.y = fmaf(w0.y, state[k], even.y);
+        odd.x = fmaf(w1.x, state[k + 1], odd.x), odd.y = fmaf(w1.y, state[k + 1], odd.y);
+    }
+#endif
+    *(float2 *)(h1 + o0) = make_float2(fmaxf(even.x + odd.x, 0.0f), fmaxf(even.y + odd.y, 0.0f));
+    __syncwarp(); /* each warp reads only the h1 it wrote */
+    /* layer 1: outputs 2 lane, 2 lane + 1 over inputs [64 half, 64 half + 64) */
+    float2 p[4];
+    p[0] = half == 0 ? ((const float2 *)(w + FH_FAST_SM_B1))[lane] : make_float2(0.0f, 0.0f);
+    p[1] = p[2] = p[3] = make_float2(0.0f, 0.0f);
+#pragma unroll 4
+    for (int k = FH_PAIR_HALF_H1 * half; k < FH_PAIR_HALF_H1 * (half + 1); k += 4) {
+        float4 x = *(const float4 *)(h1 + k);
+        float xs[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            float2 wk = ((const float2 *)(w + FH_FAST_SM_W1 + (k + j) * FH_ACTOR_H2))[lane];
+            p[j].x = fmaf(wk.x, xs[j], p[j].x);
+            p[j].y = fmaf(wk.y, xs[j], p[j].y);
+        }
+    }
+    float2 mine = make_float2((p[0].x + p[1].x) + (p[2].x + p[3].x),
+                              (p[0].y + p[1].y) + (p[2].y + p[3].y));
+    /* the mover finishes outputs 0..31 (lanes 0..15), the book-keeper 32..63 */
+    int keeps = (lane < FH_WARP / 2) == (half == 0);
+    if (!keeps)
+        ((float2 *)xch1)[lane] = mine;
+    episode_barrier(barrier_id, FH_PAIR_THREADS);
+    if (keeps) {
+        float2 other = ((const float2 *)xch1)[lane];
+        float2 a = half == 0 ? mine : other, b = half == 0 ? other : mine;
+        ((float2 *)h2)[lane] = make_float2(fmaxf(a.x + b.x, 0.0f), fmaxf(a.y + b.y, 0.0f));
+    }
+    __syncwarp(); /* each warp reads only the h2 it wrote */
+    /* output layer over inputs [32 half, 32 half + 32): actions lane and lane + 32 */
+    int second = lane + FH_WARP < FH_FAST_OUT_PAD ? lane + FH_WARP : lane;
+    float q0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, q1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (half == 0) {
+        q0[0] = w[FH_FAST_SM_B2 + lane];
+        q1[0] = w[FH_FAST_SM_B2 + second];
+    }
+#pragma unroll 4
+    for (int k = FH_PAIR_HALF_H2 * half; k < FH_PAIR_HALF_H2 * (half + 1); k += 4) {
+        float4 x = *(const float4 *)(h2 + k);
+        float xs[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const float *row = w + FH_FAST_SM_W2 + (k + j) * FH_FAST_OUT_PAD;
+            q0[j] = fmaf(row[lane], xs[j], q0[j]);
+            q1[j] = fmaf(row[second], xs[j], q1[j]);
+        }
+    }
+    float s0 = (q0[0] + q0[1]) + (q0[2] + q0[3]), s1 = (q1[0] + q1[1]) + (q1[2] + q1[3]);
+    if (half == 1) {
+        xch2[lane] = s0;
+        xch2[FH_WARP + lane] = s1; /* lanes past 15: a copy of s0's action, unused */
+    }
+    episode_barrier(barrier_id, FH_PAIR_THREADS);
+    if (half == 0) {
+        *l0 = s0 + xch2[lane];
+        *l1 = s1 + xch2[FH_WARP + lane];
+    }
+}
+
 __device__ __forceinline__ float warp_max(float v)
 {
     for (int o = 16; o > 0; o >>= 1)
@@ -768,12 +885,17 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
  * warps), step t - 1's record from the ring `book` (fast_book_step), one step behind
  * the warp that moves the portfolio; then the books' fields back into *e (that warp
  * writes the others). In the racecheck build it also meets the actor's
- * `actor_barriers` barriers of each step. */
+ * `actor_barriers` barriers of each step. With split_w (the pair kernel's split actor,
+ * FH_PAIR_SPLIT: the actor's weights in shared memory; the episode's scratch at
+ * split_scratch) it first runs its half of each step's actor (pair_split_actor), then
+ * the books. */
 __device__ __forceinline__ void fast_book_keeper(fh_episode_state *e, fh_diversity *div,
                                                  const fh_env_config *cfg,
                                                  const fh_book_record *book, fh_ppo_outputs out,
                                                  long long row, int n_steps, int observed_id,
-                                                 int threads, int actor_barriers, int mine)
+                                                 int threads, int actor_barriers, int mine,
+                                                 const float *split_w, float *split_scratch,
+                                                 int lane)
 {
     fh_episode_state books; /* only initial_equity and the book-keeping fields used */
     if (mine) {
@@ -783,6 +905,8 @@ __device__ __forceinline__ void fast_book_keeper(fh_episode_state *e, fh_diversi
     }
     for (int t = 0; t <= n_steps; t++) { /* t = n_steps: the mover's final barrier */
         episode_barrier(observed_id, threads);
+        if (FH_PAIR_SPLIT && split_w && t < n_steps)
+            pair_split_actor(NULL, NULL, split_w, split_scratch, 1, lane, observed_id);
         if (t > 0 && mine)
             fast_book_step(&books, div, cfg, book + ((t - 1) & 1), out, row + t - 1);
         for (int k = 0; t < n_steps && k < actor_barriers; k++)
@@ -909,7 +1033,10 @@ __device__ __forceinline__ void warp_mover(const float *w, float *scratch, int s
             episode_barrier(observed_id, FH_PAIR_THREADS); /* with the book-keeper */
         FH_CLOCK_MARK(FH_CLOCK_OBSERVE);
         float l0[E], l1[E];
-        fast_actor<E>(l0, l1, w, scratch, stride, lane);
+        if (BOOKS && FH_PAIR_SPLIT && FH_WARP_EPISODES == 1) /* E is 1 */
+            pair_split_actor(l0, l1, w, scratch, 0, lane, observed_id);
+        else
+            fast_actor<E>(l0, l1, w, scratch, stride, lane);
         FH_CLOCK_MARK(FH_CLOCK_ACTOR);
         fast_step_end<E>(r, &ep, cfg, market, l0, l1, row, t, n, NL, k_slots, critic_in,
                          in_stride, trunc_step, out, scratch, sm_bar, stride,
@@ -1012,7 +1139,7 @@ ppo_rollout_pair_kernel(const float *__restrict__ actor_w, fh_env_config cfg, fh
         fast_book_keeper(&episodes[n0 + me], (fh_diversity *)(my_scratch + FH_FAST_SM_DIV), &cfg,
                          (fh_book_record *)(my_scratch + FH_PAIR_SM_BOOK), out,
                          (long long)(n0 + me) * n_steps, n_steps, observed_id, FH_PAIR_THREADS,
-                         0, mine);
+                         0, mine, FH_WARP_EPISODES == 1 ? w : NULL, scratch, lane);
     } else if (FH_WARP_EPISODES == 1 || here == FH_WARP_EPISODES) {
         warp_mover<FH_WARP_EPISODES, true>(w, scratch, stride, &cfg, &market, episodes, n0,
                                            n_episodes, n_steps, k_slots, critic_in, in_stride,
@@ -1063,7 +1190,7 @@ ppo_rollout_block_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
         int actor_barriers = 0;
 #endif
         fast_book_keeper(&episodes[n], div, &cfg, book, out, row, n_steps, observed_id,
-                         FH_BLOCK_EP_ALL_THREADS, actor_barriers, lane == 0);
+                         FH_BLOCK_EP_ALL_THREADS, actor_barriers, lane == 0, NULL, NULL, lane);
         return;
     }
     fh_fast_episode r;
