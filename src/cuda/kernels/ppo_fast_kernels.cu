@@ -88,6 +88,11 @@
 #define FH_PAIR_SM_XCH2 (FH_PAIR_SM_XCH1 + FH_ACTOR_H2)
 #define FH_PAIR_SM_PER_EPISODE (FH_PAIR_SM_XCH2 + FH_ACTOR_H2)
 #define FH_PAIR_THREADS (2 * FH_WARP)
+/* Episodes per warp in the warp and pair kernels (FOXHUNT_WARP_EPISODES on the host):
+ * each weight read from shared memory then feeds that many episodes. */
+#ifndef FH_WARP_EPISODES
+#define FH_WARP_EPISODES 1
+#endif
 /* The pair kernel's actor over both its warps (FH_PAIR_SPLIT=1; FOXHUNT_PAIR_SPLIT on the
  * host): pair_split_actor. One episode per pair only. */
 #ifndef FH_PAIR_SPLIT
@@ -1069,11 +1074,6 @@ __device__ __forceinline__ void warp_mover(const float *w, float *scratch, int s
     }
 }
 
-/* Episodes per warp in the warp and pair kernels (FOXHUNT_WARP_EPISODES on the host):
- * each weight read from shared memory then feeds that many episodes. */
-#ifndef FH_WARP_EPISODES
-#define FH_WARP_EPISODES 1
-#endif
 
 /* Phase 1, warp mapping (large N). Grid: ceil(N / (FH_WARP_EPISODES warps)) blocks of
  * `warps` warps; FH_WARP_EPISODES episodes per warp (the last warp may have fewer).
