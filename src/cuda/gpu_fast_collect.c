@@ -38,6 +38,9 @@
  * (measured, docs/BENCHMARKS.md). */
 #define FACTOR_MAX_BARS_PER_ROW 0.5
 #define FACTOR_MAX_TABLE_BYTES (1ull << 30)
+/* room for the NVRTC options the fast path passes (nine at most today: -lineinfo, the
+ * lane, curiosity (2), clocks, racecheck, warp-episode, actor-table and split options) */
+#define FAST_MAX_OPTIONS 16
 /* the actor table's cap (1 KB a bar split: 256 Ki bars) */
 #define ACTOR_TABLE_MAX_BYTES (256ull << 20)
 #define GAE_BLOCK 128 /* 4 warps, 4 episode rows, at most */
@@ -460,7 +463,7 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
      * Middle: one warp per episode (warp). Large N: the SMs' issue rate sets it, and one
      * lane per episode lets each weight read from shared memory feed 32 episodes (lane). */
     f->mapping = c->rollout_mapping;
-    /* the lane mapping's block needs ~195 KB of shared memory: Hopper's opt-in limit,
+    /* the lane mapping's block needs ~217 KB of shared memory: Hopper's opt-in limit,
      * not an A100's or an L40S's, where auto falls back to the warp mapping */
     int lane_fits = rollout_smem_bytes(&ROLLOUT_SHAPES[FH_ROLLOUT_LANE], 1) <=
                     c->dev.shared_mem_per_block_optin;
@@ -495,15 +498,12 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     if (warp_episodes < 0)
         warp_episodes = pair ? 1 : 2;
     /* FOXHUNT_PAIR_SPLIT=0|1: the pair kernel's actor over both its warps
-     * (pair_split_actor; one episode per pair only); unset: on there */
+     * (pair_split_actor); on unless 0, and only ever in the pair kernel with one episode
+     * per pair (other mappings ignore it, as they do the warp mapping's switches) */
     int split_env = -1;
     if ((st = env_int("FOXHUNT_PAIR_SPLIT", -1, 0, 1, &split_env, err)) != FH_OK)
         return st;
     int pair_split = pair && warp_episodes == 1 && split_env != 0;
-    if (split_env == 1 && !pair_split)
-        return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_PAIR_SPLIT=1: the split actor is the "
-                            "pair kernel's with one episode per pair (the warp mapping with "
-                            "FOXHUNT_WARP_BOOK=1 and FOXHUNT_WARP_EPISODES=1)");
 
     if (f->mapping == FH_ROLLOUT_WARP) {
         shape.unit_episodes = warp_episodes;
@@ -544,7 +544,7 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     f->actor_factor = actor_factor_env >= 0 ? actor_factor_env
                                             : c->d_market.n_bars <= NL &&
                                                   actor_table_bytes <= ACTOR_TABLE_MAX_BYTES;
-    const char *options[9] = {"-lineinfo", per_lane_option};
+    const char *options[FAST_MAX_OPTIONS] = {"-lineinfo", per_lane_option};
     int n_options = 2;
     options[n_options++] = cur_block_option;
     options[n_options++] = cur_per_thread_option;
@@ -558,6 +558,7 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         options[n_options++] = "-DFH_ACTOR_TABLE=1";
     if (pair_split)
         options[n_options++] = "-DFH_PAIR_SPLIT=1";
+
     /* Diagnostics (docs/BENCHMARKS.md): FOXHUNT_ROLLOUT_OVERLAP=1 turns on the overlap of
      * the critic with the rollout (default 0: off); FOXHUNT_OVERLAP_SEGMENTS sets
      * its time segments, FOXHUNT_OVERLAP_EXCLUSIVE=0 lets GEMM blocks share the rollout's
@@ -602,6 +603,13 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     int packed = (units + half - 1) / half;
     packed = packed > shape.max_units ? shape.max_units : packed;
     int per_block = per_block_env ? per_block_env : f->overlap && exclusive ? packed : spread;
+    /* no more units in a block than the device's shared memory holds (a 99 KB opt-in
+     * limit fits six warps of two episodes with the actor table's slots); more blocks
+     * then, rather than an error, unless the block size was asked for */
+    int fit = (int)((c->dev.shared_mem_per_block_optin / sizeof(float) - FH_FAST_SM_WEIGHTS) /
+                    (size_t)shape.unit_floats);
+    if (!per_block_env && per_block > fit && fit >= 1)
+        per_block = fit;
     int grid = (units + per_block - 1) / per_block;
     if (f->overlap && exclusive && grid >= c->dev.sm_count)
         return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_ROLLOUT_OVERLAP=1: the rollout needs %d "

@@ -60,8 +60,8 @@
  * layer's sums over them are a table over the bars, made once per collection
  * (actor_table_kernel) in the order each mapping sums, and a step adds only the 3
  * portfolio inputs, bit for bit the sums it replaces. Rows: the even and the odd
- * inputs' sums apart (fast_actor, block_actor: 2 x 128 floats), or one sum in input
- * order (lane_dense: 128). */
+ * inputs' sums apart (fast_actor, block_actor, pair_split_actor: 2 x 128 floats), or
+ * one sum in input order (lane_dense: 128). */
 #ifndef FH_ACTOR_TABLE
 #define FH_ACTOR_TABLE 0
 #endif
@@ -1499,22 +1499,12 @@ extern "C" __global__ void scatter_segment_values_kernel(float *values,
         values[(r / seg_len) * n_steps + t0 + r % seg_len] = seg_values[r];
 }
 
-/* The critic's first layer through the market projection (gpu_fast_collect.c). A state's
- * first 51 entries are its bar's features, so W0 s = proj[bar] + W0[:, 51..53] s[51..53]
- * with proj = features W0[:, :51]^T computed once per collection over the market's bars:
- * y[r][j] = relu(proj[bars[r]][j] + b0[j] + sum_k w0[j][51 + k] s[r][51 + k]) for rows r
- * of states (in_stride floats apart; w0 rows w0_stride apart), y rows 512 apart, and
- * output columns j in [col0, col0 + cols): the host splits the columns into slices
- * whose part of the table fits in L2, where a whole 16,000-bar table (33 MB) kept
- * missing. A bar out of range (a row the rollout did not write) gives NaN, as its state
- * would. cols / 4 threads per row, four outputs each, and four rows per thread; the
- * thread's portfolio weights and biases in registers. */
 /* The actor table (FH_ACTOR_TABLE), made before each rollout from that collection's
  * actor: row `bar` holds the first layer's sums over the bar's 51 market features, in
  * the order the rollout's mapping sums them, so that adding the 3 portfolio inputs gives
- * the same bits as the whole sum. split (fast_actor, block_actor): the even inputs'
- * sum from the bias, then the odd inputs' from 0 (FH_ACTOR_TABLE_SPLIT_ROW); else one
- * sum from the bias, inputs ascending (lane_dense; FH_ACTOR_TABLE_SEQ_ROW). A block of
+ * the same bits as the whole sum. split (fast_actor, block_actor, pair_split_actor): the
+ * even inputs' sum from the bias, then the odd inputs' from 0 (FH_ACTOR_TABLE_SPLIT_ROW);
+ * else one sum from the bias, inputs ascending (lane_dense; FH_ACTOR_TABLE_SEQ_ROW). A block of
  * FH_ACTOR_H1 threads (thread o: output o, its 51 weights in registers) makes
  * FH_ACTOR_TABLE_BARS rows, their features staged in shared memory (read as
  * broadcasts). The first layer's weights come in through shared memory too: read by
@@ -1561,6 +1551,16 @@ actor_table_kernel(float *table, const float *__restrict__ features,
     }
 }
 
+/* The critic's first layer through the market projection (gpu_fast_collect.c). A state's
+ * first 51 entries are its bar's features, so W0 s = proj[bar] + W0[:, 51..53] s[51..53]
+ * with proj = features W0[:, :51]^T computed once per collection over the market's bars:
+ * y[r][j] = relu(proj[bars[r]][j] + b0[j] + sum_k w0[j][51 + k] s[r][51 + k]) for rows r
+ * of states (in_stride floats apart; w0 rows w0_stride apart), y rows 512 apart, and
+ * output columns j in [col0, col0 + cols): the host splits the columns into slices
+ * whose part of the table fits in L2, where a whole 16,000-bar table (33 MB) kept
+ * missing. A bar out of range (a row the rollout did not write) gives NaN, as its state
+ * would. cols / 4 threads per row, four outputs each, and four rows per thread; the
+ * thread's portfolio weights and biases in registers. */
 extern "C" __global__ void __launch_bounds__(FH_L0_THREADS)
 critic_layer0_factored_kernel(float *y, const float *__restrict__ proj,
                               const int *__restrict__ bars, const float *__restrict__ states,
