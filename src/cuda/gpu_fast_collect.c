@@ -541,9 +541,9 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
     size_t actor_table_bytes = (size_t)c->d_market.n_bars * sizeof(float) *
                                (f->actor_table_split ? FH_ACTOR_TABLE_SPLIT_ROW
                                                      : FH_ACTOR_TABLE_SEQ_ROW);
-    f->actor_factor = actor_factor_env >= 0 ? actor_factor_env
-                                            : c->d_market.n_bars <= NL &&
-                                                  actor_table_bytes <= ACTOR_TABLE_MAX_BYTES;
+    int actor_factor = actor_factor_env >= 0 ? actor_factor_env
+                                             : c->d_market.n_bars <= NL &&
+                                                   actor_table_bytes <= ACTOR_TABLE_MAX_BYTES;
     const char *options[FAST_MAX_OPTIONS] = {"-lineinfo", per_lane_option};
     int n_options = 2;
     options[n_options++] = cur_block_option;
@@ -554,7 +554,7 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         options[n_options++] = "-DFH_BLOCK_SHARED_BARRIERS=1";
     if (f->mapping == FH_ROLLOUT_WARP && warp_episodes != 1)
         options[n_options++] = warp_episodes_option;
-    if (f->actor_factor)
+    if (actor_factor)
         options[n_options++] = "-DFH_ACTOR_TABLE=1";
     if (pair_split)
         options[n_options++] = "-DFH_PAIR_SPLIT=1";
@@ -688,7 +688,7 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         if (slices_env)
             f->l0_slices = slices_env;
     }
-    if (f->actor_factor)
+    if (actor_factor)
         CUDA_CHECK(cudaMalloc((void **)&f->actor_table, actor_table_bytes), err);
     /* The pipeline: FOXHUNT_CRITIC_PIPELINE=1 always (not with the overlap: they share the
      * side stream), 0 never, unset: where it pays (docs/BENCHMARKS.md);
@@ -1021,7 +1021,7 @@ static fh_status fast_sequence(fh_gpu_ppo_collector *c, float gamma, float lambd
         CUDA_CHECK(cudaEventRecord(f->ev_join, f->side), err);
     }
     const float *actor = c->weights.actor;
-    if (f->actor_factor) { /* this collection's actor table (part of the rollout's phase) */
+    if (f->actor_table) { /* this collection's actor table (part of the rollout's phase) */
         int n_bars = c->d_market.n_bars;
         void *args[] = {&f->actor_table, &c->d_features, &actor, &n_bars, &f->actor_table_split};
         if ((st = launch(c, f->actor_table_k,

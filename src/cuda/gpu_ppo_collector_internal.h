@@ -48,8 +48,8 @@ typedef struct {
     cudaKernel_t actor_table_k; /* actor_table_kernel */
     /* The actor's first layer factored through the market (FH_ACTOR_TABLE): the sums
      * over a state's 51 market features looked up per bar in actor_table, made before
-     * each rollout from that collection's actor (docs/ARCHITECTURE.md). */
-    int actor_factor;      /* 1: on (FOXHUNT_ACTOR_FACTOR, or when it pays) */
+     * each rollout from that collection's actor (docs/ARCHITECTURE.md); on
+     * (FOXHUNT_ACTOR_FACTOR, or where it pays) exactly when actor_table is set. */
     int actor_table_split; /* 1: even and odd inputs' sums apart (warp, block), 0: one */
     float *actor_table;    /* (n_bars, 256 split or 128), or NULL */
     cublasLtHandle_t lt;

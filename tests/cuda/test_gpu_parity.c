@@ -277,6 +277,16 @@ static int same_bits(const fh_trajectory_batch *a, const fh_trajectory_batch *b,
     return 1;
 }
 
+/* The fast kernel a mode's suffix names: "/warp", "/block", "/lane" force that mapping,
+ * anything else leaves the automatic choice. */
+static const char *fast_kernel_for(const char *suffix)
+{
+    return strcmp(suffix, "/warp") == 0    ? "fast/warp"
+           : strcmp(suffix, "/block") == 0 ? "fast/block"
+           : strcmp(suffix, "/lane") == 0  ? "fast/lane"
+                                           : "fast";
+}
+
 static void run_case(const fh_device_info *dev, const char *mode, const fh_run_data *data,
                      const fh_env_config *env, int N, int L, uint64_t seed)
 {
@@ -285,15 +295,9 @@ static void run_case(const fh_device_info *dev, const char *mode, const fh_run_d
     const tolerances *tol = &TOL_FP32;
     if (strncmp(mode, "fast-vs-reference", 17) == 0) {
         base_kernel = "reference";
-        cand_kernel = strcmp(mode + 17, "/warp") == 0    ? "fast/warp"
-                      : strcmp(mode + 17, "/block") == 0 ? "fast/block"
-                      : strcmp(mode + 17, "/lane") == 0  ? "fast/lane"
-                                                         : "fast";
+        cand_kernel = fast_kernel_for(mode + 17);
     } else if (strncmp(mode, "actor-table", 11) == 0) {
-        base_kernel = cand_kernel = strcmp(mode + 11, "/warp") == 0    ? "fast/warp"
-                                    : strcmp(mode + 11, "/block") == 0 ? "fast/block"
-                                    : strcmp(mode + 11, "/lane") == 0  ? "fast/lane"
-                                                                       : "fast";
+        base_kernel = cand_kernel = fast_kernel_for(mode + 11);
     } else if (strcmp(mode, "tf32") == 0) {
         base_kernel = "fast";
         cand_kernel = "fast";

@@ -1375,7 +1375,8 @@ ppo_rollout_lane_kernel(const float *__restrict__ actor_w, fh_env_config cfg,
                 atomicAdd(&seg_done[t / seg_steps], 1);
             }
             bar = ep.bar;
-            bars[gt] = bar;
+            if (FH_ACTOR_TABLE) /* layer 0's table rows */
+                bars[gt] = bar;
             u = gpu_random(&ep.rng);
         }
         episode_barrier(barrier_id, FH_LANE_GROUP_THREADS);
