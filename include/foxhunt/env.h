@@ -1,18 +1,19 @@
 /* env.h — the trading environment on the CPU (SPEC §3; docs/ENVIRONMENT.md).
  *
- * The per-episode math lives in src/env/common_device_functions.cuh, which the GPU
- * kernels compile too; this header adds the host side: the configuration defaults and
- * a vectorised environment that steps N episodes with OpenMP (one episode per
- * iteration, each with its own random stream, so results do not depend on the number
- * of threads). Batch arrays are owned by the caller. */
+ * The plain types (fh_env_config, fh_episode_state, fh_step_result, ...) are in
+ * foxhunt/env_types.h, which the GPU kernels compile too; the per-episode math over them
+ * (src/env/common_device_functions.cuh) is internal to the library. This header adds
+ * the host side: the configuration defaults and a vectorised environment that steps N
+ * episodes with OpenMP (one episode per iteration, each with its own random stream, so
+ * results do not depend on the number of threads). Batch arrays are owned by the caller. */
 #ifndef FOXHUNT_ENV_H
 #define FOXHUNT_ENV_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "env/common_device_functions.cuh"
 #include "foxhunt/data.h"
+#include "foxhunt/env_types.h"
 #include "foxhunt/error.h"
 #include "foxhunt/shapes.h"
 

@@ -8,7 +8,10 @@ const fh_embedded_source *fh_embedded_source_find(const char *name)
     size_t name_len = strlen(name);
     for (const fh_embedded_source *s = fh_embedded_sources; s->path; s++) {
         size_t path_len = strlen(s->path);
-        if (path_len >= name_len && strcmp(s->path + path_len - name_len, name) == 0)
+        /* whole path components only: "env_types.h" matches ".../foxhunt/env_types.h",
+         * "types.h" does not */
+        if (path_len >= name_len && strcmp(s->path + path_len - name_len, name) == 0 &&
+            (path_len == name_len || s->path[path_len - name_len - 1] == '/'))
             return s;
     }
     return NULL;

@@ -15,7 +15,8 @@ typedef struct {
 /* Terminated by an entry with path == NULL. */
 extern const fh_embedded_source fh_embedded_sources[];
 
-/* The entry whose path ends with name ("ppo_experience_kernel.cu"), or NULL. */
+/* The entry whose path ends with name, whole path components only
+ * ("ppo_experience_kernel.cu", "foxhunt/shapes.h"), or NULL. */
 const fh_embedded_source *fh_embedded_source_find(const char *name);
 
 #endif

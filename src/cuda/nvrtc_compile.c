@@ -9,8 +9,12 @@
 #include "cuda/embedded_sources.h"
 
 #define COMMON_HEADER "common_device_functions.cuh"
-#define SHAPES_HEADER "foxhunt/shapes.h"
-#define FH_NVRTC_MAX_HEADERS 16
+/* Embedded sources under this directory are public headers, included as "foxhunt/..." */
+#define PUBLIC_INCLUDE_DIR "include/"
+/* Every embedded source is a header NVRTC can resolve: the public headers NVRTC needs,
+ * the .cuh files of src/env and the kernel directory's files (CMakeLists.txt globs
+ * them). */
+#define FH_NVRTC_MAX_HEADERS 64
 
 #define NVRTC_CHECK(call, err)                                                          \
     do {                                                                                \
@@ -38,6 +42,18 @@ char *fh_nvrtc_program_text(const char *kernel_file)
     return text;
 }
 
+/* The name an embedded source is included by: a public header by its path under
+ * include/ ("foxhunt/env_types.h", as the C compiler finds it), every other source by
+ * its base name ("ppo_device_functions.cuh"), as NVRTC has no directories. */
+static const char *nvrtc_header_name(const char *path)
+{
+    size_t n = strlen(PUBLIC_INCLUDE_DIR);
+    if (strncmp(path, PUBLIC_INCLUDE_DIR, n) == 0)
+        return path + n;
+    const char *base = strrchr(path, '/');
+    return base ? base + 1 : path;
+}
+
 int fh_nvrtc_version(void)
 {
     int major = 0, minor = 0;
@@ -55,27 +71,36 @@ fh_status fh_nvrtc_compile(const char *kernel_file, const char *arch,
     const char **all_options = NULL;
     char arch_option[64];
     char *text = fh_nvrtc_program_text(kernel_file);
-    const fh_embedded_source *shapes = fh_embedded_source_find(SHAPES_HEADER);
-    if (!text || !shapes) {
-        free(text);
+    if (!text)
         return fh_error_set(err, FH_ERR_FAILURE,
                             "%s:%d: kernel source '%s' is not embedded in this binary",
                             __FILE__, __LINE__, kernel_file);
-    }
-    /* shapes.h under its include name; every other embedded source under its base
-     * name, so a kernel file can include another (the fast kernels reuse the PPO
-     * device functions of ppo_experience_kernel.cu) */
+    /* every embedded source as a named header (nvrtc_header_name), so a kernel file can
+     * include another (the fast kernels include ppo_experience_kernel.cu, which includes
+     * ppo_device_functions.cuh) and the shared headers find "foxhunt/shapes.h" and
+     * "foxhunt/env_types.h" */
     const char *header_text[FH_NVRTC_MAX_HEADERS];
     const char *header_name[FH_NVRTC_MAX_HEADERS];
     int n_headers = 0;
-    header_text[n_headers] = shapes->text;
-    header_name[n_headers++] = SHAPES_HEADER;
     for (const fh_embedded_source *s = fh_embedded_sources; s->path; s++) {
-        const char *base = strrchr(s->path, '/');
-        if (s == shapes || n_headers == FH_NVRTC_MAX_HEADERS)
-            continue;
+        const char *name = nvrtc_header_name(s->path);
+        for (int i = 0; i < n_headers; i++) {
+            if (strcmp(header_name[i], name) == 0) {
+                free(text);
+                return fh_error_set(err, FH_ERR_FAILURE,
+                                    "%s:%d: two embedded sources are both NVRTC header '%s' "
+                                    "(base names of sources outside include/ must differ)",
+                                    __FILE__, __LINE__, name);
+            }
+        }
+        if (n_headers == FH_NVRTC_MAX_HEADERS) {
+            free(text);
+            return fh_error_set(err, FH_ERR_FAILURE,
+                                "%s:%d: more than FH_NVRTC_MAX_HEADERS (%d) embedded sources",
+                                __FILE__, __LINE__, FH_NVRTC_MAX_HEADERS);
+        }
         header_text[n_headers] = s->text;
-        header_name[n_headers++] = base ? base + 1 : s->path;
+        header_name[n_headers++] = name;
     }
     NVRTC_CHECK(nvrtcCreateProgram(&prog, text, kernel_file, n_headers, header_text,
                                    header_name), err);

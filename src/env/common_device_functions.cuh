@@ -1,13 +1,20 @@
 /* common_device_functions.cuh — the trading environment, written once for the C
  * compiler and NVRTC (SPEC §3; issue 3; docs/ENVIRONMENT.md).
  *
- * The same text is compiled three ways: by gcc as C11 (the CPU fallback,
- * src/env/vec_env.c, and the tests), and by NVRTC as C++17 device code, concatenated in
- * front of ppo_experience_kernel.cu / dqn_experience_kernel.cu (SPEC §8). So it keeps to
- * the common subset: no system headers under NVRTC (only "foxhunt/shapes.h", handed to
- * NVRTC as a named header), no stdint types, no malloc/printf, no designated
- * initialisers, no bool, no enums (int constants convert freely in both languages), no
- * NULL. Every function carries FH_DEVICE.
+ * The same text is shared by the PPO kernels and the CPU path: gcc compiles it as C11
+ * (the CPU environment src/env/vec_env.c, the CPU collector and evaluation in src/rl,
+ * the tests), NVRTC as C++17 device code, concatenated in front of the kernel file
+ * (ppo_experience_kernel.cu, ppo_fast_kernels.cu; SPEC §8). A DQN experience kernel
+ * (issue 18; none exists yet) would include it the same way. So it keeps to the common
+ * subset: no system headers under NVRTC (only the public "foxhunt/shapes.h" and
+ * "foxhunt/env_types.h", handed to NVRTC as named headers), no stdint types, no
+ * malloc/printf, no designated initialisers, no bool, no enums (int constants convert
+ * freely in both languages), no NULL. Every function carries FH_DEVICE.
+ *
+ * The plain types (fh_rng, fh_env_config, fh_env_market, fh_barrier, fh_diversity,
+ * fh_episode_state, fh_step_result) and the barrier kinds are public:
+ * include/foxhunt/env_types.h. The PPO network, sampling and GAE functions built on
+ * this header: ppo_device_functions.cuh.
  *
  * Precision: the portfolio (cash, units, equity) is double so that
  * equity = cash + units * price holds to 1e-9 relative; the rest (features, rewards,
@@ -17,6 +24,7 @@
 #ifndef FOXHUNT_COMMON_DEVICE_FUNCTIONS_CUH
 #define FOXHUNT_COMMON_DEVICE_FUNCTIONS_CUH
 
+#include "foxhunt/env_types.h" /* the plain types; includes foxhunt/shapes.h */
 #include "foxhunt/shapes.h"
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
@@ -45,13 +53,6 @@
  * ln(negative); the floor keeps pnl finite and the step is terminal (ruin) anyway. */
 #define FH_EQUITY_FLOOR_FRACTION 1e-9
 
-/* Barrier hit kinds (fh_step_result.barrier_hit, log counters). */
-#define FH_BARRIER_NONE 0
-#define FH_BARRIER_PROFIT_TAKE 1
-#define FH_BARRIER_STOP_LOSS 2
-#define FH_BARRIER_TIME_LIMIT 3
-#define FH_BARRIER_N_KINDS 4
-
 /* Activations for matvec_leaky_relu (use_leaky = 0 is ReLU, as the design note). */
 #define FH_MATVEC_RELU 0
 #define FH_MATVEC_LEAKY_RELU 1
@@ -65,112 +66,8 @@
 #define FH_RNG_FLOAT_BITS 24           /* gpu_random keeps the top 24 bits: exact in float */
 #define FH_RNG_FLOAT_SCALE (1.0f / 16777216.0f) /* 2^-24 */
 
-/* ---- types: plain structs, identical layout on host and device ---- */
-
-typedef struct fh_rng {
-    unsigned long long state;
-    unsigned long long inc; /* stream selector, always odd */
-} fh_rng;
-
-/* All coefficients of SPEC §3; plain data, passed by value as a kernel argument.
- * Host defaults: fh_env_config_default() (include/foxhunt/env.h). */
-typedef struct fh_env_config {
-    double initial_equity; /* starting cash (default 10000) */
-    float half_spread;     /* cost rate floor per unit turnover (1e-4 = 1 bp) */
-    float impact;          /* extra cost rate per unit urgency (5e-4 = 5 bp) */
-    float pt;              /* profit-take distance in sigmas (2) */
-    float sl;              /* stop-loss distance in sigmas (1) */
-    float pt_bonus;        /* barrier_scale on a profit-take (0.5) */
-    float sl_scale;        /* barrier_scale on a stop-loss (0.5) */
-    float div_coef;        /* diversity penalty coefficient (0.01) */
-    float cur_coef;        /* curiosity bonus coefficient (0.01) */
-    float risk_coef;       /* risk penalty coefficient (1.0) */
-    float reward_scale;    /* reward scale (100) */
-    float ruin;            /* terminal when equity < ruin * initial (0.5) */
-    int max_hold;          /* barrier time limit in steps (50) */
-    int horizon;           /* episode length before truncation (256) */
-    int pad_;              /* keeps sizeof a multiple of 8 on both compilers */
-} fh_env_config;
-
-/* A device-compatible view of one data split (built on the host from fh_market_view). */
-typedef struct fh_env_market {
-    const float *features; /* (n_bars, FH_N_MARKET_FEATURES) normalised */
-    const float *close;    /* (n_bars) close prices, > 0 */
-    const float *sigma;    /* (n_bars) EWMA volatility of log returns, span 20 */
-    int n_bars;
-} fh_env_market;
-
-/* Triple-barrier state: SPEC's 5 floats. direction 0 = no position. */
-typedef struct fh_barrier {
-    float entry;      /* entry price P0 */
-    float upper;      /* long: profit-take level; short: stop-loss level */
-    float lower;      /* long: stop-loss level; short: profit-take level */
-    float entry_step; /* episode step at which the position was opened */
-    float direction;  /* +1 long, -1 short, 0 inactive */
-} fh_barrier;
-
-/* The last FH_DIVERSITY_WINDOW actions and how often each occurs among them. */
-typedef struct fh_diversity {
-    unsigned char ring[FH_DIVERSITY_WINDOW];  /* actions, oldest at head once full */
-    unsigned char counts[FH_N_ACTIONS];       /* occurrences in the ring (<= 100) */
-    unsigned char pad_[3];
-    int head;                                 /* next slot to write */
-    int fill;                                 /* actions in the ring, <= W */
-    double clogc;                             /* sum over actions of c ln c (c = count),
-                                                 kept up to date so the entropy costs a
-                                                 few logs per step, not one per action;
-                                                 double, so adding and later removing the
-                                                 same float terms leaves no drift */
-} fh_diversity;
-
-/* Everything one episode carries across steps and across kernel launches. */
-typedef struct fh_episode_state {
-    fh_rng rng;
-    /* portfolio, double: equity == cash + units * close[bar] */
-    double cash;
-    double units;          /* signed units of the asset held */
-    double equity;         /* marked at close[bar] */
-    double initial_equity;
-    double exposure;       /* units * close[bar] / equity: drifts with the price */
-    /* per-episode log accumulators (reset with the episode) */
-    double log_reward;     /* sum of rewards (env_step's base + caller's bonuses) */
-    double log_cost;       /* sum of transaction costs, in cash */
-    double log_turnover;   /* sum of |exposure traded| */
-    int bar;               /* current bar index in the market */
-    int start_bar;
-    int step;              /* steps taken in this episode */
-    int log_reversals;
-    int log_barrier_hits[FH_BARRIER_N_KINDS]; /* indexed by FH_BARRIER_*; [0] unused */
-    int episodes_done;     /* episodes finished by this slot (not reset) */
-    /* lifetime totals of the slot (never reset: the trainer differences them between
-     * collections for its per-iteration metrics, on the CPU and GPU paths alike) */
-    double life_cost;      /* transaction costs paid, in cash */
-    double life_turnover;  /* sum of |exposure traded| */
-    int life_reversals;
-    int life_barrier_hits[FH_BARRIER_N_KINDS];
-    int life_pad_;         /* keeps sizeof a multiple of 8 on both compilers */
-    fh_barrier barrier;
-    fh_diversity diversity;
-} fh_episode_state;
-
-/* What one env_step did (SPEC §3 steps 1-4, 6-8). */
-typedef struct fh_step_result {
-    double pnl;            /* ln(E_{i+1} / E_i), costs included */
-    double cost;           /* trade cost + barrier exit cost, in cash, >= 0 */
-    double units_held;     /* units held over the price move (after the trade) */
-    float reward;          /* reward_base; the caller adds curiosity with env_add_bonus */
-    float reward_base;     /* all terms of SPEC §3.7 except the curiosity bonus */
-    float turnover;        /* |e' - e| plus |exposure| closed by a barrier */
-    float exposure;        /* e' after the trade (before any barrier exit) */
-    float barrier_scale;
-    float risk_penalty;
-    float diversity_penalty;
-    int barrier_hit;       /* FH_BARRIER_* */
-    int reversal;          /* 1 when the trade flipped the position's sign */
-    int terminal;          /* ruin */
-    int truncated;         /* horizon or last bar of the split reached */
-    int done;              /* terminal || truncated */
-} fh_step_result;
+/* The types (fh_rng, fh_env_config, fh_episode_state, ...) and the barrier kinds
+ * (FH_BARRIER_*) are in foxhunt/env_types.h. */
 
 /* ---- random numbers ---- */
 

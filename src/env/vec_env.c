@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env/common_device_functions.cuh"
 #include "foxhunt/env.h"
 
 fh_env_market fh_env_market_from_view(const fh_market_view *view)

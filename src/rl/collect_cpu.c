@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "env/common_device_functions.cuh"
-#include "cuda/kernels/ppo_experience_kernel.cu"
+#include "env/ppo_device_functions.cuh"
 
 fh_status fh_trajectory_batch_alloc(fh_trajectory_batch *b, int n_episodes, int n_steps,
                                     fh_error *err)

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "env/common_device_functions.cuh"
-#include "cuda/kernels/ppo_experience_kernel.cu" /* softmax_sample */
+#include "env/ppo_device_functions.cuh" /* softmax_sample */
 
 /* action = FH_N_URGENCIES * e + k; full urgency trades straight to the target */
 #define FULL_URGENCY (FH_N_URGENCIES - 1)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env/common_device_functions.cuh"
 #include "foxhunt/env.h"
 
 #define FIX_MAX_BARS 64

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "env/common_device_functions.cuh"
 #include "foxhunt/env.h"
 #include "test_util.h"
 

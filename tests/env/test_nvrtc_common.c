@@ -3,8 +3,9 @@
  * 1. fh_nvrtc_compile on ppo_experience_kernel.cu (common header + kernel, as at run
  *    time) gives PTX for compute_90.
  * 2. A test kernel of our own that calls every device function, compiled with NVRTC
- *    directly (common header text from the embedded sources, "foxhunt/shapes.h" as a
- *    named header): PTX for compute_90 with the entry, no warnings in the log.
+ *    directly (common header text from the embedded sources, the public headers it
+ *    includes, "foxhunt/shapes.h" and "foxhunt/env_types.h", as named headers): PTX for
+ *    compute_90 with the entry, no warnings in the log.
  * Neither needs a GPU. 3. When a CUDA device is present, the test kernel runs and its
  * episodes are compared with the same episodes stepped by the C build of the header:
  * identical random draws and actions, rng states, barrier events and dones; portfolio
@@ -17,6 +18,7 @@
 
 #include "cuda/embedded_sources.h"
 #include "cuda/nvrtc_compile.h"
+#include "env/common_device_functions.cuh"
 #include "foxhunt/env.h"
 #include "test_util.h"
 
@@ -79,24 +81,38 @@ static int ptx_has_entry(const char *ptx, const char *name)
     return strstr(ptx, needle) != NULL;
 }
 
+#define MAX_PUBLIC_HEADERS 8
+
 /* Compiles common header + k_test_kernel; returns malloc'd PTX or NULL. */
 static char *compile_test_kernel(int fmad)
 {
     const fh_embedded_source *common = fh_embedded_source_find("common_device_functions.cuh");
-    const fh_embedded_source *shapes = fh_embedded_source_find("foxhunt/shapes.h");
-    CHECK(common != NULL && shapes != NULL);
-    if (!common || !shapes)
+    CHECK(common != NULL && fh_embedded_source_find("foxhunt/shapes.h") != NULL &&
+          fh_embedded_source_find("foxhunt/env_types.h") != NULL);
+    if (!common)
         return NULL;
+    /* the public headers the common header includes, by their path under include/
+     * ("foxhunt/shapes.h", "foxhunt/env_types.h"), as fh_nvrtc_compile names them */
+    const char *hdr_text[MAX_PUBLIC_HEADERS];
+    const char *hdr_name[MAX_PUBLIC_HEADERS];
+    int n_hdr = 0;
+    for (const fh_embedded_source *s = fh_embedded_sources; s->path; s++) {
+        if (strncmp(s->path, "include/", 8) != 0)
+            continue;
+        CHECK(n_hdr < MAX_PUBLIC_HEADERS);
+        if (n_hdr == MAX_PUBLIC_HEADERS)
+            return NULL;
+        hdr_text[n_hdr] = s->text;
+        hdr_name[n_hdr++] = s->path + 8;
+    }
     size_t klen = strlen(k_test_kernel);
     char *text = malloc(common->size + klen + 2);
     memcpy(text, common->text, common->size);
     text[common->size] = '\n';
     memcpy(text + common->size + 1, k_test_kernel, klen + 1);
-    const char *hdr_text[1] = {shapes->text};
-    const char *hdr_name[1] = {"foxhunt/shapes.h"};
     nvrtcProgram prog;
     char *ptx = NULL;
-    if (nvrtcCreateProgram(&prog, text, "test_env_kernel.cu", 1, hdr_text, hdr_name) !=
+    if (nvrtcCreateProgram(&prog, text, "test_env_kernel.cu", n_hdr, hdr_text, hdr_name) !=
         NVRTC_SUCCESS) {
         CHECK_MSG(0, "nvrtcCreateProgram failed");
         free(text);

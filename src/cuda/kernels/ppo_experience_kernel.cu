@@ -7,138 +7,26 @@
  *     final observation's value (truncation) and env_episode_reset.
  *   Phase B (GAE): compute_gae_backward over the thread's own row.
  *
- * This file is compiled two ways. NVRTC compiles common_device_functions.cuh followed
- * by this file (source concatenation) with the kernel entry. The C compiler includes
- * it after the common header for the PPO device functions alone (softmax_sample,
- * compute_gae_backward, ...), so the CPU collector samples and scans with the same
- * code; the entry point is only seen by CUDA compilers.
+ * NVRTC compiles common_device_functions.cuh followed by this file (source
+ * concatenation). The PPO device functions it calls (ppo_actor_forward,
+ * ppo_critic_forward, softmax_sample, compute_gae_backward, ...) and the output struct
+ * fh_ppo_outputs live in src/env/ppo_device_functions.cuh, shared with the CPU path;
+ * this file holds only the reference kernel's entry, seen only by CUDA compilers. The
+ * fast kernels include this file, and C files still including it get the shared
+ * functions through it.
  *
  * It is the GPU's correctness oracle, not its fast path: one thread walks ~390 k
  * multiply-adds per step in local memory (docs/ARCHITECTURE.md has the napkin math). */
 #ifndef FOXHUNT_PPO_EXPERIENCE_KERNEL_CU
 #define FOXHUNT_PPO_EXPERIENCE_KERNEL_CU
 
-/* Critic ping-pong scratch: the widest hidden layer. */
-#define FH_CRITIC_SCRATCH FH_CRITIC_H1
-
-/* Actor 54 -> 128 -> 64 -> 45: raw logits (FH_N_ACTIONS). weights: flat, FH_ACTOR_OFF_*. */
-FH_DEVICE void ppo_actor_forward(float *logits, const float *weights, const float *state,
-                                 float *h1, float *h2)
-{
-    matvec_leaky_relu(h1, weights + FH_ACTOR_OFF_W0, weights + FH_ACTOR_OFF_B0, state,
-                      FH_ACTOR_H1, FH_STATE_DIM, FH_MATVEC_RELU, 0.0f);
-    matvec_leaky_relu(h2, weights + FH_ACTOR_OFF_W1, weights + FH_ACTOR_OFF_B1, h1,
-                      FH_ACTOR_H2, FH_ACTOR_H1, FH_MATVEC_RELU, 0.0f);
-    matvec_linear(logits, weights + FH_ACTOR_OFF_W2, weights + FH_ACTOR_OFF_B2, h2,
-                  FH_N_ACTIONS, FH_ACTOR_H2);
-}
-
-/* Critic 54 -> 512 -> 384 -> 256 -> 128 -> 64 -> 1 with two ping-pong buffers of
- * FH_CRITIC_SCRATCH floats. Returns V(state). */
-FH_DEVICE float ppo_critic_forward(const float *weights, const float *state, float *a,
-                                   float *b)
-{
-    float value;
-    matvec_leaky_relu(a, weights + FH_CRITIC_OFF_W0, weights + FH_CRITIC_OFF_B0, state,
-                      FH_CRITIC_H1, FH_STATE_DIM, FH_MATVEC_RELU, 0.0f);
-    matvec_leaky_relu(b, weights + FH_CRITIC_OFF_W1, weights + FH_CRITIC_OFF_B1, a,
-                      FH_CRITIC_H2, FH_CRITIC_H1, FH_MATVEC_RELU, 0.0f);
-    matvec_leaky_relu(a, weights + FH_CRITIC_OFF_W2, weights + FH_CRITIC_OFF_B2, b,
-                      FH_CRITIC_H3, FH_CRITIC_H2, FH_MATVEC_RELU, 0.0f);
-    matvec_leaky_relu(b, weights + FH_CRITIC_OFF_W3, weights + FH_CRITIC_OFF_B3, a,
-                      FH_CRITIC_H4, FH_CRITIC_H3, FH_MATVEC_RELU, 0.0f);
-    matvec_leaky_relu(a, weights + FH_CRITIC_OFF_W4, weights + FH_CRITIC_OFF_B4, b,
-                      FH_CRITIC_H5, FH_CRITIC_H4, FH_MATVEC_RELU, 0.0f);
-    matvec_linear(&value, weights + FH_CRITIC_OFF_W5, weights + FH_CRITIC_OFF_B5, a, 1,
-                  FH_CRITIC_H5);
-    return value;
-}
-
-/* Categorical sample from raw logits (K) with one uniform draw u in [0, 1): stable
- * softmax (max subtracted), then the first k whose running sum of exp exceeds
- * u * total (no division, so CPU and GPU compare the same quantities). Writes the
- * action and its log-probability (logit - max - ln total). */
-FH_DEVICE void softmax_sample(int *action, float *log_prob, const float *logits, int K,
-                              float u)
-{
-    float max_logit = logits[0];
-    for (int k = 1; k < K; k++)
-        max_logit = fmaxf(max_logit, logits[k]);
-    float total = 0.0f;
-    for (int k = 0; k < K; k++)
-        total += expf(logits[k] - max_logit);
-    float threshold = u * total;
-    float running = 0.0f;
-    int chosen = K - 1; /* rounding can leave the threshold past the last partial sum */
-    for (int k = 0; k < K; k++) {
-        running += expf(logits[k] - max_logit);
-        if (running > threshold) {
-            chosen = k;
-            break;
-        }
-    }
-    *action = chosen;
-    *log_prob = logits[chosen] - max_logit - logf(total);
-}
-
-/* One GAE step's terms (SPEC §5): A_t = delta_t + carry_t * A_{t+1}, with
- *   V_next = values[t+1] inside an episode, trunc_values[t] when step t truncated,
- *            last_value = V(s_L) for t = L-1 when the row ends mid-episode;
- *   delta_t = r_t + gamma V_next (1 - terminal_t) - V_t;  carry_t = gamma lambda (1 - done_t).
- * Shared by the sequential scan below and the fast path's warp scan. */
-FH_DEVICE void gae_step_terms(float *delta, float *carry, const float *rewards,
-                              const float *values, const int *dones, const int *terminals,
-                              const float *trunc_values, float last_value, int L, int t,
-                              float gamma, float lambda)
-{
-    float not_done = dones[t] ? 0.0f : 1.0f;
-    float not_terminal = terminals[t] ? 0.0f : 1.0f;
-    float next_value;
-    if (dones[t])
-        next_value = terminals[t] ? 0.0f : trunc_values[t];
-    else
-        next_value = t == L - 1 ? last_value : values[t + 1];
-    *delta = rewards[t] + gamma * next_value * not_terminal - values[t];
-    *carry = gamma * lambda * not_done;
-}
-
-/* GAE over one episode's row of L steps, backwards: A_t = delta_t + carry_t A_{t+1},
- * R_t = A_t + V_t (gae_step_terms). Row arrays are contiguous (episode-major [N x L]). */
-FH_DEVICE void compute_gae_backward(float *advantages, float *returns, const float *rewards,
-                                    const float *values, const int *dones,
-                                    const int *terminals, const float *trunc_values,
-                                    float last_value, int L, float gamma, float lambda)
-{
-    float next_advantage = 0.0f;
-    for (int t = L - 1; t >= 0; t--) {
-        float delta, carry;
-        gae_step_terms(&delta, &carry, rewards, values, dones, terminals, trunc_values,
-                       last_value, L, t, gamma, lambda);
-        float advantage = delta + carry * next_advantage;
-        advantages[t] = advantage;
-        returns[t] = advantage + values[t];
-        next_advantage = advantage;
-    }
-}
-
-/* Device output buffers, episode-major (N, L) (meanings: include/foxhunt/rollout.h).
- * Passed by value to the kernel; the host collector fills the same struct. */
-typedef struct {
-    float *states;        /* (N, L, 54) */
-    int *actions;         /* (N, L) */
-    float *log_probs;     /* (N, L) */
-    float *values;        /* (N, L) stays on the device */
-    float *rewards;       /* (N, L) curiosity bonus included */
-    int *dones;           /* (N, L) */
-    int *terminals;       /* (N, L) */
-    float *trunc_values;  /* (N, L) V(final observation) where truncated, else 0 */
-    float *advantages;    /* (N, L) */
-    float *returns;       /* (N, L) */
-    float *exposures;     /* (N, L) e' after the trade (curiosity input) */
-    int *bars;            /* (N, L) bar index of the state; in the fast path followed by
-                             the bars of the final-observation and s_L critic rows */
-    float *last_values;   /* (N) V(s_L) */
-} fh_ppo_outputs;
+/* NVRTC resolves the embedded header by its base name; the C compiler (and nvcc) by
+ * the src/ include path. */
+#if defined(__CUDACC_RTC__)
+#include "ppo_device_functions.cuh"
+#else
+#include "env/ppo_device_functions.cuh"
+#endif
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 
