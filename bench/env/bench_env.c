@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env/common_device_functions.cuh"
 #include "foxhunt/env.h"
 #include "foxhunt/timing.h"
 

@@ -79,7 +79,10 @@ static fh_status bench_gpu(bench_row *row, const fh_device_info *dev, const char
     fh_gpu_ppo_collector *c = NULL;
     fh_trajectory_batch b;
     memset(&b, 0, sizeof b);
-    fh_status st = fh_gpu_ppo_collector_create(&c, dev, n, l, env, view, 1, kernel, precision, err);
+    fh_status st = fh_gpu_ppo_collector_create(&c, dev, n, l, env, view, 1, kernel, precision, NULL,
+                                               err);
+    if (st == FH_OK && fh_gpu_ppo_collector_plan(c))
+        fh_fast_plan_print(stdout, fh_gpu_ppo_collector_plan(c));
     if (st == FH_OK)
         st = fh_trajectory_batch_alloc(&b, n, l, err);
     double total[MAX_REPEATS], kern[MAX_REPEATS];

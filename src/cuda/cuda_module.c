@@ -13,6 +13,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/embedded_sources.h"
 #include "cuda/nvrtc_compile.h"
+#include "cuda/overrides.h"
 
 #define CACHE_FORMAT_VERSION "foxhunt-cubin-2"
 
@@ -29,26 +30,6 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
 static uint64_t fnv1a_str(uint64_t h, const char *s)
 {
     return fnv1a(h, s, strlen(s) + 1); /* the NUL separates fields */
-}
-
-static int cache_dir(char *out, size_t n)
-{
-    const char *env = getenv("FOXHUNT_CACHE_DIR");
-    if (env && *env) {
-        snprintf(out, n, "%s", env);
-    } else if ((env = getenv("XDG_CACHE_HOME")) && *env) {
-        snprintf(out, n, "%s/foxhunt", env);
-    } else if ((env = getenv("HOME")) && *env) {
-        char base[800];
-        snprintf(base, sizeof base, "%.780s/.cache", env);
-        mkdir(base, 0755);
-        snprintf(out, n, "%s/foxhunt", base);
-    } else {
-        return 0;
-    }
-    if (mkdir(out, 0755) != 0 && errno != EEXIST)
-        return 0;
-    return 1;
 }
 
 static char *read_file(const char *path, size_t *size)
@@ -130,7 +111,7 @@ fh_status fh_cuda_module_load(fh_cuda_module *mod, const fh_device_info *dev,
     free(text);
 
     char dir[900];
-    if (cache_dir(dir, sizeof dir))
+    if (fh_kernel_cache_dir(dir, sizeof dir))
         snprintf(mod->cache_path, sizeof mod->cache_path, "%s/%016llx.cubin", dir,
                  (unsigned long long)h);
 

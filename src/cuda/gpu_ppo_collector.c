@@ -4,12 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/cuda_check.h"
-#include "cuda/cuda_module.h"
 #include "cuda/gpu_ppo_collector_internal.h"
-#include "env/common_device_functions.cuh"
-#include "cuda/kernels/ppo_experience_kernel.cu"
-#include "cuda/kernels/ppo_fast_kernels.cu"
 
 #define KERNEL_FILE "ppo_experience_kernel.cu"
 #define REFERENCE_ENTRY "ppo_full_experience_kernel"
@@ -60,10 +55,10 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
                                       int n_episodes, int n_steps, const fh_env_config *cfg,
                                       const fh_market_view *market, uint64_t seed,
                                       const char *kernel, const char *precision,
-                                      fh_error *err)
+                                      const fh_gpu_overrides *overrides, fh_error *err)
 {
     *out = NULL;
-    int mapping = FH_ROLLOUT_AUTO;
+    fh_rollout_mapping mapping = FH_ROLLOUT_AUTO;
     if (strcmp(kernel, "fast/warp") == 0)
         mapping = FH_ROLLOUT_WARP;
     else if (strcmp(kernel, "fast/block") == 0)
@@ -75,9 +70,17 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
                             "fast/block or fast/lane", kernel);
     if (strcmp(precision, "fp32") != 0 && strcmp(precision, "tf32") != 0)
         return fh_error_set(err, FH_ERR_INPUT, "--precision %s: expected fp32 or tf32", precision);
+    fh_gpu_overrides from_env;
+    if (!overrides) { /* the product's path: the user's settings */
+        fh_status ost = fh_gpu_overrides_from_env(&from_env, err);
+        if (ost != FH_OK)
+            return ost;
+        overrides = &from_env;
+    }
     fh_gpu_ppo_collector *c = calloc(1, sizeof *c);
     if (!c)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+    c->overrides = *overrides;
     c->dev = *dev;
     c->n_episodes = n_episodes;
     c->n_steps = n_steps;
@@ -190,7 +193,7 @@ fh_status fh_gpu_ppo_collector_poison(fh_gpu_ppo_collector *c, fh_error *err)
     /* the states' row padding (fast path) must stay zero: a pitched fill; in the fast
      * path over every critic row (final observations and s_L too, whose values reach
      * trunc_values and last_values) */
-    size_t state_rows = c->use_fast ? (size_t)c->fast.critic_rows : nl;
+    size_t state_rows = c->use_fast ? (size_t)c->fast.plan.critic_rows : nl;
     CUDA_CHECK(cudaMemset2DAsync(o->states, (size_t)c->states_pitch * sizeof(float), 0xFF,
                                  FH_STATE_DIM * sizeof(float), state_rows, c->stream), err);
     struct { void *p; size_t bytes; } bufs[] = {
@@ -203,11 +206,16 @@ fh_status fh_gpu_ppo_collector_poison(fh_gpu_ppo_collector *c, fh_error *err)
         CUDA_CHECK(cudaMemsetAsync(bufs[i].p, 0xFF, bufs[i].bytes, c->stream), err);
     if (c->use_fast) /* every row the critic reads, final observations included */
         CUDA_CHECK(cudaMemsetAsync(c->fast.values_all, 0xFF,
-                                   (size_t)c->fast.critic_rows * sizeof(float), c->stream), err);
+                                   (size_t)c->fast.plan.critic_rows * sizeof(float), c->stream), err);
     CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
     return FH_OK;
 fail:
     return err->status;
+}
+
+const fh_fast_plan *fh_gpu_ppo_collector_plan(const fh_gpu_ppo_collector *c)
+{
+    return c->use_fast ? &c->fast.plan : NULL;
 }
 
 fh_gpu_collect_timing fh_gpu_ppo_collector_timing(const fh_gpu_ppo_collector *c)
@@ -319,8 +327,6 @@ fh_status fh_gpu_ppo_collector_collect(fh_gpu_ppo_collector *c, const fh_collect
                                    cudaMemcpyDeviceToHost, c->stream), err);
     CUDA_CHECK(cudaEventRecord(c->ev_end, c->stream), err);
     CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
-    if (c->use_fast && (st = fh_fast_path_check(c, err)) != FH_OK)
-        return st;
     CUDA_CHECK(cudaEventElapsedTime(&c->timing.rollout_ms, c->ev_kernel_begin, c->ev_kernel_end), err);
     CUDA_CHECK(cudaEventElapsedTime(&c->timing.total_ms, c->ev_begin, c->ev_end), err);
     if (c->use_fast && c->profile) {

@@ -1,8 +1,9 @@
 /* gpu_ppo_collector.h — PPO experience collection on the GPU (issue 6; design note:
  * gpu_ppo_collector). Owns the module, the stream, the device market, episode states,
- * weights and output buffers. One collect = weight sync, one kernel launch (N x L
- * steps, no host round trip per step), one download of the batch. Episode states stay
- * on the device across collections; a host copy is refreshed after each collect. */
+ * weights and output buffers. One collect = weight sync, the collection (the reference
+ * kernel, or the fast path's CUDA graph: N x L steps, no host round trip per step), one
+ * download of the batch. Episode states stay on the device across collections; a host
+ * copy is refreshed after each collect. */
 #ifndef FOXHUNT_GPU_PPO_COLLECTOR_H
 #define FOXHUNT_GPU_PPO_COLLECTOR_H
 
@@ -10,6 +11,8 @@
 #include "foxhunt/device.h"
 #include "foxhunt/env.h"
 #include "foxhunt/rollout.h"
+#include "cuda/fast_plan.h"
+#include "cuda/overrides.h"
 
 typedef struct fh_gpu_ppo_collector fh_gpu_ppo_collector;
 
@@ -18,12 +21,15 @@ typedef struct fh_gpu_ppo_collector fh_gpu_ppo_collector;
 
 /* kernel: "reference" (one thread per episode) or "fast" (its rollout mapping chosen
  * from N and the device; "fast/block", "fast/warp" or "fast/lane" force one);
- * precision "fp32" or "tf32". */
+ * precision "fp32" or "tf32"; overrides: the fast path's (overrides.h), NULL for the
+ * user's, read from the environment (fh_gpu_overrides_from_env). */
 fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_device_info *dev,
                                       int n_episodes, int n_steps, const fh_env_config *cfg,
                                       const fh_market_view *market, uint64_t seed,
                                       const char *kernel, const char *precision,
-                                      fh_error *err);
+                                      const fh_gpu_overrides *overrides, fh_error *err);
+/* The fast path's plan (fh_fast_plan_print shows it), or NULL for the reference kernel. */
+const fh_fast_plan *fh_gpu_ppo_collector_plan(const fh_gpu_ppo_collector *c);
 void fh_gpu_ppo_collector_destroy(fh_gpu_ppo_collector *c);
 
 /* collect_rollouts on the GPU into batch (host). */
@@ -45,7 +51,7 @@ typedef struct {
     float phase_rollout_ms;  /* actor + sampling + env over L steps */
     float phase_networks_ms; /* batched critic + curiosity */
     float phase_gae_ms;      /* truncation values + GAE */
-    /* with FOXHUNT_ROLLOUT_CLOCKS set, after a profiled collect: mean cycles per step
+    /* with the override rollout_clocks, after a profiled collect: mean cycles per step
      * on an episode's first lane in observe, actor, sample, env, tail (FH_CLOCK_*);
      * rollout_clock_parts is 0 otherwise */
     int rollout_clock_parts;

@@ -14,7 +14,7 @@ fh_status fh_collector_create(fh_trainer *t, fh_error *err)
     if (t->device.use_gpu) {
         fh_status st = fh_gpu_ppo_collector_create(&t->gpu, &t->device, cfg->episodes,
                                                    cfg->steps, &cfg->env, &t->train_view,
-                                                   cfg->seed, cfg->kernel, cfg->precision, err);
+                                                   cfg->seed, cfg->kernel, cfg->precision, NULL, err);
         if (st != FH_OK)
             return st;
         t->episodes = fh_gpu_ppo_collector_episodes(t->gpu);

@@ -13,7 +13,10 @@
  * divergences must be at most 0.1% of steps. Before each GPU collection every output
  * buffer is poisoned with NaN bytes, and every downloaded value must be written
  * (finite, actions in range, flags 0/1).
- * Usage: test_gpu_parity [MODE] [N L seeds]...   MODE is what is compared:
+ * Usage: test_gpu_parity [MODE] [name=value]... [N L seeds]...   Each name=value is a
+ * GPU override (src/cuda/overrides.h: warp_book=0, critic_pipeline=1, ...) for every GPU
+ * side, passed as a value (the process environment is not read). MODE is what is
+ * compared:
  *   reference          CPU collector vs GPU reference kernel (default)
  *   fast               CPU collector vs GPU fast path (fast/warp, /block, /lane: with
  *                      that rollout mapping forced)
@@ -21,13 +24,12 @@
  *   tf32               fast path fp32 vs fast path TF32: the same trajectories, and the
  *                      measured deviation of values, rewards and advantages (looser
  *                      bounds: values 2e-2 relative, rewards 1e-4, GAE 5e-2 + 5e-2|b|).
- *   actor-table        fast path without vs with the actor table (FOXHUNT_ACTOR_FACTOR
- *                      0 / 1; also /warp, /block, /lane): every output and episode
- *                      state bit-identical, as the table keeps each sum's order (both
- *                      with FOXHUNT_GEMM_TUNE=0: the tuning's timed choice of matmul
- *                      algorithm may differ between two collectors, and with it the
- *                      critic's last bits). */
-#define _POSIX_C_SOURCE 200809L /* setenv */
+ *   actor-table        fast path without vs with the actor table (actor_table=0 / 1;
+ *                      also /warp, /block, /lane): every output and episode state
+ *                      bit-identical, as the table keeps each sum's order (both with
+ *                      gemm_tune=0: the tuning's timed choice of matmul algorithm may
+ *                      differ between two collectors, and with it the critic's last
+ *                      bits). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,15 +120,17 @@ typedef struct {
 } side;
 
 static fh_status side_init(side *sd, const char *kernel, const char *precision,
-                           const fh_device_info *dev, int N, int L, const fh_env_config *env,
-                           const fh_market_view *view, uint64_t seed, fh_error *err)
+                           const fh_gpu_overrides *ov, const fh_device_info *dev, int N, int L,
+                           const fh_env_config *env, const fh_market_view *view, uint64_t seed,
+                           fh_error *err)
 {
     memset(sd, 0, sizeof *sd);
     sd->kernel = kernel;
     sd->precision = precision;
     if (strcmp(kernel, "cpu") == 0)
         return fh_cpu_collector_init(&sd->cpu, N, L, env, view, seed, err);
-    return fh_gpu_ppo_collector_create(&sd->gpu, dev, N, L, env, view, seed, kernel, precision, err);
+    return fh_gpu_ppo_collector_create(&sd->gpu, dev, N, L, env, view, seed, kernel, precision, ov,
+                                       err);
 }
 
 static fh_status side_collect(side *sd, const fh_collect_params *p, fh_trajectory_batch *b,
@@ -287,8 +291,9 @@ static const char *fast_kernel_for(const char *suffix)
                                            : "fast";
 }
 
-static void run_case(const fh_device_info *dev, const char *mode, const fh_run_data *data,
-                     const fh_env_config *env, int N, int L, uint64_t seed)
+static void run_case(const fh_device_info *dev, const char *mode, const fh_gpu_overrides *ov,
+                     const fh_run_data *data, const fh_env_config *env, int N, int L,
+                     uint64_t seed)
 {
     /* (baseline, candidate) per mode */
     const char *base_kernel = "cpu", *cand_kernel = mode, *cand_precision = "fp32";
@@ -324,15 +329,15 @@ static void run_case(const fh_device_info *dev, const char *mode, const fh_run_d
     memset(&bb, 0, sizeof bb);
     memset(&cb, 0, sizeof cb);
     int table_mode = strncmp(mode, "actor-table", 11) == 0;
+    fh_gpu_overrides base_ov = *ov, cand_ov = *ov;
     if (table_mode) {
-        setenv("FOXHUNT_ACTOR_FACTOR", "0", 1);
-        setenv("FOXHUNT_GEMM_TUNE", "0", 1);
+        base_ov.actor_table = 0;
+        cand_ov.actor_table = 1;
+        base_ov.gemm_tune = cand_ov.gemm_tune = 0;
     }
-    fh_status base_st = side_init(&base, base_kernel, "fp32", dev, N, L, env, &view, seed, &err);
-    if (table_mode)
-        setenv("FOXHUNT_ACTOR_FACTOR", "1", 1);
-    if (base_st != FH_OK ||
-        side_init(&cand, cand_kernel, cand_precision, dev, N, L, env, &view, seed, &err) != FH_OK ||
+    if (side_init(&base, base_kernel, "fp32", &base_ov, dev, N, L, env, &view, seed, &err) != FH_OK ||
+        side_init(&cand, cand_kernel, cand_precision, &cand_ov, dev, N, L, env, &view, seed, &err) !=
+            FH_OK ||
         fh_trajectory_batch_alloc(&bb, N, L, &err) != FH_OK ||
         fh_trajectory_batch_alloc(&cb, N, L, &err) != FH_OK) {
         fprintf(stderr, "%s: setup failed: %s\n", label, err.message);
@@ -357,10 +362,6 @@ static void run_case(const fh_device_info *dev, const char *mode, const fh_run_d
             continue;
         }
         compare(&bb, &cb, diverged, side_episodes(&base), side_episodes(&cand), &ps, tol, label);
-    }
-    if (table_mode) {
-        unsetenv("FOXHUNT_ACTOR_FACTOR");
-        unsetenv("FOXHUNT_GEMM_TUNE");
     }
     double frac = (double)ps.divergences / (double)((long)N * L * COLLECTIONS);
     CHECK_MSG(frac <= MAX_DIVERGENCE_FRACTION, "%s: %ld divergences = %.4f%% of steps",
@@ -394,6 +395,17 @@ int main(int argc, char **argv)
                                         "fast-vs-reference/block", "fast-vs-reference/lane", "tf32",
                                         "actor-table", "actor-table/warp", "actor-table/block",
                                         "actor-table/lane"};
+    fh_gpu_overrides ov;
+    fh_gpu_overrides_default(&ov);
+    int first = 2; /* the first N L seeds triple, after the overrides */
+    for (; first < argc && strchr(argv[first], '='); first++)
+        if (fh_gpu_overrides_parse(&ov, argv[first], &err) != FH_OK) {
+            fprintf(stderr, "%s\n", err.message);
+            return 2;
+        }
+    char described[256];
+    fh_gpu_overrides_describe(&ov, described, sizeof described);
+    printf("GPU overrides: %s\n", described);
     int known = 0;
     for (size_t k = 0; k < sizeof modes / sizeof modes[0]; k++)
         known |= strcmp(mode, modes[k]) == 0;
@@ -412,15 +424,15 @@ int main(int argc, char **argv)
     /* a short horizon so truncations (final-observation values) happen inside L */
     fh_env_config env = cfg.env;
     env.horizon = 40;
-    if (argc > 4) {
-        for (int a = 2; a + 2 < argc; a += 3)
+    if (argc > first + 2) {
+        for (int a = first; a + 2 < argc; a += 3)
             for (uint64_t s = 1; s <= (uint64_t)atoi(argv[a + 2]); s++)
-                run_case(&dev, mode, &data, &env, atoi(argv[a]), atoi(argv[a + 1]), s);
+                run_case(&dev, mode, &ov, &data, &env, atoi(argv[a]), atoi(argv[a + 1]), s);
     } else {
         const int configs[4][2] = {{128, 64}, {100, 64}, {128, 500}, {100, 500}};
         for (int k = 0; k < 4; k++)
             for (uint64_t s = 1; s <= 3; s++)
-                run_case(&dev, mode, &data, &env, configs[k][0], configs[k][1], s);
+                run_case(&dev, mode, &ov, &data, &env, configs[k][0], configs[k][1], s);
     }
     fh_run_data_free(&data);
     return fh_test_finish();

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cuda/embedded_sources.h"
+#include "cuda/fast_plan.h"
 #include "cuda/nvrtc_compile.h"
 #include "test_util.h"
 
@@ -31,7 +32,7 @@ static void test_embedded_equal_tree(void)
     CHECK_MSG(count >= 3, "expected shapes.h, the common header and a kernel, found %d", count);
     CHECK(fh_embedded_source_find("common_device_functions.cuh") != NULL);
     CHECK(fh_embedded_source_find("ppo_experience_kernel.cu") != NULL);
-    CHECK(fh_embedded_source_find("ppo_fast_kernels.cu") != NULL);
+    CHECK(fh_embedded_source_find("fast_kernels.cu") != NULL);
     CHECK(fh_embedded_source_find("no_such_kernel.cu") == NULL);
 }
 
@@ -48,60 +49,83 @@ static void test_program_text(void)
     free(text);
 }
 
-typedef struct {
-    const char *kernel_file;
-    const char *entries[16];
-} kernel_case;
+/* NVRTC compiles `file` with `opts` to PTX for compute_90, without warnings, and every
+ * entry point in `entries` (NULL-terminated) is in it. */
+static void check_compiles(const char *file, const char *const *opts, int n_opts,
+                           const char *const *entries)
+{
+    fh_nvrtc_output out;
+    fh_error err;
+    fh_error_clear(&err);
+    fh_status st = fh_nvrtc_compile(file, "compute_90", opts, n_opts, &out, &err);
+    CHECK_MSG(st == FH_OK, "%s: %s", file, err.message);
+    if (st != FH_OK)
+        return;
+    CHECK(!out.is_cubin && out.size > 0);
+    CHECK_MSG(strstr(out.image, ".target sm_90") != NULL, "PTX target is not sm_90");
+    for (int e = 0; entries[e]; e++) {
+        char needle[256];
+        snprintf(needle, sizeof needle, ".entry %s(", entries[e]);
+        CHECK_MSG(strstr(out.image, needle) != NULL, "%s: no entry %s in the PTX", file,
+                  entries[e]);
+    }
+    CHECK_MSG(out.log[0] == '\0' || strstr(out.log, "warning") == NULL,
+              "NVRTC warnings for %s:\n%s", file, out.log);
+    fh_nvrtc_output_free(&out);
+}
 
+/* The reference kernel as its collector compiles it, and the fast kernels with the
+ * options of every plan fast_plan.c can make (each distinct option set once): mappings,
+ * episodes per warp, the actor table, the clock and racecheck builds, on an H200 and a
+ * 99 KB-shared-memory device. */
 static void test_compiles_to_ptx(void)
 {
-    const kernel_case cases[] = {
-        {"ppo_experience_kernel.cu", {"ppo_full_experience_kernel", NULL}},
-        {"ppo_fast_kernels.cu", {"ppo_rollout_fast_kernel", "ppo_rollout_pair_kernel", "ppo_rollout_block_kernel",
-                                 "ppo_rollout_lane_kernel",
-                                 "critic_layer0_factored_kernel", "curiosity_fused_kernel",
-                                 "scatter_trunc_values_kernel", "gae_kernel", "segment_wait_kernel",
-                                 "gather_segment_rows_kernel", "scatter_segment_values_kernel",
-                                 "actor_table_kernel", NULL}},
-    };
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        /* as the reference collector, as the fast path, the fast path's clock build, its
-         * racecheck build, its build with two episodes per warp, with the curiosity
-         * kernel's other hidden-unit blocks and with the actor table */
-        const char *const opts_variants[][2] = {{"--fmad=false", "-lineinfo"}, {"-lineinfo", NULL},
-                                                {"-lineinfo", "-DFH_ROLLOUT_CLOCKS=1"},
-                                                {"-lineinfo", "-DFH_BLOCK_SHARED_BARRIERS=1"},
-                                                {"-lineinfo", "-DFH_WARP_EPISODES=2"},
-                                                {"-lineinfo", "-DFH_CUR_HIDDEN_BLOCK=32"},
-                                                {"-lineinfo", "-DFH_CUR_HIDDEN_BLOCK=64"},
-                                                {"-DFH_CUR_PER_THREAD=1", "-DFH_CUR_HIDDEN_BLOCK=16"},
-                                                {"-lineinfo", "-DFH_ACTOR_TABLE=1"},
-                                                {"-DFH_WARP_EPISODES=2", "-DFH_ACTOR_TABLE=1"},
-                                                {"-DFH_PAIR_SPLIT=1", "-DFH_ACTOR_TABLE=1"},
-                                                {"-lineinfo", "-DFH_PAIR_SPLIT=1"}};
-        for (size_t v = 0; v < sizeof opts_variants / sizeof opts_variants[0]; v++) {
-            fh_nvrtc_output out;
-            fh_error err;
-            fh_error_clear(&err);
-            int n_opts = opts_variants[v][1] ? 2 : 1;
-            fh_status st = fh_nvrtc_compile(cases[k].kernel_file, "compute_90", opts_variants[v],
-                                            n_opts, &out, &err);
-            CHECK_MSG(st == FH_OK, "%s: %s", cases[k].kernel_file, err.message);
-            if (st != FH_OK)
-                continue;
-            CHECK(!out.is_cubin && out.size > 0);
-            CHECK_MSG(strstr(out.image, ".target sm_90") != NULL, "PTX target is not sm_90");
-            for (int e = 0; cases[k].entries[e]; e++) {
-                char needle[256];
-                snprintf(needle, sizeof needle, ".entry %s(", cases[k].entries[e]);
-                CHECK_MSG(strstr(out.image, needle) != NULL, "%s: no entry %s in the PTX",
-                          cases[k].kernel_file, cases[k].entries[e]);
-            }
-            CHECK_MSG(out.log[0] == '\0' || strstr(out.log, "warning") == NULL,
-                      "NVRTC warnings for %s:\n%s", cases[k].kernel_file, out.log);
-            fh_nvrtc_output_free(&out);
-        }
-    }
+    const char *const ref_opts[] = {"--fmad=false", "-lineinfo"};
+    const char *const ref_entries[] = {"ppo_full_experience_kernel", NULL};
+    check_compiles("ppo_experience_kernel.cu", ref_opts, 2, ref_entries);
+    const char *const fast_entries[] = {"ppo_rollout_fast_kernel", "ppo_rollout_pair_kernel",
+                                        "ppo_rollout_block_kernel", "ppo_rollout_lane_kernel",
+                                        "actor_table_kernel", "critic_layer0_factored_kernel",
+                                        "curiosity_fused_kernel", "scatter_trunc_values_kernel",
+                                        "gae_kernel", NULL};
+    char seen[64][FH_PLAN_MAX_OPTIONS * FH_PLAN_OPTION_CHARS];
+    int n_seen = 0;
+    const fh_plan_device devs[2] = {{"H200", 132, 232448, 100ull << 30},
+                                    {"99 KB", 128, 101376, 20ull << 30}};
+    const int episodes[] = {64, 1024, 4096, 16384};
+    for (int d = 0; d < 2; d++)
+        for (int n = 0; n < 4; n++)
+            for (int m = 0; m < 4; m++)
+                for (int v = 0; v < 36; v++) {
+                    fh_gpu_overrides ov;
+                    fh_gpu_overrides_default(&ov);
+                    ov.warp_book = v % 3 - 1;
+                    ov.warp_episodes = (v / 3) % 3 == 0 ? FH_AUTO : (v / 3) % 3;
+                    ov.actor_table = (v / 9) % 2;
+                    ov.rollout_clocks = v / 18 == 1 && n == 0;
+                    ov.block_shared_barriers = v / 18 == 1 && n == 1;
+                    fh_plan_problem prob = {episodes[n], 100, 5000, 40, 0,
+                                            (fh_rollout_mapping)m};
+                    fh_fast_plan plan;
+                    fh_error err;
+                    if (fh_fast_plan_make(&devs[d], &prob, &ov, &plan, &err) != FH_OK)
+                        continue; /* the lane mapping forced on the 99 KB device */
+                    char key[sizeof seen[0]] = "";
+                    for (int i = 0; i < plan.n_options; i++)
+                        strcat(strcat(key, plan.options[i]), " ");
+                    int known = 0;
+                    for (int k = 0; k < n_seen; k++)
+                        known |= strcmp(seen[k], key) == 0;
+                    if (known || n_seen == 64)
+                        continue;
+                    strcpy(seen[n_seen++], key);
+                    const char *opts[FH_PLAN_MAX_OPTIONS];
+                    for (int i = 0; i < plan.n_options; i++)
+                        opts[i] = plan.options[i];
+                    printf("fast_kernels.cu with %s\n", key);
+                    check_compiles("fast_kernels.cu", opts, plan.n_options, fast_entries);
+                }
+    CHECK_MSG(n_seen >= 8, "expected at least 8 distinct option sets, found %d", n_seen);
 }
 
 /* The actor table's rows reach shared memory by cp.async from sm_80 on, by a plain
@@ -114,7 +138,7 @@ static void test_actor_table_copies(void)
         fh_error err;
         fh_error_clear(&err);
         const char *opts[1] = {"-DFH_ACTOR_TABLE=1"};
-        fh_status st = fh_nvrtc_compile("ppo_fast_kernels.cu", arch[a], opts, 1, &out, &err);
+        fh_status st = fh_nvrtc_compile("fast_kernels.cu", arch[a], opts, 1, &out, &err);
         CHECK_MSG(st == FH_OK, "%s: %s", arch[a], err.message);
         if (st != FH_OK)
             continue;

@@ -1,0 +1,207 @@
+/* gemm.c — cublasLt dense layers with algorithm tuning (gemm.h). */
+#include "cuda/gemm.h"
+
+#include <string.h>
+
+#include "cuda/cuda_check.h"
+
+#define BLAS_WORKSPACE_BYTES (32u << 20)
+#define GEMM_TUNE_REPEATS 4 /* back to back per candidate */
+#define LT_CHECK(call, err) CUBLAS_CHECK(call, err)
+
+fh_status fh_gemm_init(fh_gemm *g, int tf32, int tune, int candidates, fh_error *err)
+{
+    memset(g, 0, sizeof *g);
+    g->tf32 = tf32;
+    g->tune = tune;
+    g->candidates = candidates < 1 ? 1 : candidates > FH_GEMM_MAX_CANDIDATES
+                                             ? FH_GEMM_MAX_CANDIDATES : candidates;
+    CUDA_CHECK(cudaMalloc(&g->workspace, BLAS_WORKSPACE_BYTES), err);
+    CUBLAS_CHECK(cublasLtCreate(&g->lt), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+void fh_gemm_free(fh_gemm *g)
+{
+    if (g->lt)
+        cublasLtDestroy(g->lt);
+    cudaFree(g->workspace);
+    memset(g, 0, sizeof *g);
+}
+
+/* Tuning (on unless the override gemm_tune is 0): the first time a matmul shape is met
+ * outside a graph capture, cublasLt's best g->candidates heuristic candidates are each
+ * timed on the real buffers and the fastest is kept for that shape. The fast path runs
+ * every shape of a collection once at init (fh_fast_tune_gemms), so the captured graph
+ * uses tuned algorithms; a shape first met inside a capture takes the heuristic's first
+ * choice. */
+/* The largest power of two up to 256 that divides the address. */
+static uint32_t pointer_alignment(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    uint32_t align = 256;
+    while (align > 4 && a % align != 0)
+        align /= 2;
+    return align;
+}
+
+static const cublasLtMatmulAlgo_t *tuned_algo(const fh_gemm *f, const fh_gemm_key *key)
+{
+    for (int i = 0; i < f->n_tuned; i++) {
+        const fh_gemm_key *k = &f->tuned[i].key;
+        if (k->n_in == key->n_in && k->n_out == key->n_out && k->rows == key->rows &&
+            k->relu == key->relu && k->bias == key->bias && k->align_w == key->align_w &&
+            k->align_x == key->align_x && k->align_y == key->align_y)
+            return &f->tuned[i].algo;
+    }
+    return NULL;
+}
+
+static const cublasLtMatmulAlgo_t *remember_algo(fh_gemm *f, const fh_gemm_key *key,
+                                                 const cublasLtMatmulAlgo_t *algo)
+{
+    if (f->n_tuned == FH_GEMM_TUNED_MAX) /* full: use it without keeping it */
+        return algo;
+    f->tuned[f->n_tuned].key = *key;
+    f->tuned[f->n_tuned].algo = *algo;
+    return &f->tuned[f->n_tuned++].algo;
+}
+
+typedef struct {
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, lc;
+    const float *w, *x;
+    float *y;
+    cudaStream_t stream;
+} gemm_call;
+
+/* *best = the index of the fastest of `n` candidates: each runs once to warm up, then
+ * GEMM_TUNE_REPEATS times back to back between two events (so that host launch gaps do
+ * not count, as in the graph); a candidate that fails to run is skipped. */
+static fh_status fastest_algo(fh_gemm *f, const gemm_call *g,
+                              const cublasLtMatmulHeuristicResult_t *cand, int n, int *best,
+                              fh_error *err)
+{
+    const float one = 1.0f, zero = 0.0f;
+    cudaEvent_t ev[2] = {NULL, NULL};
+    float best_ms = -1.0f;
+    CUDA_CHECK(cudaEventCreate(&ev[0]), err);
+    CUDA_CHECK(cudaEventCreate(&ev[1]), err);
+    for (int k = 0; k < n; k++) {
+        if (cublasLtMatmul(f->lt, g->op, &one, g->w, g->la, g->x, g->lb, &zero, g->y, g->lc, g->y,
+                           g->lc, &cand[k].algo, f->workspace, BLAS_WORKSPACE_BYTES,
+                           g->stream) != CUBLAS_STATUS_SUCCESS)
+            continue; /* warm-up; not runnable here */
+        CUDA_CHECK(cudaEventRecord(ev[0], g->stream), err);
+        for (int r = 0; r < GEMM_TUNE_REPEATS; r++)
+            CUBLAS_CHECK(cublasLtMatmul(f->lt, g->op, &one, g->w, g->la, g->x, g->lb, &zero, g->y,
+                                        g->lc, g->y, g->lc, &cand[k].algo, f->workspace,
+                                        BLAS_WORKSPACE_BYTES, g->stream), err);
+        CUDA_CHECK(cudaEventRecord(ev[1], g->stream), err);
+        CUDA_CHECK(cudaEventSynchronize(ev[1]), err);
+        float ms = 0.0f;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]), err);
+        if (best_ms < 0.0f || ms < best_ms) {
+            best_ms = ms;
+            *best = k;
+        }
+    }
+    cudaEventDestroy(ev[0]);
+    cudaEventDestroy(ev[1]);
+    return FH_OK;
+fail:
+    for (int i = 0; i < 2; i++)
+        if (ev[i])
+            cudaEventDestroy(ev[i]);
+    return err->status;
+}
+
+/* y (rows, n_out) row-major = act(x (rows, n_in) W^T + b), W (n_out, n_in) row-major:
+ * in cuBLAS's column-major terms y^T = W x^T. One cublasLt matmul whose epilogue adds
+ * the bias and applies the ReLU, so activations are written once (a separate bias
+ * pass cost 39 ms of 217 at N 16384); b NULL: no bias and no ReLU (relu is ignored).
+ * Compute type fp32 or TF32 (--precision). */
+fh_status fh_gemm_dense(fh_gemm *f, cudaStream_t stream, float *y, const float *x,
+                        const float *w, const float *b, int n_in, int n_out, long long rows,
+                        int relu, fh_error *err)
+{
+    cublasLtMatmulDesc_t op = NULL;
+    cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
+    cublasLtMatmulPreference_t pref = NULL;
+    const float one = 1.0f, zero = 0.0f;
+    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    cublasLtEpilogue_t epilogue = !b ? CUBLASLT_EPILOGUE_DEFAULT
+                                  : relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+    size_t ws_bytes = BLAS_WORKSPACE_BYTES;
+    cublasLtMatmulHeuristicResult_t heuristics[FH_GEMM_MAX_CANDIDATES];
+    int found = 0;
+    fh_status st = FH_OK;
+    /* the operands' alignments, told to cublasLt (it assumes 256 bytes otherwise) and
+     * part of the tuning key, so an algorithm is only reused where it may run */
+    uint32_t align_w = pointer_alignment(w), align_x = pointer_alignment(x);
+    uint32_t align_y = pointer_alignment(y);
+    fh_gemm_key key = {n_in, n_out, rows, relu, b != NULL, align_w, align_x, align_y};
+    const cublasLtMatmulAlgo_t *algo = tuned_algo(f, &key);
+    LT_CHECK(cublasLtMatmulDescCreate(&op, f->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                    : CUBLAS_COMPUTE_32F, CUDA_R_32F), err);
+    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), err);
+    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), err);
+    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                            sizeof epilogue), err);
+    if (b)
+        LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b,
+                                                sizeof b), err);
+    LT_CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, n_in, n_out, n_in), err);
+    LT_CHECK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, n_in, rows, n_in), err);
+    LT_CHECK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, n_out, rows, n_out), err);
+    LT_CHECK(cublasLtMatmulPreferenceCreate(&pref), err);
+    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                  &ws_bytes, sizeof ws_bytes), err);
+    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                                                  &align_w, sizeof align_w), err);
+    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                                                  &align_x, sizeof align_x), err);
+    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                                                  &align_y, sizeof align_y), err);
+    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+                                                  &align_y, sizeof align_y), err);
+    if (!algo) {
+        LT_CHECK(cublasLtMatmulAlgoGetHeuristic(f->lt, op, la, lb, lc, lc, pref,
+                                                f->tune ? f->candidates : 1, heuristics,
+                                                &found), err);
+        if (!found) {
+            st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: cublasLt has no algorithm for a %d x "
+                              "%lld x %d matmul (%s epilogue)", __FILE__, __LINE__, n_out, rows,
+                              n_in, !b ? "no" : relu ? "bias+ReLU" : "bias");
+            goto done;
+        }
+        int best = 0;
+        enum cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+        CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing), err);
+        if (found > 1 && capturing == cudaStreamCaptureStatusNone) {
+            gemm_call call = {op, la, lb, lc, w, x, y, stream};
+            if ((st = fastest_algo(f, &call, heuristics, found, &best, err)) != FH_OK)
+                goto done;
+        }
+        algo = remember_algo(f, &key, &heuristics[best].algo);
+    }
+    LT_CHECK(cublasLtMatmul(f->lt, op, &one, w, la, x, lb, &zero, y, lc, y, lc, algo,
+                            f->workspace, BLAS_WORKSPACE_BYTES, stream), err);
+    goto done;
+fail:
+    st = err->status;
+done:
+    if (pref)
+        cublasLtMatmulPreferenceDestroy(pref);
+    if (lc)
+        cublasLtMatrixLayoutDestroy(lc);
+    if (lb)
+        cublasLtMatrixLayoutDestroy(lb);
+    if (la)
+        cublasLtMatrixLayoutDestroy(la);
+    if (op)
+        cublasLtMatmulDescDestroy(op);
+    return st;
+}

@@ -1,0 +1,46 @@
+/* gemm.h — dense layers as cublasLt matmuls with a bias(+ReLU) epilogue, each shape's
+ * algorithm timed once at start-up (the fast path's batched critic and market
+ * projection). */
+#ifndef FOXHUNT_CUDA_GEMM_H
+#define FOXHUNT_CUDA_GEMM_H
+
+#include <stdint.h>
+
+#include <cublasLt.h>
+
+#include "foxhunt/error.h"
+
+#define FH_GEMM_TUNED_MAX 64
+#define FH_GEMM_MAX_CANDIDATES 32
+
+/* A matmul shape and its operands' address alignments (bytes): an algorithm is reused
+ * only where it may run. */
+typedef struct {
+    int n_in, n_out;
+    long long rows;
+    int relu, bias;
+    uint32_t align_w, align_x, align_y;
+} fh_gemm_key;
+
+typedef struct {
+    cublasLtHandle_t lt;
+    void *workspace;
+    int tf32;       /* CUBLAS_COMPUTE_32F_FAST_TF32 instead of CUBLAS_COMPUTE_32F */
+    int tune;       /* time the candidates of a shape first met outside a graph capture */
+    int candidates; /* how many */
+    int n_tuned;
+    struct {
+        fh_gemm_key key;
+        cublasLtMatmulAlgo_t algo;
+    } tuned[FH_GEMM_TUNED_MAX];
+} fh_gemm;
+
+fh_status fh_gemm_init(fh_gemm *g, int tf32, int tune, int candidates, fh_error *err);
+void fh_gemm_free(fh_gemm *g);
+/* y (rows, n_out) row-major = act(x (rows, n_in) W^T + b), W (n_out, n_in) row-major; b
+ * NULL: no bias and no ReLU. Only one stream at a time may use g (one workspace). */
+fh_status fh_gemm_dense(fh_gemm *g, cudaStream_t stream, float *y, const float *x,
+                        const float *w, const float *b, int n_in, int n_out, long long rows,
+                        int relu, fh_error *err);
+
+#endif
