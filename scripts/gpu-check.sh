@@ -9,10 +9,11 @@
 #                                            that each fit a 10-minute limit on an H200)
 #   steps: info cache actor_table parity parity_fast parity_map parity_fvr tf32 device_env memcheck racecheck synccheck
 #          bench bench_tf32 train learn; not in the default set: profile (ncu on the rollout
-#          kernel), clocks (the rollout's cycle counters per part of a step), overlap
-#          (the critic/rollout overlap against its variants), factor (the first critic
-#          layer as a matmul and factored through the market) and layers (ncu: every
-#          kernel's time in one collection)
+#          kernel), clocks (the rollout's cycle counters per part of a step), factor (the
+#          first critic layer as a matmul and factored through the market), layers (ncu:
+#          every kernel's time in one collection), compare (OLD_TREE's build against this
+#          one, side by side: bench N 128/1024/16384 fp32 and 16384 TF32, alternating) and
+#          dev (dev/cuda's programs)
 #
 # Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
 # logs under OUT (default /tmp/foxhunt-gpu-check), archived after every step into
@@ -45,11 +46,12 @@ if [ ! -x "$BUILD/foxhunt" ]; then
 fi
 FH="$BUILD/foxhunt"
 # the sanitizers' launches, SETTINGS/MAPPING: the fast path's mapping MAPPING with
-# environment settings SETTINGS (joined by ',') — the pair kernel is the warp mapping's
-# choice at these N, FOXHUNT_WARP_BOOK=0 its plain kernel; the last entry forces the
-# pipeline and the factored first layer, which these small launches would not use. The
-# actor table (off by default at these N) is forced on for all (SANITIZE_SETTINGS) but
-# the one entry that turns it off.
+# overrides SETTINGS (the table's environment names, joined by ','; `foxhunt info` lists
+# them) — every mapping the plan can choose: the pair kernel is the warp mapping's
+# choice at these N, FOXHUNT_WARP_BOOK=0 its plain kernel; one entry forces the pipeline
+# and the factored first layer, which these small launches would not use. The actor
+# table (off by default at these N) is forced on for all (SANITIZE_SETTINGS) but the one
+# entry that turns it off.
 SANITIZE_KERNELS=${KERNELS:-FOXHUNT_WARP_EPISODES=1/block FOXHUNT_WARP_EPISODES=1/warp FOXHUNT_WARP_EPISODES=1/lane FOXHUNT_WARP_EPISODES=2/warp FOXHUNT_WARP_EPISODES=2,FOXHUNT_WARP_BOOK=0/warp FOXHUNT_CRITIC_PIPELINE=1,FOXHUNT_CRITIC_FACTOR=1,FOXHUNT_CRITIC_PIPELINE_FIRST=4096/warp FOXHUNT_ACTOR_FACTOR=0,FOXHUNT_WARP_EPISODES=2,FOXHUNT_WARP_BOOK=0/warp}
 SANITIZE_SETTINGS=${SANITIZE_SETTINGS:-FOXHUNT_ACTOR_FACTOR=1}
 PART1="info cache actor_table parity_fast parity_map parity_fvr tf32 device_env memcheck synccheck bench bench_tf32 train"
@@ -94,11 +96,12 @@ for step in $STEPS; do
            run_step cache bash -c "$FH collect --device cuda --episodes 64 --steps 8 --out /tmp/fh-c1.safetensors && $FH collect --device cuda --episodes 64 --steps 8 --out /tmp/fh-c2.safetensors && ls -la $FOXHUNT_CACHE_DIR" ;;
     parity) run_step parity "$BUILD/tests/cuda/test_gpu_parity" reference ;;
     parity_fast) run_step parity_fast "$BUILD/tests/cuda/test_gpu_parity" fast ${PARITY_FAST_CASES:-128 64 2 100 64 2 128 500 2 100 500 2} ;;
+    # every mapping and critic variant the plan can choose, overrides passed as values
     parity_map) P="$BUILD/tests/cuda/test_gpu_parity"
-                run_step parity_map bash -c "$P fast/warp 128 64 1 && $P fast-vs-reference/warp 301 64 1 && FOXHUNT_WARP_BOOK=0 $P fast/warp 128 64 1 && FOXHUNT_WARP_BOOK=0 $P fast-vs-reference/warp 1000 64 1 && $P fast/block 200 64 1 && $P fast-vs-reference/block 598 64 1 && $P fast/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=1 $P fast/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=4 $P fast/lane 200 64 1 && $P fast-vs-reference/warp 1024 100 1 && FOXHUNT_WARP_EPISODES=2 $P fast-vs-reference/warp 1024 100 1 && FOXHUNT_WARP_EPISODES=2 $P fast-vs-reference/warp 301 64 1 && FOXHUNT_WARP_EPISODES=2 FOXHUNT_WARP_BOOK=0 $P fast-vs-reference/warp 1001 64 1 && FOXHUNT_WARP_EPISODES=2 $P fast/warp 129 64 1 && FOXHUNT_ROLLOUT_OVERLAP=1 $P fast-vs-reference 128 64 1 && FOXHUNT_ROLLOUT_OVERLAP=1 FOXHUNT_OVERLAP_SEGMENTS=3 $P fast 40 12 1 && FOXHUNT_CRITIC_FACTOR=1 $P fast-vs-reference 100 64 1 && FOXHUNT_CRITIC_FACTOR=0 $P fast-vs-reference 128 500 1 && FOXHUNT_CRITIC_FACTOR=1 FOXHUNT_ROLLOUT_OVERLAP=1 $P fast-vs-reference 128 64 1 && FOXHUNT_CRITIC_PIPELINE=1 $P fast-vs-reference 1024 100 1 && FOXHUNT_CRITIC_PIPELINE=1 FOXHUNT_CRITIC_PIPELINE_FIRST=4096 $P fast-vs-reference 301 64 1 && FOXHUNT_CRITIC_PIPELINE=1 FOXHUNT_CRITIC_PIPELINE_FIRST=4096 FOXHUNT_CRITIC_FACTOR=0 $P fast-vs-reference 301 64 1 && FOXHUNT_CRITIC_PIPELINE=0 $P fast-vs-reference 1024 100 1 && $P fast-vs-reference 64 1000 1" ;;
+                run_step parity_map bash -c "$P fast/warp 128 64 1 && $P fast-vs-reference/warp 301 64 1 && $P fast/warp warp_book=0 128 64 1 && $P fast-vs-reference/warp warp_book=0 1000 64 1 && $P fast/block 200 64 1 && $P fast-vs-reference/block 598 64 1 && $P fast/lane 200 64 1 && $P fast-vs-reference/lane 1000 64 1 && $P fast-vs-reference/warp 1024 100 1 && $P fast-vs-reference/warp warp_episodes=2 1024 100 1 && $P fast-vs-reference/warp warp_episodes=2 301 64 1 && $P fast-vs-reference/warp warp_episodes=2 warp_book=0 1001 64 1 && $P fast/warp warp_episodes=2 129 64 1 && $P fast-vs-reference critic_factor=1 100 64 1 && $P fast-vs-reference critic_factor=0 128 500 1 && $P fast-vs-reference critic_pipeline=1 1024 100 1 && $P fast-vs-reference critic_pipeline=1 pipeline_first_rows=4096 301 64 1 && $P fast-vs-reference critic_pipeline=1 pipeline_first_rows=4096 critic_factor=0 301 64 1 && $P fast-vs-reference critic_pipeline=0 1024 100 1 && $P fast-vs-reference 64 1000 1" ;;
     # the actor table off against on, every mapping: all outputs bit-identical
     actor_table) P="$BUILD/tests/cuda/test_gpu_parity"
-                 run_step actor_table bash -c "$P actor-table/block 200 64 1 && $P actor-table/warp 128 64 1 && FOXHUNT_WARP_EPISODES=2 $P actor-table/warp 129 64 1 && FOXHUNT_WARP_BOOK=0 $P actor-table/warp 301 64 1 && FOXHUNT_WARP_EPISODES=2 FOXHUNT_WARP_BOOK=0 $P actor-table/warp 1001 100 1 && $P actor-table/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=1 $P actor-table/lane 200 64 1 && FOXHUNT_LANE_PER_LANE=4 $P actor-table/lane 200 64 1 && $P actor-table 128 500 1 && $P actor-table 1024 500 1 && $P actor-table 16384 64 1" ;;
+                 run_step actor_table bash -c "$P actor-table/block 200 64 1 && $P actor-table/warp 128 64 1 && $P actor-table/warp warp_episodes=2 129 64 1 && $P actor-table/warp warp_book=0 301 64 1 && $P actor-table/warp warp_episodes=2 warp_book=0 1001 100 1 && $P actor-table/lane 200 64 1 && $P actor-table 128 500 1 && $P actor-table 1024 500 1 && $P actor-table 16384 64 1" ;;
     parity_fvr) run_step parity_fvr "$BUILD/tests/cuda/test_gpu_parity" fast-vs-reference 128 500 1 100 500 1 16384 64 1 ;;
     tf32) run_step tf32 "$BUILD/tests/cuda/test_gpu_parity" tf32 128 500 1 1024 500 1 16384 100 1 ;;
     bench_tf32) run_step bench_tf32 "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel fast --precision tf32 --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench_tf32.json" ;;
@@ -112,8 +115,15 @@ for step in $STEPS; do
     train) run_step train "$FH" train --device cuda --kernel ${KERNEL:-fast} ${TRAIN_FLAGS:---iterations 2} --out /tmp/fh-gpu-train ;;
     learn) run_step learn "$BUILD/tests/rl/test_learning" device=cuda ${LEARN_ARGS:-} ;;
     clocks) run_step clocks env FOXHUNT_ROLLOUT_CLOCKS=1 "$FH" bench --device cuda --episodes ${CLOCK_EPISODES:-128,1024} --steps 500 --kernel ${CLOCK_KERNEL:-fast/warp,fast/block} --repeats 3 --json "$OUT/clocks.json" ;;
-    overlap) # the critic/rollout overlap against its variants, side by side (docs/BENCHMARKS.md)
-             run_step overlap bash -c 'for v in "FOXHUNT_ROLLOUT_OVERLAP=0" "FOXHUNT_ROLLOUT_OVERLAP=1" "FOXHUNT_ROLLOUT_OVERLAP=1 FOXHUNT_OVERLAP_EXCLUSIVE=0"; do for n in ${OVERLAP_EPISODES:-128 200}; do echo "$v N=$n: $(env $v '"$FH"' bench --device cuda --episodes $n --steps 500 --kernel fast --repeats ${BENCH_REPEATS:-5} | grep "^cuda")"; done; done' ;;
+    compare) # OLD_TREE (a `git archive` of the commit before, built into build-old) against
+             # this tree, alternating, ROUNDS rounds; the medians are in the logs
+             [ -n "${OLD_TREE:-}" ] || { echo "compare: set OLD_TREE"; exit 2; }
+             if [ ! -x build-old/foxhunt ]; then
+               cmake -S "$OLD_TREE" -B build-old -DCMAKE_BUILD_TYPE=Release >"$OUT/build-old.log" 2>&1 &&
+                 cmake --build build-old -j "$(nproc)" --target foxhunt >>"$OUT/build-old.log" 2>&1 || { tail -30 "$OUT/build-old.log"; exit 1; }
+             fi
+             run_step compare bash -c 'for r in $(seq ${ROUNDS:-3}); do for side in old new; do fh=build-old/foxhunt; [ $side = new ] && fh='"$FH"'; FOXHUNT_CACHE_DIR=/tmp/fh-cache-$side $fh bench --device cuda --episodes ${COMPARE_EPISODES:-128,1024,16384} --steps 500 --kernel fast --repeats ${BENCH_REPEATS:-5} | sed "s/^/$side r$r fp32 /" | grep " cuda "; FOXHUNT_CACHE_DIR=/tmp/fh-cache-$side $fh bench --device cuda --episodes 16384 --steps 500 --kernel fast --precision tf32 --repeats ${BENCH_REPEATS:-5} | sed "s/^/$side r$r tf32 /" | grep " cuda "; done; done' ;;
+    dev) run_step dev bash -c 'make -C dev/cuda >/dev/null && for p in dev/cuda/*.cu; do b=dev/cuda/$(basename $p .cu); [ -x $b ] && echo "== $b" && $b; done' ;;
     factor) # the first critic layer as a matmul (0) and factored through the market (1), side by side
             # (or any FACTOR_VARIANTS: environment settings, one variant per word, settings
             # within a variant joined by ':')

@@ -1,22 +1,94 @@
-/* cmd_info.c — `foxhunt info`: version, build options, CUDA toolkit/NVRTC, defaults. */
+/* cmd_info.c — `foxhunt info`: version, build options, CUDA toolkit/NVRTC, defaults, the
+ * GPU overrides; with --device cuda, the fast path's plan on this GPU. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cuda/fast_plan.h"
+#include "cuda/overrides.h"
+#include "foxhunt/device.h"
+#include "foxhunt/run_data.h"
 #include "foxhunt/shapes.h"
 #if FH_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
 #include "cuda/nvrtc_compile.h"
+#endif
+
+#define MAX_SIZES 8
+
+#if FH_HAVE_CUDA
+/* The plan the fast path would make on `dev` for each N, on the default market. */
+static int print_plans(const fh_device_info *dev, const int *sizes, int n_sizes, int steps,
+                       const char *precision)
+{
+    fh_error err;
+    fh_gpu_overrides ov;
+    size_t free_bytes = 0, total_bytes = 0;
+    if (fh_gpu_overrides_from_env(&ov, &err) != FH_OK)
+        return fh_cli_report("info", &err);
+    if (cudaSetDevice(dev->device_index) != cudaSuccess ||
+        cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+        fh_error_set(&err, FH_ERR_FAILURE, "%s:%d: cannot read %s's free memory", __FILE__,
+                     __LINE__, dev->name);
+        return fh_cli_report("info", &err);
+    }
+    fh_train_config cfg;
+    fh_train_config_default(&cfg);
+    fh_run_data data;
+    if (fh_run_data_load(&data, &cfg, NULL, &err) != FH_OK)
+        return fh_cli_report("info", &err);
+    fh_market_view view = fh_market_view_of(&data.market, FH_SPLIT_TRAIN);
+    char described[256];
+    fh_gpu_overrides_describe(&ov, described, sizeof described);
+    printf("\nthe fast path's plan on the default synthetic market (overrides: %s):\n", described);
+    int rc = 0;
+    for (int s = 0; s < n_sizes && rc == 0; s++) {
+        fh_plan_device pd = {dev->name, dev->sm_count, dev->shared_mem_per_block_optin,
+                             free_bytes};
+        fh_plan_problem prob = {sizes[s], steps, (int)view.n, cfg.env.horizon,
+                                strcmp(precision, "tf32") == 0, FH_ROLLOUT_AUTO};
+        fh_fast_plan plan;
+        if (fh_fast_plan_make(&pd, &prob, &ov, &plan, &err) != FH_OK)
+            rc = fh_cli_report("info", &err);
+        else
+            fh_fast_plan_print(stdout, &plan);
+    }
+    fh_run_data_free(&data);
+    return rc;
+}
 #endif
 
 int fh_cmd_info(int argc, char **argv)
 {
-    fh_arg_spec spec = {"info", "Print the version, build options and defaults.", NULL, 0};
+    const char *device = "cpu", *episodes_text = "128,1024,16384", *precision = "fp32";
+    int steps = FH_DEFAULT_STEPS;
+    fh_arg args[] = {
+        {"--device", FH_ARG_CHOICE, &device, "cpu|cuda", "cuda: also print the fast path's "
+         "plan on this machine's GPU", "cpu|cuda", 0, 0, 0},
+        {"--episodes", FH_ARG_STRING, &episodes_text, "N[,N...]", "episode counts to plan for "
+         "(with --device cuda)", NULL, 0, 0, 0},
+        {"--steps", FH_ARG_INT, &steps, "L", "steps per episode to plan for", NULL, 1, 1000000, 0},
+        {"--precision", FH_ARG_CHOICE, &precision, "fp32|tf32", "the critic's matmuls",
+         "fp32|tf32", 0, 0, 0},
+    };
+    fh_arg_spec spec = {"info", "Print the version, build options, defaults and GPU overrides "
+                        "(and, with --device cuda, the fast path's plan).",
+                        args, (int)(sizeof args / sizeof args[0])};
     fh_error err;
     int help = 0;
     if (fh_args_parse(&spec, argc, argv, &help, &err) != FH_OK)
         return fh_cli_report("info", &err);
     if (help)
         return 0;
+    int sizes[MAX_SIZES];
+    int n_sizes = fh_args_parse_int_list(episodes_text, sizes, MAX_SIZES);
+    if (n_sizes <= 0) {
+        fh_error_set(&err, FH_ERR_INPUT, "--episodes '%s': expected up to %d positive integers "
+                     "separated by commas", episodes_text, MAX_SIZES);
+        return fh_cli_report("info", &err);
+    }
     printf("foxhunt %s\n", FH_VERSION);
     printf("build type:      %s%s\n", FH_BUILD_TYPE, FH_SANITIZE_BUILD ? " (ASan+UBSan)" : "");
     printf("compiler:        %s\n", __VERSION__);
@@ -33,5 +105,16 @@ int fh_cmd_info(int argc, char **argv)
            FH_ACTOR_N_PARAMS, FH_CRITIC_N_PARAMS, FH_CURIOSITY_N_PARAMS);
     printf("collection:      N %d episodes x L %d steps\n", FH_DEFAULT_EPISODES,
            FH_DEFAULT_STEPS);
+    printf("\n");
+    fh_gpu_overrides_print_table(stdout);
+    if (strcmp(device, "cuda") != 0)
+        return 0;
+    fh_device_info dev;
+    if (fh_device_select("cuda", &dev, &err) != FH_OK)
+        return fh_cli_report("info", &err);
+#if FH_HAVE_CUDA
+    return print_plans(&dev, sizes, n_sizes, steps, precision);
+#else
     return 0;
+#endif
 }

@@ -159,8 +159,10 @@ static fh_status plan_critic(const fh_plan_device *dev, const fh_plan_problem *p
     p->chunk_rows = p->critic_rows < CHUNK_ROWS ? p->critic_rows : CHUNK_ROWS;
     long long fit = (long long)(dev->free_bytes / 4 / (2 * FH_CRITIC_H1 * sizeof(float)));
     fit = fit / CHUNK_ROW_STEP * CHUNK_ROW_STEP;
-    if (p->chunk_rows > fit)
+    if (p->chunk_rows > fit) /* at least one step, never more than there are rows */
         p->chunk_rows = fit > CHUNK_ROW_STEP ? fit : CHUNK_ROW_STEP;
+    if (p->chunk_rows > p->critic_rows)
+        p->chunk_rows = p->critic_rows;
     size_t proj_bytes = (size_t)prob->n_bars * FH_CRITIC_H1 * sizeof(float);
     p->critic_factor = pick(ov->critic_factor,
                             !prob->tf32 &&

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "env/common_device_functions.cuh"
-#include "cuda/kernels/ppo_experience_kernel.cu"
+#include "env/ppo_device_functions.cuh"
 #include "foxhunt/rollout.h"
 #include "test_util.h"
 
