@@ -14,8 +14,9 @@
  * broadcasts). The first layer's weights come in through shared memory too: read by
  * rows straight from global memory, each warp-wide load touched 32 rows 216 bytes
  * apart (ncu: 25 us for 20,000 bars). */
-__device__ __forceinline__ void actor_table_kernel_body(float *table, const float *__restrict__ features,
-                   const float *__restrict__ actor_w, int n_bars, int split)
+__device__ __forceinline__ void actor_table_kernel_body(
+    float *table, const float *__restrict__ features, const float *__restrict__ actor_w,
+    int n_bars, int split)
 {
     __shared__ float f_sm[FH_ACTOR_TABLE_BARS * FH_N_MARKET_FEATURES];
     __shared__ float w_sm[FH_ACTOR_H1 * FH_STATE_DIM]; /* W0 as stored: (128, 54) */

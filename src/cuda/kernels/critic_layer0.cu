@@ -13,11 +13,11 @@
  * missing. A bar out of range (a row the rollout did not write) gives NaN, as its state
  * would. cols / 4 threads per row, four outputs each, and four rows per thread; the
  * thread's portfolio weights and biases in registers. */
-__device__ __forceinline__ void critic_layer0_factored_kernel_body(float *y, const float *__restrict__ proj,
-                              const int *__restrict__ bars, const float *__restrict__ states,
-                              int in_stride, const float *__restrict__ w0, int w0_stride,
-                              const float *__restrict__ b0, int n_bars, long long rows, int col0,
-                              int cols)
+__device__ __forceinline__ void critic_layer0_factored_kernel_body(
+    float *y, const float *__restrict__ proj, const int *__restrict__ bars,
+    const float *__restrict__ states, int in_stride, const float *__restrict__ w0,
+    int w0_stride, const float *__restrict__ b0, int n_bars, long long rows, int col0,
+    int cols)
 {
     int row_threads = cols / 4;
     int q = col0 / 4 + threadIdx.x % row_threads; /* this thread's float4 of the row */

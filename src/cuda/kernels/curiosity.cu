@@ -100,10 +100,11 @@ __device__ __forceinline__ void fh_curiosity_forward(float (*pred)[FH_CURIOSITY_
     }
 }
 
-__device__ __forceinline__ void curiosity_fused_kernel_body(float *rewards, const float *__restrict__ states, int in_stride,
-                       const int *__restrict__ actions, const float *__restrict__ exposures,
-                       const int *__restrict__ bars, const float *__restrict__ cur_w,
-                       fh_env_config cfg, fh_env_market market, long long nl)
+__device__ __forceinline__ void curiosity_fused_kernel_body(
+    float *rewards, const float *__restrict__ states, int in_stride,
+    const int *__restrict__ actions, const float *__restrict__ exposures,
+    const int *__restrict__ bars, const float *__restrict__ cur_w, fh_env_config cfg,
+    fh_env_market market, long long nl)
 {
     __shared__ float4 w4[FH_CUR_SM_FLOATS / 4]; /* float4-typed: read as vectors */
     float *w = reinterpret_cast<float *>(w4);

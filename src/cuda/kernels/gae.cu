@@ -4,10 +4,9 @@
 #define FOXHUNT_GAE_CU
 
 /* trunc_values[n, t] = V(final observation in slot j) for every used slot. */
-__device__ __forceinline__ void scatter_trunc_values_kernel_body(float *trunc_values,
-                                                       const float *__restrict__ slot_values,
-                                                       const int *__restrict__ trunc_step,
-                                                       int n_episodes, int n_steps, int k_slots)
+__device__ __forceinline__ void scatter_trunc_values_kernel_body(
+    float *trunc_values, const float *__restrict__ slot_values,
+    const int *__restrict__ trunc_step, int n_episodes, int n_steps, int k_slots)
 {
     long long total = (long long)n_episodes * k_slots;
     for (long long s = blockIdx.x * (long long)blockDim.x + threadIdx.x; s < total;
@@ -29,8 +28,9 @@ __device__ __forceinline__ void scatter_trunc_values_kernel_body(float *trunc_va
  * writes the results back the same way: read in place, each lane's strided walk missed
  * L1 once 124 rows an SM were in flight (0.67 ms at N 16384). Staged, a lane's chunk is
  * odd in length, so that the lanes' reads fall in different banks. */
-__device__ __forceinline__ void gae_kernel_body(fh_ppo_outputs out, int n_episodes, int n_steps,
-                                      float gamma, float lambda, int staged)
+__device__ __forceinline__ void gae_kernel_body(
+    fh_ppo_outputs out, int n_episodes, int n_steps, float gamma, float lambda,
+    int staged)
 {
     extern __shared__ float gae_sm[];
     int n = (int)((blockIdx.x * (long long)blockDim.x + threadIdx.x) / FH_WARP);

@@ -11,11 +11,11 @@
  * (fast_book_step: diversity, log return, reward, logs) one step behind, beside the
  * next step's observation and actor, so none of that is on the step's dependent chain.
  * Same arguments as the warp mapping. */
-__device__ __forceinline__ void ppo_rollout_block_kernel_body(const float *__restrict__ actor_w, fh_env_config cfg,
-                         fh_env_market market, fh_episode_state *episodes, int n_episodes,
-                         int n_steps, int k_slots, float *critic_in, int in_stride, int *trunc_step,
-                         fh_ppo_outputs out, long long *clocks,
-                         const float *__restrict__ actor_table)
+__device__ __forceinline__ void ppo_rollout_block_kernel_body(
+    const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
+    fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
+    float *critic_in, int in_stride, int *trunc_step, fh_ppo_outputs out,
+    long long *clocks, const float *__restrict__ actor_table)
 {
     extern __shared__ float sm[];
     float *w = sm;

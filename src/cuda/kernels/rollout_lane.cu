@@ -30,11 +30,11 @@ __device__ __forceinline__ void lane_observe(float *dst, float *sm_state, const 
  * as three lane_dense layers over its four warps, which meet at the group's named
  * barrier. Same arguments as the other mappings; grid ceil(N / 128) blocks of
  * FH_LANE_BLOCK_THREADS threads. */
-__device__ __forceinline__ void ppo_rollout_lane_kernel_body(const float *__restrict__ actor_w, fh_env_config cfg,
-                        fh_env_market market, fh_episode_state *episodes, int n_episodes,
-                        int n_steps, int k_slots, float *critic_in, int in_stride, int *trunc_step,
-                        fh_ppo_outputs out, long long *clocks,
-                        const float *__restrict__ actor_table)
+__device__ __forceinline__ void ppo_rollout_lane_kernel_body(
+    const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
+    fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
+    float *critic_in, int in_stride, int *trunc_step, fh_ppo_outputs out,
+    long long *clocks, const float *__restrict__ actor_table)
 {
     extern __shared__ float sm[];
     float *w = sm;

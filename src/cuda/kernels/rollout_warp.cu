@@ -94,11 +94,11 @@ __device__ __forceinline__ void warp_mover(const float *w, float *scratch, int s
  * zero): states, truncation final observations (slot j of episode n at row N*L + n*K +
  * j, step in trunc_step[n*K + j], -1 unused), s_L. clocks: NULL, or (N,
  * FH_CLOCK_STRIDE) under FH_ROLLOUT_CLOCKS. */
-__device__ __forceinline__ void ppo_rollout_fast_kernel_body(const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
-                        fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
-                        float *critic_in, int in_stride, int *trunc_step, fh_ppo_outputs out,
-                        long long *clocks,
-                        const float *__restrict__ actor_table)
+__device__ __forceinline__ void ppo_rollout_fast_kernel_body(
+    const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
+    fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
+    float *critic_in, int in_stride, int *trunc_step, fh_ppo_outputs out,
+    long long *clocks, const float *__restrict__ actor_table)
 {
     extern __shared__ float sm[];
     float *w = sm;
@@ -126,11 +126,11 @@ __device__ __forceinline__ void ppo_rollout_fast_kernel_body(const float *__rest
  * only (warp_mover); the second keeps the books one step behind (fast_book_keeper, one
  * lane per episode), as the block mapping's fifth warp does, the two meeting once a
  * step at the pair's named barrier. Same arguments as the warp mapping. */
-__device__ __forceinline__ void ppo_rollout_pair_kernel_body(const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
-                        fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
-                        float *critic_in, int in_stride, int *trunc_step, fh_ppo_outputs out,
-                        long long *clocks,
-                        const float *__restrict__ actor_table)
+__device__ __forceinline__ void ppo_rollout_pair_kernel_body(
+    const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
+    fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
+    float *critic_in, int in_stride, int *trunc_step, fh_ppo_outputs out,
+    long long *clocks, const float *__restrict__ actor_table)
 {
     extern __shared__ float sm[];
     float *w = sm;
