@@ -91,7 +91,7 @@ sanitize() { # TOOL EPISODES [VAR=VALUE...]: compute-sanitizer on each of SANITI
 
 for step in $STEPS; do
   case $step in
-    info) run_step info bash -c "nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu --format=csv; $FH info" ;;
+    info) run_step info bash -c "nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu --format=csv; $FH info --device cuda" ;;
     cache) rm -rf "$FOXHUNT_CACHE_DIR"
            run_step cache bash -c "$FH collect --device cuda --episodes 64 --steps 8 --out /tmp/fh-c1.safetensors && $FH collect --device cuda --episodes 64 --steps 8 --out /tmp/fh-c2.safetensors && ls -la $FOXHUNT_CACHE_DIR" ;;
     parity) run_step parity "$BUILD/tests/cuda/test_gpu_parity" reference ;;
