@@ -11,11 +11,7 @@
  * (fast_book_step: diversity, log return, reward, logs) one step behind, beside the
  * next step's observation and actor, so none of that is on the step's dependent chain.
  * Same arguments as the warp mapping. */
-__device__ __forceinline__ void ppo_rollout_block_kernel_body(
-    const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
-    fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
-    float *critic_in, int in_stride, int *trunc_step, fh_ppo_outputs out,
-    long long *clocks, const float *__restrict__ actor_table)
+__device__ __forceinline__ void ppo_rollout_block_kernel_body(FH_ROLLOUT_PARAMS)
 {
     extern __shared__ float sm[];
     float *w = sm;
@@ -80,12 +76,6 @@ __device__ __forceinline__ void ppo_rollout_block_kernel_body(
     }
 }
 
-extern "C" __global__ void __launch_bounds__(FH_BLOCK_MAX_EPISODES * FH_BLOCK_EP_ALL_THREADS, 1)
-ppo_rollout_block_kernel(const fh_rollout_args a)
-{
-    ppo_rollout_block_kernel_body(a.actor_w, a.cfg, a.market, a.episodes, a.n_episodes,
-                                  a.n_steps, a.k_slots, a.critic_in, a.in_stride,
-                                  a.trunc_step, a.out, a.clocks, a.actor_table);
-}
+FH_ROLLOUT_ENTRY(ppo_rollout_block_kernel, __launch_bounds__(FH_BLOCK_MAX_EPISODES * FH_BLOCK_EP_ALL_THREADS, 1))
 
 #endif

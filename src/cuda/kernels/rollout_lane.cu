@@ -30,11 +30,7 @@ __device__ __forceinline__ void lane_observe(float *dst, float *sm_state, const 
  * as three lane_dense layers over its four warps, which meet at the group's named
  * barrier. Same arguments as the other mappings; grid ceil(N / 128) blocks of
  * FH_LANE_BLOCK_THREADS threads. */
-__device__ __forceinline__ void ppo_rollout_lane_kernel_body(
-    const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
-    fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
-    float *critic_in, int in_stride, int *trunc_step, fh_ppo_outputs out,
-    long long *clocks, const float *__restrict__ actor_table)
+__device__ __forceinline__ void ppo_rollout_lane_kernel_body(FH_ROLLOUT_PARAMS)
 {
     extern __shared__ float sm[];
     float *w = sm;
@@ -135,12 +131,6 @@ __device__ __forceinline__ void ppo_rollout_lane_kernel_body(
     }
 }
 
-extern "C" __global__ void __launch_bounds__(FH_LANE_BLOCK_THREADS)
-ppo_rollout_lane_kernel(const fh_rollout_args a)
-{
-    ppo_rollout_lane_kernel_body(a.actor_w, a.cfg, a.market, a.episodes, a.n_episodes,
-                                 a.n_steps, a.k_slots, a.critic_in, a.in_stride,
-                                 a.trunc_step, a.out, a.clocks, a.actor_table);
-}
+FH_ROLLOUT_ENTRY(ppo_rollout_lane_kernel, __launch_bounds__(FH_LANE_BLOCK_THREADS))
 
 #endif

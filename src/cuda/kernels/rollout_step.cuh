@@ -5,6 +5,21 @@
 #ifndef FOXHUNT_ROLLOUT_STEP_CUH
 #define FOXHUNT_ROLLOUT_STEP_CUH
 
+/* Every rollout mapping's body takes fh_rollout_args' fields as parameters (so that the
+ * pointers keep their __restrict__), and its entry point unpacks the struct into them. */
+#define FH_ROLLOUT_PARAMS                                                                 \
+    const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,          \
+        fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,             \
+        float *critic_in, int in_stride, int *trunc_step, fh_ppo_outputs out,             \
+        long long *clocks, const float *__restrict__ actor_table
+#define FH_ROLLOUT_ENTRY(name, bounds)                                                     \
+    extern "C" __global__ void bounds name(const fh_rollout_args a)                       \
+    {                                                                                     \
+        name##_body(a.actor_w, a.cfg, a.market, a.episodes, a.n_episodes, a.n_steps,      \
+                    a.k_slots, a.critic_in, a.in_stride, a.trunc_step, a.out, a.clocks,   \
+                    a.actor_table);                                                       \
+    }
+
 /* One bar over the warp's lanes: the 51 market features two per lane (j = lane,
  * lane + 32) and, in the free second slots, the prices env_step_at needs. Issued a step
  * ahead, so the loads overlap the actor and the step that lane 0 runs alone. */

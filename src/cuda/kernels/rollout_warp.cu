@@ -94,11 +94,7 @@ __device__ __forceinline__ void warp_mover(const float *w, float *scratch, int s
  * zero): states, truncation final observations (slot j of episode n at row N*L + n*K +
  * j, step in trunc_step[n*K + j], -1 unused), s_L. clocks: NULL, or (N,
  * FH_CLOCK_STRIDE) under FH_ROLLOUT_CLOCKS. */
-__device__ __forceinline__ void ppo_rollout_fast_kernel_body(
-    const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
-    fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
-    float *critic_in, int in_stride, int *trunc_step, fh_ppo_outputs out,
-    long long *clocks, const float *__restrict__ actor_table)
+__device__ __forceinline__ void ppo_rollout_fast_kernel_body(FH_ROLLOUT_PARAMS)
 {
     extern __shared__ float sm[];
     float *w = sm;
@@ -126,11 +122,7 @@ __device__ __forceinline__ void ppo_rollout_fast_kernel_body(
  * only (warp_mover); the second keeps the books one step behind (fast_book_keeper, one
  * lane per episode), as the block mapping's fifth warp does, the two meeting once a
  * step at the pair's named barrier. Same arguments as the warp mapping. */
-__device__ __forceinline__ void ppo_rollout_pair_kernel_body(
-    const float *__restrict__ actor_w, fh_env_config cfg, fh_env_market market,
-    fh_episode_state *episodes, int n_episodes, int n_steps, int k_slots,
-    float *critic_in, int in_stride, int *trunc_step, fh_ppo_outputs out,
-    long long *clocks, const float *__restrict__ actor_table)
+__device__ __forceinline__ void ppo_rollout_pair_kernel_body(FH_ROLLOUT_PARAMS)
 {
     extern __shared__ float sm[];
     float *w = sm;
@@ -163,20 +155,8 @@ __device__ __forceinline__ void ppo_rollout_pair_kernel_body(
     }
 }
 
-extern "C" __global__ void __launch_bounds__(FH_FAST_MAX_WARPS * FH_WARP)
-ppo_rollout_fast_kernel(const fh_rollout_args a)
-{
-    ppo_rollout_fast_kernel_body(a.actor_w, a.cfg, a.market, a.episodes, a.n_episodes,
-                                 a.n_steps, a.k_slots, a.critic_in, a.in_stride,
-                                 a.trunc_step, a.out, a.clocks, a.actor_table);
-}
+FH_ROLLOUT_ENTRY(ppo_rollout_fast_kernel, __launch_bounds__(FH_FAST_MAX_WARPS * FH_WARP))
 
-extern "C" __global__ void __launch_bounds__(FH_FAST_MAX_WARPS * FH_WARP)
-ppo_rollout_pair_kernel(const fh_rollout_args a)
-{
-    ppo_rollout_pair_kernel_body(a.actor_w, a.cfg, a.market, a.episodes, a.n_episodes,
-                                 a.n_steps, a.k_slots, a.critic_in, a.in_stride,
-                                 a.trunc_step, a.out, a.clocks, a.actor_table);
-}
+FH_ROLLOUT_ENTRY(ppo_rollout_pair_kernel, __launch_bounds__(FH_FAST_MAX_WARPS * FH_WARP))
 
 #endif
