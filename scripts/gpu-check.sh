@@ -109,7 +109,7 @@ for step in $STEPS; do
     memcheck) run_step memcheck sanitize memcheck 41 $SANITIZE_SETTINGS ;;
     synccheck) run_step synccheck sanitize synccheck 301 $SANITIZE_SETTINGS ;;
     # racecheck: the block mapping in its racecheck build (FOXHUNT_BLOCK_SHARED_BARRIERS=1;
-    # ppo_fast_kernels.cu and docs/BENCHMARKS.md say why)
+    # kernels/fast_layout.h and dev/cuda/README.md say why)
     racecheck) run_step racecheck sanitize racecheck 41 FOXHUNT_BLOCK_SHARED_BARRIERS=1 $SANITIZE_SETTINGS ;;
     bench) run_step bench "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel ${BENCH_KERNEL:-both} --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench.json" ;;
     train) run_step train "$FH" train --device cuda --kernel ${KERNEL:-fast} ${TRAIN_FLAGS:---iterations 2} --out /tmp/fh-gpu-train ;;

@@ -4,7 +4,7 @@
  * The same text is shared by the PPO kernels and the CPU path: gcc compiles it as C11
  * (the CPU environment src/env/vec_env.c, the CPU collector and evaluation in src/rl,
  * the tests), NVRTC as C++17 device code, concatenated in front of the kernel file
- * (ppo_experience_kernel.cu, ppo_fast_kernels.cu; SPEC §8). A DQN experience kernel
+ * (ppo_experience_kernel.cu, fast_kernels.cu; SPEC §8). A DQN experience kernel
  * (issue 18; none exists yet) would include it the same way. So it keeps to the common
  * subset: no system headers under NVRTC (only the public "foxhunt/shapes.h" and
  * "foxhunt/env_types.h", handed to NVRTC as named headers), no stdint types, no

@@ -3,7 +3,7 @@
 #ifndef FOXHUNT_CRITIC_LAYER0_CU
 #define FOXHUNT_CRITIC_LAYER0_CU
 
-/* The critic's first layer through the market projection (gpu_fast_collect.c). A state's
+/* The critic's first layer through the market projection (fast_networks.c). A state's
  * first 51 entries are its bar's features, so W0 s = proj[bar] + W0[:, 51..53] s[51..53]
  * with proj = features W0[:, :51]^T computed once per collection over the market's bars:
  * y[r][j] = relu(proj[bars[r]][j] + b0[j] + sum_k w0[j][51 + k] s[r][51 + k]) for rows r
