@@ -96,8 +96,8 @@ fh_status fh_cuda_module_load(fh_cuda_module *mod, const fh_device_info *dev,
     uint64_t h = 1469598103934665603ULL;
     h = fnv1a_str(h, CACHE_FORMAT_VERSION);
     h = fnv1a_str(h, text);
-    /* every embedded source: a kernel may include another (the fast kernels include
-     * ppo_experience_kernel.cu), and any change must recompile */
+    /* every embedded source: a kernel may include another (fast_kernels.cu includes its
+     * concern files and the PPO device functions), and any change must recompile */
     for (const fh_embedded_source *e = fh_embedded_sources; e->path; e++) {
         h = fnv1a_str(h, e->path);
         h = fnv1a_str(h, e->text);

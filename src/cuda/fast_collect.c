@@ -147,7 +147,7 @@ static fh_status allocate(fh_gpu_ppo_collector *c, fh_error *err)
             return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of host memory", __FILE__,
                                 __LINE__);
         fh_critic_chunk_schedule(p->critic_rows, p->pipeline_first_rows, p->chunk_rows,
-                                 4, f->chunk_begin);
+                                 p->pipeline_growth, f->chunk_begin);
         for (int k = 0; k < p->n_chunks; k++)
             CUDA_CHECK(cudaEventCreateWithFlags(&f->ev_chunk[k], cudaEventDisableTiming), err);
         CUDA_CHECK(cudaEventCreateWithFlags(&f->ev_rollout, cudaEventDisableTiming), err);
@@ -159,7 +159,8 @@ static fh_status allocate(fh_gpu_ppo_collector *c, fh_error *err)
                 FH_OK)
             return st;
     }
-    size_t act_bytes = (size_t)p->chunk_rows * (f->h0 ? FH_CRITIC_H2 : FH_CRITIC_H1) * sizeof(float);
+    size_t act_bytes =
+        (size_t)p->chunk_rows * (f->h0 ? FH_CRITIC_H2 : FH_CRITIC_H1) * sizeof(float);
     if ((st = device_alloc(c, (void **)&f->act_a, act_bytes, 0, err)) != FH_OK ||
         (st = device_alloc(c, (void **)&f->act_b, act_bytes, 0, err)) != FH_OK)
         return st;
@@ -201,16 +202,20 @@ static fh_status rollout(fh_gpu_ppo_collector *c, fh_error *err)
                                  FH_CRITIC_H1, cudaMemcpyDeviceToDevice, c->stream), err);
     if (f->actor_table) {
         int n_bars = c->d_market.n_bars;
-        fh_actor_table_args t = {f->actor_table, c->d_features, c->weights.actor, n_bars,
-                                 p->actor_table_split};
-        if ((st = fh_fast_launch(c->stream, f->actor_table_k,
-                                 (unsigned)((n_bars + FH_ACTOR_TABLE_BARS - 1) / FH_ACTOR_TABLE_BARS),
-                                 FH_ACTOR_H1, 0, &t, err)) != FH_OK)
+        fh_actor_table_args t = {.table = f->actor_table, .features = c->d_features,
+                                 .actor_w = c->weights.actor, .n_bars = n_bars,
+                                 .split = p->actor_table_split};
+        unsigned grid = (unsigned)((n_bars + FH_ACTOR_TABLE_BARS - 1) / FH_ACTOR_TABLE_BARS);
+        if ((st = fh_fast_launch(c->stream, f->actor_table_k, grid, FH_ACTOR_H1, 0, &t, err)) !=
+            FH_OK)
             return st;
     }
-    fh_rollout_args a = {c->weights.actor, f->actor_table, c->cfg, c->d_market, c->d_episodes,
-                         c->n_episodes, c->n_steps, p->k_slots, p->in_stride, f->critic_in,
-                         f->trunc_step, c->out, f->clocks};
+    fh_rollout_args a = {.actor_w = c->weights.actor, .actor_table = f->actor_table,
+                         .cfg = c->cfg, .market = c->d_market, .episodes = c->d_episodes,
+                         .n_episodes = c->n_episodes, .n_steps = c->n_steps,
+                         .k_slots = p->k_slots, .in_stride = p->in_stride,
+                         .critic_in = f->critic_in, .trunc_step = f->trunc_step, .out = c->out,
+                         .clocks = f->clocks};
     return fh_fast_launch(c->stream, f->rollout, (unsigned)p->grid, (unsigned)p->threads_per_block,
                           p->rollout_smem, &a, err);
 fail:
@@ -224,8 +229,10 @@ static fh_status advantages(fh_gpu_ppo_collector *c, float gamma, float lambda, 
     const fh_fast_plan *p = &f->plan;
     int N = c->n_episodes, L = c->n_steps, K = p->k_slots;
     long long slots = (long long)N * K;
-    fh_trunc_values_args s = {c->out.trunc_values, f->values_all + (long long)N * L,
-                              f->trunc_step, N, L, K};
+    fh_trunc_values_args s = {.trunc_values = c->out.trunc_values,
+                              .slot_values = f->values_all + (long long)N * L,
+                              .trunc_step = f->trunc_step, .n_episodes = N, .n_steps = L,
+                              .k_slots = K};
     long long blocks = (slots + ELEMENTWISE_BLOCK - 1) / ELEMENTWISE_BLOCK;
     long long cap = (long long)c->dev.sm_count * 16;
     fh_status st = fh_fast_launch(c->stream, f->scatter,
@@ -233,7 +240,8 @@ static fh_status advantages(fh_gpu_ppo_collector *c, float gamma, float lambda, 
                                   ELEMENTWISE_BLOCK, 0, &s, err);
     if (st != FH_OK)
         return st;
-    fh_gae_args g = {c->out, N, L, gamma, lambda, p->gae_staged};
+    fh_gae_args g = {.out = c->out, .n_episodes = N, .n_steps = L, .gamma = gamma,
+                     .lambda = lambda, .staged = p->gae_staged};
     return fh_fast_launch(c->stream, f->gae, (unsigned)p->gae_grid, (unsigned)(p->gae_warps * 32),
                           p->gae_smem, &g, err);
 }

@@ -2,8 +2,6 @@
  * every critic row (cublasLt matmuls; the first layer factored through the market where
  * the plan says so; with the pipeline, that layer chunk by chunk on a side stream
  * beside the matmuls) and the curiosity model's bonus (one fused kernel). */
-#include <string.h>
-
 #include "cuda/gpu_ppo_collector_internal.h"
 
 /* the factored first layer's grid per SM: run alone, and beside the pipeline's
@@ -40,10 +38,13 @@ static fh_status critic_layer0_factored(fh_gpu_ppo_collector *c, cudaStream_t st
     long long rows_per_block = (long long)FH_L0_THREADS / (cols / 4) * FH_L0_ROWS_PER_THREAD;
     long long blocks = (rows + rows_per_block - 1) / rows_per_block;
     long long cap = (long long)c->dev.sm_count * blocks_per_sm;
-    fh_critic_layer0_args a = {y, f->market_proj, bars, x, f->plan.in_stride,
-                               c->weights.critic + FH_CRITIC_OFF_W0, FH_STATE_DIM,
-                               c->weights.critic + FH_CRITIC_OFF_B0, c->d_market.n_bars, rows, 0,
-                               cols};
+    fh_critic_layer0_args a = {.y = y, .proj = f->market_proj, .bars = bars, .states = x,
+                               .in_stride = f->plan.in_stride,
+                               .w0 = c->weights.critic + FH_CRITIC_OFF_W0,
+                               .w0_stride = FH_STATE_DIM,
+                               .b0 = c->weights.critic + FH_CRITIC_OFF_B0,
+                               .n_bars = c->d_market.n_bars, .rows = rows, .col0 = 0,
+                               .cols = cols};
     for (a.col0 = 0; a.col0 < FH_CRITIC_H1; a.col0 += cols) {
         fh_status st = fh_fast_launch(stream, f->layer0, (unsigned)(blocks < cap ? blocks : cap),
                                       FH_L0_THREADS, 0, &a, err);
@@ -92,9 +93,11 @@ static fh_status critic_chain(fh_gpu_ppo_collector *c, cudaStream_t stream, cons
 static fh_status curiosity(fh_gpu_ppo_collector *c, cudaStream_t stream, fh_error *err)
 {
     fh_fast_path *f = &c->fast;
-    fh_curiosity_args a = {c->out.rewards, f->critic_in, f->plan.in_stride, c->out.actions,
-                           c->out.exposures, c->out.bars, c->weights.curiosity, c->cfg,
-                           c->d_market, (long long)c->n_episodes * c->n_steps};
+    fh_curiosity_args a = {.rewards = c->out.rewards, .states = f->critic_in,
+                           .in_stride = f->plan.in_stride, .actions = c->out.actions,
+                           .exposures = c->out.exposures, .bars = c->out.bars,
+                           .weights = c->weights.curiosity, .cfg = c->cfg,
+                           .market = c->d_market, .n = (long long)c->n_episodes * c->n_steps};
     return fh_fast_launch(stream, f->curiosity, (unsigned)f->plan.curiosity_grid, FH_CUR_THREADS,
                           0, &a, err);
 }

@@ -97,7 +97,7 @@ static fh_status plan_rollout(const fh_plan_device *dev, const fh_plan_problem *
     int N = prob->n_episodes, sms = dev->sm_count;
     int lane_fits = smem_bytes(&SHAPES[FH_ROLLOUT_LANE], 1) <= dev->shared_mem_per_block_optin;
     p->mapping = prob->mapping;
-    if (p->mapping == FH_ROLLOUT_AUTO) /* the lane mapping needs Hopper's ~227 KB a block */
+    if (p->mapping == FH_ROLLOUT_AUTO) /* the lane mapping's block (216 KiB) needs Hopper's limit */
         p->mapping = N <= BLOCK_MAX_EPISODES_PER_SM * sms ? FH_ROLLOUT_BLOCK
                      : N >= LANE_MIN_EPISODES_PER_SM * sms && lane_fits ? FH_ROLLOUT_LANE
                                                                         : FH_ROLLOUT_WARP;
@@ -172,8 +172,9 @@ static fh_status plan_critic(const fh_plan_device *dev, const fh_plan_problem *p
     while (p->critic_factor && p->l0_slices < 4 && proj_bytes / p->l0_slices > L0_SLICE_BYTES)
         p->l0_slices *= 2;
     p->pipeline_first_rows = pick(ov->pipeline_first_rows, PIPELINE_FIRST_ROWS);
+    p->pipeline_growth = PIPELINE_GROWTH;
     int n_chunks = fh_critic_chunk_schedule(p->critic_rows, p->pipeline_first_rows,
-                                            p->chunk_rows, PIPELINE_GROWTH, NULL);
+                                            p->chunk_rows, p->pipeline_growth, NULL);
     if (ov->critic_pipeline == 1 && n_chunks > PIPELINE_MAX_CHUNKS)
         return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_CRITIC_PIPELINE=1: %lld critic rows in "
                             "chunks of at most %lld make %d chunks, more than %d; raise "

@@ -66,6 +66,7 @@ typedef struct {
     int l0_slices;              /* its output columns in 1, 2 or 4 slices (L2-sized tables) */
     int pipeline;               /* the first layer on a side stream, chunk by chunk */
     long long pipeline_first_rows;
+    int pipeline_growth;        /* each chunk this many times the last, up to chunk_rows */
     int n_chunks;               /* with the pipeline: its chunks (fh_critic_chunk_schedule) */
     /* curiosity and GAE */
     int curiosity_grid;

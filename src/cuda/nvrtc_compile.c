@@ -76,7 +76,7 @@ fh_status fh_nvrtc_compile(const char *kernel_file, const char *arch,
                             "%s:%d: kernel source '%s' is not embedded in this binary",
                             __FILE__, __LINE__, kernel_file);
     /* every embedded source as a named header (nvrtc_header_name), so a kernel file can
-     * include another (the fast kernels include ppo_experience_kernel.cu, which includes
+     * include another (fast_kernels.cu includes its concern files and
      * ppo_device_functions.cuh) and the shared headers find "foxhunt/shapes.h" and
      * "foxhunt/env_types.h" */
     const char *header_text[FH_NVRTC_MAX_HEADERS];

@@ -7,7 +7,7 @@
  * and C++17). gcc includes it as "env/ppo_device_functions.cuh" (src/rl/collect_cpu.c,
  * src/rl/evaluate.c), so the CPU collector samples and scans with the same code;
  * NVRTC gets it as the embedded header "ppo_device_functions.cuh" (registered under its
- * base name), included by ppo_experience_kernel.cu and through it by the fast kernels.
+ * base name), included by ppo_experience_kernel.cu and by fast_kernels.cu.
  * It includes the common header itself, by base name: the directory of this file for
  * the C compiler, the embedded header for NVRTC (where the common header's guard is
  * already set, since the program text starts with it). */

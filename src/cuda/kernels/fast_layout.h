@@ -73,8 +73,9 @@
 #define FH_WARP_EPISODES 1
 #endif
 #define FH_PAIR_MAX_EPISODES (FH_FAST_MAX_WARPS / 2) /* named barriers 1..8 */
-/* The racecheck build (-DFH_BLOCK_SHARED_BARRIERS; the override block_shared_barriers): the book-keeping warp also meets the actor warps at the actor's barriers, all
- * under one barrier id, which puts its work back on the chain but keeps every hand-off
+/* The racecheck build (-DFH_BLOCK_SHARED_BARRIERS; the override block_shared_barriers):
+ * the book-keeping warp also meets the actor warps at the actor's barriers, all under one
+ * barrier id, which puts its work back on the chain but keeps every hand-off
  * as it is. compute-sanitizer's racecheck flags the book record's hand-off between the
  * usual build's two barrier ids although the observation barrier orders it; with one id
  * it reports nothing (dev/cuda/README.md). */
