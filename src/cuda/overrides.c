@@ -93,25 +93,9 @@ fh_status fh_gpu_overrides_parse(fh_gpu_overrides *o, const char *assignment, fh
     return fh_gpu_overrides_set(o, name, eq + 1, err);
 }
 
-/* Switches of earlier versions whose variants were measured and dropped (issue 16):
- * set, they are an error rather than silently ignored. */
-static const char *const REMOVED[] = {
-    "FOXHUNT_ROLLOUT_OVERLAP", "FOXHUNT_OVERLAP_SEGMENTS", "FOXHUNT_OVERLAP_EXCLUSIVE",
-    "FOXHUNT_ROLLOUT_UNITS_PER_BLOCK", "FOXHUNT_PAIR_SPLIT", "FOXHUNT_LANE_PER_LANE",
-    "FOXHUNT_CRITIC_IN_STRIDE", "FOXHUNT_CRITIC_CHUNK_ROWS", "FOXHUNT_CRITIC_FACTOR_SLICES",
-    "FOXHUNT_PIPELINE_L0_BLOCKS", "FOXHUNT_CURIOSITY_PER_THREAD",
-    "FOXHUNT_CURIOSITY_HIDDEN_BLOCK", "FOXHUNT_GEMM_TUNE_CANDIDATES", "FOXHUNT_LANE_OBSERVE_WARP"};
-
 fh_status fh_gpu_overrides_from_env(fh_gpu_overrides *o, fh_error *err)
 {
     fh_gpu_overrides_default(o);
-    for (size_t i = 0; i < sizeof REMOVED / sizeof REMOVED[0]; i++) {
-        const char *v = getenv(REMOVED[i]);
-        if (v && v[0])
-            return fh_error_set(err, FH_ERR_INPUT, "%s is set, but it is no longer a setting: its "
-                                "variants were measured and dropped (dev/cuda/README.md has them "
-                                "and the commit to run them at); unset it", REMOVED[i]);
-    }
     for (size_t i = 0; i < N_ENTRIES; i++) {
         const char *v = getenv(TABLE[i].env);
         fh_status st;

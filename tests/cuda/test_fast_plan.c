@@ -592,14 +592,6 @@ static void test_overrides(void)
     unsetenv("FOXHUNT_WARP_BOOK");
     unsetenv("FOXHUNT_ROLLOUT_CLOCKS");
     unsetenv("FOXHUNT_WARP_EPISODES");
-    /* a switch of an earlier version is an error naming it, not silently ignored */
-    setenv("FOXHUNT_ROLLOUT_OVERLAP", "1", 1);
-    CHECK(fh_gpu_overrides_from_env(&o, &err) == FH_ERR_INPUT);
-    CHECK_MSG(strstr(err.message, "FOXHUNT_ROLLOUT_OVERLAP") != NULL &&
-                  strstr(err.message, "dev/cuda") != NULL, "message: %s", err.message);
-    setenv("FOXHUNT_ROLLOUT_OVERLAP", "", 1); /* set but empty: as unset */
-    CHECK(fh_gpu_overrides_from_env(&o, &err) == FH_OK);
-    unsetenv("FOXHUNT_ROLLOUT_OVERLAP");
 }
 
 /* ---- properties over random problems ---- */
