@@ -53,6 +53,11 @@ typedef struct {
     int curiosity_epochs;
     /* [env] (SPEC §3) */
     fh_env_config env;
+    /* This invocation's permissions, never saved with the run (not in the field table;
+     * `foxhunt train --force`, `--allow-other-data`): reuse a non-empty run directory;
+     * resume a checkpoint on data other than the one it was trained on. */
+    int force;
+    int allow_other_data;
 } fh_train_config;
 
 typedef enum {

@@ -14,31 +14,13 @@
 #include <stdio.h>
 
 #include "foxhunt/device.h"
+#include "foxhunt/iteration_metrics.h"
 #include "foxhunt/nn.h"
 #include "foxhunt/ppo.h"
 #include "foxhunt/rollout.h"
 #include "foxhunt/run_data.h"
+#include "foxhunt/run_dir.h"
 #include "foxhunt/train_config.h"
-
-typedef struct {
-    int64_t iteration;
-    int64_t global_step;             /* transitions collected so far */
-    double lr;
-    double collect_seconds;
-    double update_seconds;
-    double steps_per_second;         /* N*L / (collect + update) */
-    double collect_steps_per_second; /* N*L / collect */
-    long episodes_finished;
-    double mean_episode_return;      /* NaN when no episode finished this iteration */
-    double mean_episode_length;
-    double mean_reward;
-    double costs;                    /* transaction costs paid / initial equity, summed over episodes */
-    double turnover;                 /* mean |exposure traded| per step */
-    long reversals;
-    long barrier_profit_take, barrier_stop_loss, barrier_time_limit;
-    double action_entropy;           /* entropy of the batch's action histogram (nats) */
-    fh_ppo_stats ppo;
-} fh_iteration_metrics;
 
 struct fh_gpu_ppo_collector;
 
@@ -58,7 +40,7 @@ typedef struct {
     int64_t iteration;                 /* completed iterations */
     double *episode_return;            /* (N) running return of each slot's episode */
     int32_t *episode_length;           /* (N) */
-    FILE *metrics_csv, *metrics_jsonl;
+    fh_run_dir run;                    /* the run directory, once opened (fh_trainer_open_run) */
     char *config_json;
     char last_checkpoint[1100];
 } fh_trainer;

@@ -7,7 +7,7 @@
 #include "cli/config_flags.h"
 #include "foxhunt/trainer.h"
 
-#define EXTRA_FLAGS 1 /* --config */
+#define EXTRA_FLAGS 3 /* --config, --force, --allow-other-data */
 
 void fh_config_print(const fh_train_config *cfg, FILE *out)
 {
@@ -42,6 +42,7 @@ fh_status fh_config_from_flags(fh_train_config *cfg, const char *command, const 
     char (*defaults)[FH_CONFIG_STRING_MAX + 32] = calloc((size_t)n, sizeof *defaults);
     const char **values = calloc((size_t)n, sizeof *values);
     const char *config_path = NULL;
+    int force = 0, allow_other_data = 0;
     fh_status st = FH_OK;
     if (!args || !names || !defaults || !values) {
         st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
@@ -60,6 +61,12 @@ fh_status fh_config_from_flags(fh_train_config *cfg, const char *command, const 
     }
     args[n] = (fh_arg){"--config", FH_ARG_STRING, &config_path, "FILE",
                        "INI file of these keys in [run] [ppo] [env] sections", NULL, 0, 0, 0};
+    args[n + 1] = (fh_arg){"--force", FH_ARG_FLAG, &force, NULL,
+                           "write into a run directory that already holds another run's files "
+                           "(never saved with the run)", NULL, 0, 0, 0};
+    args[n + 2] = (fh_arg){"--allow-other-data", FH_ARG_FLAG, &allow_other_data, NULL,
+                           "resume a checkpoint on data other than the one it was trained on "
+                           "(never saved with the run)", NULL, 0, 0, 0};
     fh_arg_spec spec = {command, summary, args, n + EXTRA_FLAGS};
     if ((st = fh_args_parse(&spec, argc, argv, help_shown, err)) != FH_OK || *help_shown)
         goto done;
@@ -82,6 +89,8 @@ fh_status fh_config_from_flags(fh_train_config *cfg, const char *command, const 
     }
     if (!resume->seen)
         cfg->resume[0] = '\0';
+    cfg->force = force;
+    cfg->allow_other_data = allow_other_data;
 done:
     free(args);
     free(names);

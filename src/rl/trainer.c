@@ -10,6 +10,7 @@
 
 #include "env/common_device_functions.cuh"
 #include "foxhunt/checkpoint.h"
+#include "foxhunt/run_dir.h"
 #include "foxhunt/timing.h"
 #include "rl/collector.h"
 
@@ -18,25 +19,6 @@
 #define INIT_SEED_ACTOR 0x9E3779B97F4A7C15ULL
 #define INIT_SEED_CRITIC 0xBF58476D1CE4E5B9ULL
 #define INIT_SEED_CURIOSITY 0x94D049BB133111EBULL
-
-static fh_status make_dirs(const char *path, fh_error *err)
-{
-    char buf[FH_CONFIG_STRING_MAX];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return fh_error_set(err, FH_ERR_INPUT, "cannot create directory %s: %s", buf,
-                                    strerror(errno));
-            *p = '/';
-        }
-    }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-        return fh_error_set(err, FH_ERR_INPUT, "cannot create run directory %s: %s", buf,
-                            strerror(errno));
-    return FH_OK;
-}
 
 /* ---- checkpoints ---- */
 
@@ -133,92 +115,6 @@ static fh_status resume_from(fh_trainer *t, const char *path, fh_error *err)
     return FH_OK;
 }
 
-/* ---- metrics files ---- */
-
-static const char *METRIC_COLUMNS =
-    "iteration,global_step,lr,collect_seconds,update_seconds,steps_per_second,"
-    "collect_steps_per_second,episodes_finished,mean_episode_return,mean_episode_length,"
-    "mean_reward,costs,turnover,reversals,barrier_profit_take,barrier_stop_loss,"
-    "barrier_time_limit,action_entropy,policy_loss,value_loss,entropy,approx_kl,"
-    "old_approx_kl,clip_fraction,explained_variance,curiosity_loss,grad_norm,epochs_run";
-
-static void write_metrics(fh_trainer *t, const fh_iteration_metrics *m)
-{
-    const fh_ppo_stats *p = &m->ppo;
-    double values[] = {(double)m->iteration, (double)m->global_step, m->lr,
-                       m->collect_seconds, m->update_seconds, m->steps_per_second,
-                       m->collect_steps_per_second, (double)m->episodes_finished,
-                       m->mean_episode_return, m->mean_episode_length, m->mean_reward,
-                       m->costs, m->turnover, (double)m->reversals,
-                       (double)m->barrier_profit_take, (double)m->barrier_stop_loss,
-                       (double)m->barrier_time_limit, m->action_entropy, p->policy_loss,
-                       p->value_loss, p->entropy, p->approx_kl, p->old_approx_kl,
-                       p->clip_fraction, p->explained_variance, p->curiosity_loss,
-                       p->grad_norm, (double)p->epochs_run};
-    int n = (int)(sizeof values / sizeof values[0]);
-    const char *col = METRIC_COLUMNS;
-    fputc('{', t->metrics_jsonl);
-    for (int i = 0; i < n; i++) {
-        const char *comma = strchr(col, ',');
-        int len = comma ? (int)(comma - col) : (int)strlen(col);
-        if (isfinite(values[i])) {
-            fprintf(t->metrics_csv, "%s%.9g", i ? "," : "", values[i]);
-            fprintf(t->metrics_jsonl, "%s\"%.*s\":%.9g", i ? "," : "", len, col, values[i]);
-        } else {
-            fprintf(t->metrics_csv, "%s", i ? "," : "");
-            fprintf(t->metrics_jsonl, "%s\"%.*s\":null", i ? "," : "", len, col);
-        }
-        col = comma ? comma + 1 : col + len;
-    }
-    fputc('\n', t->metrics_csv);
-    fputs("}\n", t->metrics_jsonl);
-    fflush(t->metrics_csv);
-    fflush(t->metrics_jsonl);
-}
-
-/* On resume, keep only the rows of iterations <= the checkpoint's. */
-static fh_status open_metrics(fh_trainer *t, fh_error *err)
-{
-    char csv_path[FH_CONFIG_STRING_MAX + 32], jsonl_path[FH_CONFIG_STRING_MAX + 32];
-    snprintf(csv_path, sizeof csv_path, "%s/metrics.csv", t->cfg.out);
-    snprintf(jsonl_path, sizeof jsonl_path, "%s/metrics.jsonl", t->cfg.out);
-    const char *paths[2] = {csv_path, jsonl_path};
-    FILE **files[2] = {&t->metrics_csv, &t->metrics_jsonl};
-    for (int k = 0; k < 2; k++) {
-        char *kept = NULL;
-        size_t kept_len = 0;
-        if (t->iteration > 0) { /* resume: read the rows to keep */
-            FILE *old = fopen(paths[k], "r");
-            FILE *mem = open_memstream(&kept, &kept_len);
-            char line[8192];
-            long row = 0;
-            while (old && mem && fgets(line, sizeof line, old)) {
-                if (k == 0 && row++ == 0)
-                    continue; /* the header is rewritten */
-                double it = k == 0 ? atof(line) : atof(strchr(line, ':') ? strchr(line, ':') + 1 : "0");
-                if (it >= 1 && it <= (double)t->iteration)
-                    fputs(line, mem);
-            }
-            if (old)
-                fclose(old);
-            if (mem)
-                fclose(mem);
-        }
-        *files[k] = fopen(paths[k], "w");
-        if (!*files[k]) {
-            free(kept);
-            return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s", paths[k], strerror(errno));
-        }
-        if (k == 0)
-            fprintf(*files[k], "%s\n", METRIC_COLUMNS);
-        if (kept)
-            fputs(kept, *files[k]);
-        free(kept);
-        fflush(*files[k]);
-    }
-    return FH_OK;
-}
-
 /* ---- init / free ---- */
 
 void fh_trainer_free(fh_trainer *t)
@@ -233,10 +129,7 @@ void fh_trainer_free(fh_trainer *t)
     free(t->episode_return);
     free(t->episode_length);
     free(t->config_json);
-    if (t->metrics_csv)
-        fclose(t->metrics_csv);
-    if (t->metrics_jsonl)
-        fclose(t->metrics_jsonl);
+    fh_run_dir_close(&t->run);
     memset(t, 0, sizeof *t);
 }
 
@@ -330,16 +223,7 @@ fh_status fh_trainer_init_norm(fh_trainer *t, const fh_train_config *cfg,
 
 fh_status fh_trainer_open_run(fh_trainer *t, fh_error *err)
 {
-    const fh_train_config *cfg = &t->cfg;
-    fh_status st = make_dirs(cfg->out, err);
-    if (st != FH_OK)
-        return st;
-    char path[FH_CONFIG_STRING_MAX + 32];
-    snprintf(path, sizeof path, "%s/config.json", cfg->out);
-    FILE *f = fopen(path, "w");
-    if (!f || fputs(t->config_json, f) < 0 || fclose(f) != 0)
-        return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s", path, strerror(errno));
-    return open_metrics(t, err);
+    return fh_run_dir_open(&t->run, &t->cfg, t->config_json, t->iteration, err);
 }
 
 /* ---- the loop ---- */
@@ -399,7 +283,7 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
 {
     const fh_train_config *cfg = &t->cfg;
     int64_t per_iteration = (int64_t)cfg->episodes * cfg->steps;
-    fh_status st = make_dirs(cfg->out, err); /* checkpoints land there */
+    fh_status st = fh_make_dirs(cfg->out, err); /* checkpoints land there */
     if (st != FH_OK)
         return st;
     char path[FH_CONFIG_STRING_MAX + 64];
@@ -439,8 +323,8 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
         m.barrier_profit_take = after.hits[FH_BARRIER_PROFIT_TAKE] - before.hits[FH_BARRIER_PROFIT_TAKE];
         m.barrier_stop_loss = after.hits[FH_BARRIER_STOP_LOSS] - before.hits[FH_BARRIER_STOP_LOSS];
         m.barrier_time_limit = after.hits[FH_BARRIER_TIME_LIMIT] - before.hits[FH_BARRIER_TIME_LIMIT];
-        if (t->metrics_csv)
-            write_metrics(t, &m);
+        if ((st = fh_run_dir_write_metrics(&t->run, &m, err)) != FH_OK)
+            break;
         if (on_iteration)
             on_iteration(t, &m, user);
         if (cfg->checkpoint_every > 0 && it % cfg->checkpoint_every == 0 &&
