@@ -6,7 +6,12 @@
  * was. Loading reads and validates the whole file, then checks every key the caller
  * asks for (presence, dtype, shape) BEFORE copying anything: on any failure the
  * caller's networks, statistics and buffers are untouched, and the message names the
- * file and exactly what is wrong. */
+ * file and exactly what is wrong.
+ *
+ * A checkpoint never holds a non-finite float: saving refuses a NaN or infinity in any
+ * F32/F64 tensor (FH_ERR_FAILURE, nothing written), loading refuses one in any F32/F64
+ * tensor of the file, asked for or not, and a norm.std that is not > 0 (FH_ERR_INPUT,
+ * naming the key and the first bad index). */
 #ifndef FOXHUNT_CHECKPOINT_H
 #define FOXHUNT_CHECKPOINT_H
 
@@ -21,6 +26,33 @@
 #define FH_CHECKPOINT_FORMAT "foxhunt.checkpoint"
 #define FH_CHECKPOINT_VERSION "1"
 #define FH_CHECKPOINT_MAX_EXTRAS 16
+
+/* What the training data was (docs/CHECKPOINTS.md, "Data identity"): stored as
+ * __metadata__ strings data.source, data.bars, data.first_time, data.last_time and
+ * data.hash, so that a resume can tell whether it runs on the same data. */
+#define FH_DATA_SOURCE_MAX 1024
+typedef struct {
+    /* the CSV path as given (bytes that are not UTF-8, and control characters, written
+     * as \xNN), or "synthetic seed=S bars=N": what the data was called, for messages;
+     * not compared (the same file may move) */
+    char source[FH_DATA_SOURCE_MAX];
+    int64_t n_bars;                  /* raw bars (before the feature warm-up is dropped) */
+    int64_t first_time, last_time;   /* Unix seconds of the first and last bar */
+    uint64_t hash;                   /* FNV-1a 64 over the raw arrays (fh_data_identity_of) */
+} fh_data_identity;
+
+/* The identity of bars: FNV-1a 64 (offset basis 0xcbf29ce484222325, prime
+ * 0x100000001b3) over the bytes of time[0..n) (int64), then open, high, low, close and
+ * volume[0..n) (float64), each value little-endian, in the bars' (ascending) order. What
+ * numpy gives with b"".join(a.astype("<i8"/"<f8").tobytes() for a in arrays). source is
+ * copied (escaped as above, truncated to fit). */
+void fh_data_identity_of(fh_data_identity *id, const fh_bars *bars, const char *source);
+/* 1 when saved and now are the same data (bars, first and last time, hash; the source
+ * is not compared); else 0 with why (n bytes) listing each difference, e.g. "1000 bars,
+ * now 1200; last bar 2020-01-01 00:00:00, now 2021-06-30 00:00:00; content hash
+ * 9f0c..., now 31aa...; source spy.csv, now btc.csv". */
+int fh_data_identity_same(const fh_data_identity *saved, const fh_data_identity *now,
+                          char *why, size_t n);
 
 /* A named tensor the trainer adds (e.g. "dqn.target.q_layer_0.weight", "ppo.lr").
  * save: data is read; load: data is written and must hold the given shape. */
@@ -49,6 +81,12 @@ typedef struct {
     size_t rng_rows, rng_cols;
     fh_checkpoint_extra *extras;
     int n_extras;
+    /* the training data's identity: save writes the data.* metadata when not NULL; load
+     * fills it when not NULL and the file has it (data_present = 1), else leaves it as
+     * is (data_present = 0: a checkpoint from before the identity was recorded). A file
+     * with some data.* keys but not all, or one that does not parse, is refused. */
+    fh_data_identity *data;
+    int data_present;
 } fh_checkpoint;
 
 /* config_json: the resolved configuration, stored verbatim as __metadata__["config"]

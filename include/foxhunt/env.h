@@ -30,6 +30,29 @@ fh_env_market fh_env_market_from_view(const fh_market_view *view);
  * and finite, features finite. */
 fh_status fh_env_market_validate(const fh_env_market *market, fh_error *err);
 
+/* Checks every field of an episode state that is about to be stepped on market m (a
+ * checkpoint's states are untrusted input: the diversity window's head, ring and fill,
+ * the bar and the barrier's entry step are used as array indices). A state passes
+ * exactly when it is one that env_step and env_episode_reset can produce on m:
+ *   rng.inc odd; 0 <= start_bar <= bar <= n_bars - 2 (a step reads bar + 1);
+ *   step = bar - start_bar; cash, units finite; equity, initial_equity finite and > 0;
+ *   equity = cash + units * close[bar] and exposure = units * close[bar] / equity (to
+ *   1e-9 relative: the exposure is the drifted one, not the action grid's [-1, 1]);
+ *   the logs finite, costs and turnovers >= 0, counters in [0, step] (reversals,
+ *   barrier hits, [FH_BARRIER_NONE] = 0), lifetime counters >= the episode's,
+ *   episodes_done >= 0; the barrier: direction in {-1, 0, +1} and equal to the sign of
+ *   units; inactive: all five fields 0; active: entry_step an integer in [0, step),
+ *   entry = close[start_bar + entry_step] exactly, lower <= entry <= upper, all finite;
+ *   the diversity window: ring entries < FH_N_ACTIONS, fill = min(step, W),
+ *   head = step mod W, counts[a] = occurrences of a in the filled part, clogc = the sum
+ *   of c ln c over counts (1e-6 relative); padding fields 0.
+ * The coefficients are not compared with cfg's (a resume may change them); cfg must pass
+ * fh_env_config_validate. Returns 1 when valid; else 0 with why (n bytes, may be NULL)
+ * naming the first bad field and its value, e.g. "diversity.head = 1000000000 is
+ * outside [0, 100)". */
+int fh_episode_state_validate(const fh_env_config *cfg, const fh_env_market *m,
+                              const fh_episode_state *ep, char *why, size_t n);
+
 /* One finished episode. */
 typedef struct {
     int slot;             /* episode index in the vec env */

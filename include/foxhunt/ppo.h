@@ -6,7 +6,14 @@
  * entropy bonus, per-minibatch advantage normalisation), backward, joint global
  * gradient-norm clip over actor+critic, one Adam step each; optional target-KL stop
  * after an epoch. Then the curiosity model is fitted on the collection's (s, a, e')
- * -> next bar's features 0..31 by MSE with its own Adam. */
+ * -> next bar's features 0..31 by MSE with its own Adam.
+ *
+ * Guards (issue 19): a non-finite policy loss, value loss, entropy, approx-KL or gradient
+ * norm of a minibatch, or curiosity loss, stops the update before that minibatch's
+ * optimiser step (FH_ERR_FAILURE, "the value loss is NaN (epoch 1, minibatch 3)"); after
+ * the last step one pass over the three networks' params and Adam moments
+ * (fh_mlp_check_finite) refuses any NaN or infinity there too. The trainer prefixes the
+ * iteration and writes no checkpoint after a failed update. */
 #ifndef FOXHUNT_PPO_H
 #define FOXHUNT_PPO_H
 
@@ -50,6 +57,11 @@ typedef struct {
 fh_status fh_ppo_workspace_init(fh_ppo_workspace *w, int minibatch, int64_t batch_size,
                                 fh_error *err);
 void fh_ppo_workspace_free(fh_ppo_workspace *w);
+
+/* FH_ERR_FAILURE when m's params or Adam moments hold a NaN or infinity, naming the
+ * network, the buffer, the tensor and the index ("the critic's weights hold NaN at
+ * value_layer_1.weight[1234]"). */
+fh_status fh_mlp_check_finite(const fh_mlp *m, fh_error *err);
 
 /* update_mlp. lr: this iteration's (annealed) learning rate. rng: the update's
  * shuffling stream (advanced). market: the split the batch came from (for the

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "foxhunt/checkpoint.h"
 #include "foxhunt/device.h"
 #include "foxhunt/iteration_metrics.h"
 #include "foxhunt/nn.h"
@@ -41,6 +42,15 @@ typedef struct {
     double *episode_return;            /* (N) running return of each slot's episode */
     int32_t *episode_length;           /* (N) */
     fh_run_dir run;                    /* the run directory, once opened (fh_trainer_open_run) */
+    fh_data_identity data_identity;    /* of t->data, saved in every checkpoint */
+    /* resume (docs/CHECKPOINTS.md, "Data identity"): 1 when the checkpoint records no data
+     * identity (written before it was recorded), so the data could not be compared; the
+     * CLI says so */
+    int data_identity_unchecked;
+    /* resume: 1 when the checkpoint was trained on other data and cfg.allow_other_data let
+     * it continue: networks, optimiser, iteration and update stream kept, every episode
+     * restarted fresh on this data */
+    int data_other;
     char *config_json;
     char last_checkpoint[1100];
 } fh_trainer;

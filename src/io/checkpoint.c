@@ -5,6 +5,9 @@
  * leaves the caller half-loaded. */
 #include "foxhunt/checkpoint.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,253 @@ static const char *const k_moment_prefix[2] = {"adam.m.", "adam.v."};
 static float *moment_buffer(const fh_mlp *m, int which)
 {
     return which == 0 ? m->adam_m : m->adam_v;
+}
+
+/* ---- non-finite floats: refused on save and on load ---- */
+
+/* 1 when data (count values of dtype, maybe unaligned) holds a NaN or infinity: *index
+ * and *value the first. Only F32 and F64 are looked at. */
+static int first_nonfinite(const void *data, fh_dtype dtype, size_t count, size_t *index,
+                           double *value)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < count; i++) {
+        double v;
+        if (dtype == FH_DTYPE_F32) {
+            float f;
+            memcpy(&f, p + i * sizeof f, sizeof f);
+            v = f;
+        } else if (dtype == FH_DTYPE_F64) {
+            memcpy(&v, p + i * sizeof v, sizeof v);
+        } else {
+            return 0;
+        }
+        if (!isfinite(v)) {
+            *index = i;
+            *value = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static size_t shape_numel(int rank, const int64_t *shape)
+{
+    size_t n = 1;
+    for (int r = 0; r < rank; r++)
+        n *= (size_t)shape[r];
+    return n;
+}
+
+/* ---- data identity ---- */
+
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME 0x100000001b3ULL
+
+static uint64_t fnv1a_u64s(uint64_t h, const void *values, size_t n)
+{
+    const unsigned char *p = values;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v;
+        memcpy(&v, p + i * 8, 8);
+        for (int b = 0; b < 8; b++) { /* little-endian bytes whatever the host */
+            h ^= (v >> (8 * b)) & 0xFF;
+            h *= FNV_PRIME;
+        }
+    }
+    return h;
+}
+
+/* Length of the UTF-8 sequence at s (1..4), or 0 when it is not one (overlong forms,
+ * surrogates and values above U+10FFFF included). */
+static int utf8_sequence(const unsigned char *s, size_t left)
+{
+    unsigned c = s[0];
+    int len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3
+            : (c & 0xF8) == 0xF0 ? 4 : 0;
+    if (len == 0 || (size_t)len > left)
+        return 0;
+    unsigned cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
+    for (int k = 1; k < len; k++) {
+        if ((s[k] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[k] & 0x3F);
+    }
+    static const unsigned min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min_cp[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
+/* src into dst (cap bytes) with control bytes and bytes outside valid UTF-8 as \xNN,
+ * so that the metadata is valid UTF-8 JSON whatever the path's bytes; truncated at a
+ * character boundary. */
+static void escape_source(char *dst, size_t cap, const char *src)
+{
+    size_t o = 0, n = strlen(src);
+    for (size_t i = 0; i < n;) {
+        const unsigned char *s = (const unsigned char *)src + i;
+        int len = utf8_sequence(s, n - i);
+        if (len == 1 && (s[0] < 0x20 || s[0] == 0x7F))
+            len = 0;
+        if (len == 0) {
+            if (o + 4 >= cap)
+                break;
+            snprintf(dst + o, cap - o, "\\x%02X", s[0]);
+            o += 4;
+            i++;
+        } else {
+            if (o + (size_t)len >= cap)
+                break;
+            memcpy(dst + o, s, (size_t)len);
+            o += (size_t)len;
+            i += (size_t)len;
+        }
+    }
+    dst[o] = '\0';
+}
+
+void fh_data_identity_of(fh_data_identity *id, const fh_bars *bars, const char *source)
+{
+    memset(id, 0, sizeof *id);
+    escape_source(id->source, sizeof id->source, source ? source : "");
+    size_t n = bars->n;
+    id->n_bars = (int64_t)n;
+    id->first_time = n ? bars->time[0] : 0;
+    id->last_time = n ? bars->time[n - 1] : 0;
+    uint64_t h = FNV_OFFSET;
+    h = fnv1a_u64s(h, bars->time, n);
+    const double *arrays[5] = {bars->open, bars->high, bars->low, bars->close, bars->volume};
+    for (int k = 0; k < 5; k++)
+        h = fnv1a_u64s(h, arrays[k], n);
+    id->hash = h;
+}
+
+static void append(char *why, size_t n, size_t *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *why, size_t n, size_t *used, const char *fmt, ...)
+{
+    if (!why || *used >= n)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(why + *used, n - *used, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        *used += (size_t)k < n - *used ? (size_t)k : n - *used - 1;
+}
+
+int fh_data_identity_same(const fh_data_identity *saved, const fh_data_identity *now,
+                          char *why, size_t n)
+{
+    if (saved->n_bars == now->n_bars && saved->first_time == now->first_time &&
+        saved->last_time == now->last_time && saved->hash == now->hash)
+        return 1;
+    size_t used = 0;
+    if (why && n)
+        why[0] = '\0';
+    const char *sep = "";
+    if (saved->n_bars != now->n_bars) {
+        append(why, n, &used, "%lld bars, now %lld", (long long)saved->n_bars,
+               (long long)now->n_bars);
+        sep = "; ";
+    }
+    const char *names[2] = {"first", "last"};
+    const int64_t a[2] = {saved->first_time, saved->last_time};
+    const int64_t b[2] = {now->first_time, now->last_time};
+    for (int k = 0; k < 2; k++) {
+        if (a[k] == b[k])
+            continue;
+        char ta[32], tb[32];
+        fh_time_format(a[k], ta, sizeof ta);
+        fh_time_format(b[k], tb, sizeof tb);
+        append(why, n, &used, "%s%s bar %s, now %s", sep, names[k], ta, tb);
+        sep = "; ";
+    }
+    append(why, n, &used, "%scontent hash %016llx, now %016llx", sep,
+           (unsigned long long)saved->hash, (unsigned long long)now->hash);
+    if (strcmp(saved->source, now->source) != 0)
+        append(why, n, &used, "; source %s, now %s", saved->source, now->source);
+    else
+        append(why, n, &used, "; same source %s", now->source);
+    return 0;
+}
+
+static const char *const k_data_keys[5] = {"data.source", "data.bars", "data.first_time",
+                                           "data.last_time", "data.hash"};
+
+static fh_status data_identity_save(fh_st_writer *w, const fh_data_identity *id,
+                                    fh_error *err)
+{
+    char v[4][32];
+    snprintf(v[0], sizeof v[0], "%lld", (long long)id->n_bars);
+    snprintf(v[1], sizeof v[1], "%lld", (long long)id->first_time);
+    snprintf(v[2], sizeof v[2], "%lld", (long long)id->last_time);
+    snprintf(v[3], sizeof v[3], "%016llx", (unsigned long long)id->hash);
+    fh_status st = fh_st_writer_set_metadata(w, k_data_keys[0], id->source, err);
+    for (int k = 0; k < 4 && st == FH_OK; k++)
+        st = fh_st_writer_set_metadata(w, k_data_keys[k + 1], v[k], err);
+    return st;
+}
+
+/* the whole text as a decimal int64 (hex u64 when hex) */
+static int parse_whole(const char *s, int hex, int64_t *out_i, uint64_t *out_u)
+{
+    if (!s || !*s || (hex && strlen(s) != 16))
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    if (hex) {
+        for (const char *p = s; *p; p++)
+            if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+                return 0;
+        *out_u = strtoull(s, &end, 16);
+    } else {
+        *out_i = strtoll(s, &end, 10);
+    }
+    return errno == 0 && end && *end == '\0';
+}
+
+/* 0: absent (no data.* key), 1: read into *id; FH_ERR_INPUT through err when partial or
+ * malformed (returned as -1). */
+static int data_identity_load(const fh_st_file *f, fh_data_identity *id, fh_error *err)
+{
+    const char *v[5];
+    int present = 0;
+    for (int k = 0; k < 5; k++)
+        present += (v[k] = fh_st_metadata(f, k_data_keys[k])) != NULL;
+    if (present == 0)
+        return 0;
+    fh_data_identity got;
+    memset(&got, 0, sizeof got);
+    for (int k = 0; k < 5; k++) {
+        int64_t i = 0;
+        uint64_t u = 0;
+        int ok = v[k] != NULL;
+        if (ok && k == 0)
+            ok = strlen(v[0]) < sizeof got.source;
+        else if (ok)
+            ok = parse_whole(v[k], k == 4, &i, &u);
+        if (ok && k == 1)
+            ok = i >= 0;
+        if (!ok) {
+            fh_error_set(err, FH_ERR_INPUT, "%s: __metadata__ \"%s\" is %s%s%s (the data "
+                         "identity needs %s)", f->path, k_data_keys[k], v[k] ? "\"" : "",
+                         v[k] ? v[k] : "missing", v[k] ? "\"" : "",
+                         k == 0 ? "a source" : k == 4 ? "16 lowercase hex digits"
+                         : k == 1 ? "a bar count >= 0" : "a decimal Unix time");
+            return -1;
+        }
+        switch (k) {
+        case 0: snprintf(got.source, sizeof got.source, "%s", v[0]); break;
+        case 1: got.n_bars = i; break;
+        case 2: got.first_time = i; break;
+        case 3: got.last_time = i; break;
+        default: got.hash = u; break;
+        }
+    }
+    *id = got;
+    return 1;
 }
 
 fh_status fh_checkpoint_save(const char *path, const fh_checkpoint *ck, const char *config_json,
@@ -32,6 +282,8 @@ fh_status fh_checkpoint_save(const char *path, const fh_checkpoint *ck, const ch
         st = fh_st_writer_set_metadata(&w, "format_version", FH_CHECKPOINT_VERSION, err);
     if (st == FH_OK && config_json)
         st = fh_st_writer_set_metadata(&w, "config", config_json, err);
+    if (st == FH_OK && ck->data)
+        st = data_identity_save(&w, ck->data, err);
 
     for (int k = 0; k < FH_NET_COUNT && st == FH_OK; k++) {
         const fh_mlp *m = ck->nets[k];
@@ -71,6 +323,15 @@ fh_status fh_checkpoint_save(const char *path, const fh_checkpoint *ck, const ch
     for (int i = 0; i < ck->n_extras && st == FH_OK; i++) {
         const fh_checkpoint_extra *x = &ck->extras[i];
         st = fh_st_writer_add(&w, x->name, x->dtype, x->rank, x->shape, x->data, err);
+    }
+    /* a checkpoint never holds a non-finite float (the loader refuses one) */
+    for (size_t i = 0; i < w.n_tensors && st == FH_OK; i++) {
+        const fh_st_tensor *t = &w.tensors[i];
+        size_t at;
+        double v;
+        if (first_nonfinite(t->data, t->dtype, shape_numel(t->rank, t->shape), &at, &v))
+            st = fh_error_set(err, FH_ERR_FAILURE, "key \"%s\": element %zu is %g (a "
+                              "checkpoint holds finite floats only)", t->name, at, v);
     }
     if (st == FH_OK)
         st = fh_st_writer_write(&w, path, err);
@@ -135,6 +396,37 @@ fh_status fh_checkpoint_load(const char *path, fh_checkpoint *ck, char **config_
     if (!ver || strcmp(ver, FH_CHECKPOINT_VERSION) != 0) {
         st = fh_error_set(err, FH_ERR_INPUT, "%s: checkpoint format_version %s, this build "
                           "reads %s", path, ver ? ver : "(missing)", FH_CHECKPOINT_VERSION);
+        goto done;
+    }
+    /* every float of the file finite, asked for or not; norm.std > 0 */
+    for (size_t i = 0; i < f.n_tensors; i++) {
+        const fh_st_tensor *t = &f.tensors[i];
+        size_t at;
+        double v;
+        if (first_nonfinite(t->data, t->dtype, shape_numel(t->rank, t->shape), &at, &v)) {
+            st = fh_error_set(err, FH_ERR_INPUT, "%s: key \"%s\": element %zu is %g (a "
+                              "checkpoint holds finite floats only: the file is damaged, or "
+                              "was written by a run that diverged)", path, t->name, at, v);
+            goto done;
+        }
+    }
+    const fh_st_tensor *std_t = fh_st_find(&f, "norm.std");
+    if (std_t && std_t->dtype == FH_DTYPE_F32) {
+        size_t count = std_t->nbytes / sizeof(float);
+        for (size_t i = 0; i < count; i++) {
+            float s;
+            memcpy(&s, (const unsigned char *)std_t->data + i * sizeof s, sizeof s);
+            if (!(s > 0.0f)) {
+                st = fh_error_set(err, FH_ERR_INPUT, "%s: key \"norm.std\": element %zu is "
+                                  "%g; a standard deviation is > 0", path, i, (double)s);
+                goto done;
+            }
+        }
+    }
+    fh_data_identity identity;
+    int identity_state = 0;
+    if (ck->data && (identity_state = data_identity_load(&f, &identity, err)) < 0) {
+        st = FH_ERR_INPUT;
         goto done;
     }
     char key[FH_NN_MAX_NAME + 32];
@@ -202,6 +494,11 @@ fh_status fh_checkpoint_load(const char *path, fh_checkpoint *ck, char **config_
         memcpy(plan->items[i].dst, plan->items[i].src->data, plan->items[i].src->nbytes);
     for (int i = 0; i < ck->n_extras; i++)
         ck->extras[i].present = fh_st_find(&f, ck->extras[i].name) != NULL;
+    if (ck->data) {
+        ck->data_present = identity_state == 1;
+        if (identity_state == 1)
+            *ck->data = identity;
+    }
     if (config_json_out) {
         *config_json_out = config;
         config = NULL;

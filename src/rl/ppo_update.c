@@ -74,6 +74,44 @@ fh_status fh_ppo_workspace_init(fh_ppo_workspace *w, int minibatch, int64_t batc
     return FH_OK;
 }
 
+static const char *nonfinite_name(double v)
+{
+    return isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf";
+}
+
+fh_status fh_mlp_check_finite(const fh_mlp *m, fh_error *err)
+{
+    const float *bufs[3] = {m->params, m->adam_m, m->adam_v};
+    const char *what[3] = {"weights", "Adam first moment", "Adam second moment"};
+    for (int b = 0; b < 3; b++) {
+        const float *x = bufs[b];
+        float acc = 0.0f; /* NaN or Inf anywhere makes the product with 0 NaN */
+        for (size_t i = 0; i < m->n_params; i++)
+            acc += x[i] * 0.0f;
+        if (acc == 0.0f)
+            continue;
+        for (int t = 0; t < m->n_tensors; t++) {
+            const fh_tensor_desc *td = &m->tensors[t];
+            for (size_t i = 0; i < td->numel; i++)
+                if (!isfinite(x[td->offset + i]))
+                    return fh_error_set(err, FH_ERR_FAILURE, "the %s's %s hold %s at %s[%zu]",
+                                        m->desc->name, what[b],
+                                        nonfinite_name(x[td->offset + i]), td->name, i);
+        }
+    }
+    return FH_OK;
+}
+
+/* A minibatch's statistic that is not finite stops the update (before its step). */
+static fh_status check_stat(double v, const char *what, int epoch, int minibatch,
+                            fh_error *err)
+{
+    if (isfinite(v))
+        return FH_OK;
+    return fh_error_set(err, FH_ERR_FAILURE, "the %s is %s (epoch %d, minibatch %d)", what,
+                        nonfinite_name(v), epoch + 1, minibatch + 1);
+}
+
 /* Fisher-Yates with the update's own stream (rng_uniform_int: the shared PCG). */
 static void shuffle(int64_t *perm, int64_t n, fh_rng *rng)
 {
@@ -119,7 +157,8 @@ static fh_status fit_curiosity(fh_ppo_stats *stats, fh_mlp *curiosity, fh_ppo_wo
     int count = 0;
     for (int epoch = 0; epoch < cfg->curiosity_epochs; epoch++) {
         shuffle(w->perm, n, rng);
-        for (int64_t start = 0; start < n; start += w->minibatch) {
+        int mb = 0;
+        for (int64_t start = 0; start < n; start += w->minibatch, mb++) {
             int M = (int)(n - start < w->minibatch ? n - start : w->minibatch);
             for (int i = 0; i < M; i++) {
                 int64_t r = w->perm[start + i];
@@ -137,7 +176,10 @@ static fh_status fit_curiosity(fh_ppo_stats *stats, fh_mlp *curiosity, fh_ppo_wo
                                           w->mb_cur_in, M, err);
             if (st != FH_OK)
                 return st;
-            loss_sum += fh_mse_forward(w->mb_cur_pred, w->mb_cur_target, elems);
+            double loss = fh_mse_forward(w->mb_cur_pred, w->mb_cur_target, elems);
+            if ((st = check_stat(loss, "curiosity loss", epoch, mb, err)) != FH_OK)
+                return st;
+            loss_sum += loss;
             count++;
             memset(w->mb_cur_dpred, 0, elems * sizeof(float));
             fh_mse_backward(w->mb_cur_dpred, 1.0f, w->mb_cur_pred, w->mb_cur_target, elems);
@@ -181,7 +223,7 @@ fh_status fh_ppo_update(fh_ppo_stats *stats, fh_mlp *actor, fh_mlp *critic,
         shuffle(w->perm, n, rng);
         double epoch_kl = 0;
         int epoch_mbs = 0;
-        for (int64_t start = 0; start < n; start += w->minibatch) {
+        for (int64_t start = 0; start < n; start += w->minibatch, epoch_mbs++) {
             int M = (int)(n - start < w->minibatch ? n - start : w->minibatch);
             for (int i = 0; i < M; i++) {
                 int64_t r = w->perm[start + i];
@@ -204,6 +246,11 @@ fh_status fh_ppo_update(fh_ppo_stats *stats, fh_mlp *actor, fh_mlp *critic,
             fh_ppo_loss(&ls, w->mb_dlogits, w->mb_dvalues, w->mb_logits, w->mb_values,
                         w->mb_actions, w->mb_old_logp, w->mb_adv, w->mb_returns,
                         w->mb_old_values, M, FH_N_ACTIONS, &loss_cfg, w->scratch);
+            const double seen[4] = {ls.pg_loss, ls.v_loss, ls.entropy, ls.approx_kl};
+            const char *names[4] = {"policy loss", "value loss", "entropy", "approximate KL"};
+            for (int k = 0; k < 4; k++)
+                if ((st = check_stat(seen[k], names[k], epoch, epoch_mbs, err)) != FH_OK)
+                    return st;
             fh_mlp_zero_grad(actor);
             fh_mlp_zero_grad(critic);
             st = fh_mlp_backward(NULL, actor, &w->actor_ws, w->mb_dlogits, M, err);
@@ -214,6 +261,8 @@ fh_status fh_ppo_update(fh_ppo_stats *stats, fh_mlp *actor, fh_mlp *critic,
             double norm = cfg->max_grad_norm > 0
                 ? fh_mlp_clip_grad_norm(nets, 2, cfg->max_grad_norm)
                 : fh_mlp_clip_grad_norm(nets, 2, INFINITY);
+            if ((st = check_stat(norm, "gradient norm", epoch, epoch_mbs, err)) != FH_OK)
+                return st; /* the step would spread it through every weight */
             fh_mlp_adam_step(actor, &adam);
             fh_mlp_adam_step(critic, &adam);
             sums[0] += ls.pg_loss;
@@ -224,7 +273,6 @@ fh_status fh_ppo_update(fh_ppo_stats *stats, fh_mlp *actor, fh_mlp *critic,
             sums[5] += ls.clipfrac;
             sums[6] += norm;
             epoch_kl += ls.approx_kl;
-            epoch_mbs++;
             mbs++;
         }
         stats->epochs_run = epoch + 1;
@@ -240,5 +288,9 @@ fh_status fh_ppo_update(fh_ppo_stats *stats, fh_mlp *actor, fh_mlp *critic,
     stats->clip_fraction = sums[5] / mbs;
     stats->grad_norm = sums[6] / mbs;
     stats->explained_variance = explained_variance(b->values, b->returns, n);
-    return fit_curiosity(stats, curiosity, w, b, market, cfg, rng, err);
+    fh_status st = fit_curiosity(stats, curiosity, w, b, market, cfg, rng, err);
+    /* one pass over what the steps wrote: a NaN there would be in the next checkpoint */
+    for (int k = 0; k < 3 && st == FH_OK; k++)
+        st = fh_mlp_check_finite(k == 0 ? actor : k == 1 ? critic : curiosity, err);
+    return st;
 }

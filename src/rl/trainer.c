@@ -57,6 +57,7 @@ static void checkpoint_view_make(checkpoint_view *v, fh_trainer *t, uint64_t *rn
                                  t->episode_length, 0, 0};
     v->ck.extras = e;
     v->ck.n_extras = 4;
+    v->ck.data = &t->data_identity;
 }
 
 fh_status fh_trainer_save(const fh_trainer *t_const, const char *path, fh_error *err)
@@ -94,6 +95,70 @@ fh_status fh_checkpoint_read_config(const char *path, fh_train_config *cfg, fh_e
     return st;
 }
 
+/* ---- resume: a checkpoint is untrusted input ---- */
+
+/* Appends to err's message what a refused resume means. */
+#define RESUME_HINT                                                                      \
+    " (a resumed episode must be one this run's training split could have produced: the " \
+    "file was edited or damaged, or --data, --train-fraction or --synthetic-bars differ "  \
+    "from the checkpoint's)"
+
+/* What the networks' Adam second moments must be (the loader checked finiteness). */
+static fh_status check_second_moments(const fh_trainer *t, const char *path, fh_error *err)
+{
+    const fh_mlp *nets[3] = {&t->actor, &t->critic, &t->curiosity};
+    for (int k = 0; k < 3; k++) {
+        const fh_mlp *m = nets[k];
+        for (int i = 0; i < m->n_tensors; i++) {
+            const fh_tensor_desc *td = &m->tensors[i];
+            for (size_t j = 0; j < td->numel; j++)
+                if (!(m->adam_v[td->offset + j] >= 0.0f))
+                    return fh_error_set(err, FH_ERR_INPUT, "%s: key \"adam.v.%s\": element %zu "
+                                        "is %g; a second moment is >= 0", path, td->name, j,
+                                        (double)m->adam_v[td->offset + j]);
+        }
+    }
+    return FH_OK;
+}
+
+/* Every loaded episode, its copy in rng.episodes and the trainer's running return and
+ * length: each field in range (fh_episode_state_validate) and consistent with the others. */
+static fh_status check_resumed_episodes(const fh_trainer *t, const char *path,
+                                        const uint64_t *rng, fh_error *err)
+{
+    int N = t->cfg.episodes;
+    char why[512];
+    for (int n = 0; n < N; n++) {
+        const fh_episode_state *ep = &t->episodes[n];
+        if (!fh_episode_state_validate(&t->cfg.env, &t->train_market, ep, why, sizeof why))
+            return fh_error_set(err, FH_ERR_INPUT, "%s: episode %d of %d: %s" RESUME_HINT, path,
+                                n, N, why);
+        unsigned long long stream = ((unsigned long long)n << 1) | 1ULL;
+        if (ep->rng.inc != stream)
+            return fh_error_set(err, FH_ERR_INPUT, "%s: episode %d of %d: rng.inc = %llu is not "
+                                "slot %d's stream (%llu)" RESUME_HINT, path, n, N, ep->rng.inc, n,
+                                stream);
+        if (rng[2 * n] != ep->rng.state || rng[2 * n + 1] != ep->rng.inc)
+            return fh_error_set(err, FH_ERR_INPUT, "%s: rng.episodes[%d] = (%llu, %llu) differs "
+                                "from env.episodes[%d]'s stream (%llu, %llu); the file was "
+                                "edited or damaged", path, n, (unsigned long long)rng[2 * n],
+                                (unsigned long long)rng[2 * n + 1], n, ep->rng.state,
+                                ep->rng.inc);
+        if (!isfinite(t->episode_return[n]))
+            return fh_error_set(err, FH_ERR_INPUT, "%s: trainer.episode_return[%d] = %g is not "
+                                "finite", path, n, t->episode_return[n]);
+        if (t->episode_length[n] != ep->step)
+            return fh_error_set(err, FH_ERR_INPUT, "%s: trainer.episode_length[%d] = %d, but "
+                                "episode %d has taken %d steps; the file was edited or damaged",
+                                path, n, (int)t->episode_length[n], n, ep->step);
+    }
+    return FH_OK;
+}
+
+/* Loads cfg->resume into t (networks, Adam, iteration, episodes, streams, running
+ * returns) and checks all of it before the run uses any: the seed, the iteration, the
+ * Adam moments, the update stream, the data's identity, every episode. On other data
+ * with cfg->allow_other_data the episodes restart (docs/CHECKPOINTS.md). */
 static fh_status resume_from(fh_trainer *t, const char *path, fh_error *err)
 {
     int N = t->cfg.episodes;
@@ -104,15 +169,59 @@ static fh_status resume_from(fh_trainer *t, const char *path, fh_error *err)
     checkpoint_view_make(&v, t, rng);
     fh_feature_norm norm;
     v.ck.norm = &norm; /* the data was built with the checkpoint's norm already */
+    fh_data_identity saved;
+    v.ck.data = &saved;
     fh_status st = fh_checkpoint_load(path, &v.ck, NULL, err);
-    free(rng);
     if (st != FH_OK)
-        return st;
-    if (v.seed != t->cfg.seed)
-        return fh_error_set(err, FH_ERR_INPUT, "%s: run seed %llu differs from --seed %llu",
-                            path, (unsigned long long)v.seed, (unsigned long long)t->cfg.seed);
-    t->iteration = v.iteration;
-    return FH_OK;
+        goto done;
+    if (v.seed != t->cfg.seed) {
+        st = fh_error_set(err, FH_ERR_INPUT, "%s: run seed %llu differs from --seed %llu",
+                          path, (unsigned long long)v.seed, (unsigned long long)t->cfg.seed);
+        goto done;
+    }
+    if (v.iteration < 0) {
+        st = fh_error_set(err, FH_ERR_INPUT, "%s: run.iteration = %lld is negative", path,
+                          (long long)v.iteration);
+        goto done;
+    }
+    if ((st = check_second_moments(t, path, err)) != FH_OK)
+        goto done;
+    fh_rng expect_update;
+    rng_seed(&expect_update, t->cfg.seed, STREAM_UPDATE);
+    if (t->update_rng.inc != expect_update.inc) {
+        st = fh_error_set(err, FH_ERR_INPUT, "%s: ppo.update_rng's stream %llu is not the "
+                          "update's (%llu); the file was edited or damaged", path,
+                          t->update_rng.inc, expect_update.inc);
+        goto done;
+    }
+    char why[FH_DATA_SOURCE_MAX * 2 + 256];
+    if (!v.ck.data_present) {
+        t->data_identity_unchecked = 1; /* written before the identity was recorded */
+    } else if (!fh_data_identity_same(&saved, &t->data_identity, why, sizeof why)) {
+        if (!t->cfg.allow_other_data) {
+            st = fh_error_set(err, FH_ERR_INPUT, "%s: the checkpoint was trained on other data "
+                              "(%s); resume with the same data, or pass --allow-other-data to "
+                              "train its networks on this data (its episodes then restart)",
+                              path, why);
+            goto done;
+        }
+        /* other data, allowed: the networks and optimiser carry on; the episodes (bars,
+         * prices, barriers of the other data) restart as a fresh run's would */
+        t->data_other = 1;
+        for (int n = 0; n < N; n++) {
+            env_episode_init(&t->cfg.env, &t->train_market, &t->episodes[n], t->cfg.seed,
+                             (unsigned long long)n);
+            t->episode_return[n] = 0.0;
+            t->episode_length[n] = 0;
+        }
+        goto done;
+    }
+    st = check_resumed_episodes(t, path, rng, err);
+done:
+    free(rng);
+    if (st == FH_OK)
+        t->iteration = v.iteration;
+    return st;
 }
 
 /* ---- init / free ---- */
@@ -136,24 +245,6 @@ void fh_trainer_free(fh_trainer *t)
 fh_status fh_trainer_init(fh_trainer *t, const fh_train_config *cfg, fh_error *err)
 {
     return fh_trainer_init_norm(t, cfg, NULL, err);
-}
-
-/* A checkpoint's episodes were stepped on the data the run had then; flags may have
- * changed the data since (--data, --train-fraction, --synthetic-bars): every restored
- * episode must still sit inside the training split. */
-static fh_status check_resumed_episodes(const fh_trainer *t, fh_error *err)
-{
-    int last = t->train_market.n_bars - 2; /* a step reads bar + 1 */
-    for (int n = 0; n < t->cfg.episodes; n++) {
-        const fh_episode_state *ep = &t->episodes[n];
-        if (ep->bar < 0 || ep->bar > last || ep->start_bar < 0 || ep->start_bar > ep->bar)
-            return fh_error_set(err, FH_ERR_INPUT,
-                                "%s: episode %d is at bar %d, outside this run's training split "
-                                "(%d bars): the data changed since the checkpoint; resume with the "
-                                "same --data, --train-fraction and --synthetic-bars",
-                                t->cfg.resume, n, ep->bar, t->train_market.n_bars);
-    }
-    return FH_OK;
 }
 
 fh_status fh_trainer_init_norm(fh_trainer *t, const fh_train_config *cfg,
@@ -187,6 +278,13 @@ fh_status fh_trainer_init_norm(fh_trainer *t, const fh_train_config *cfg,
     if (t->train_view.n < 2)
         return fh_error_set(err, FH_ERR_INPUT, "the training split has %zu bars: too few",
                             t->train_view.n);
+    char source[FH_CONFIG_STRING_MAX + 64];
+    if (cfg->data[0])
+        snprintf(source, sizeof source, "%s", cfg->data);
+    else
+        snprintf(source, sizeof source, "synthetic seed=%llu bars=%d",
+                 (unsigned long long)cfg->synthetic_seed, cfg->synthetic_bars);
+    fh_data_identity_of(&t->data_identity, &t->data.bars, source);
 
     int N = cfg->episodes, L = cfg->steps;
     if ((st = fh_mlp_init(&t->actor, FH_NET_ACTOR, err)) != FH_OK ||
@@ -211,8 +309,7 @@ fh_status fh_trainer_init_norm(fh_trainer *t, const fh_train_config *cfg,
     if ((st = fh_collector_create(t, err)) != FH_OK)
         return st;
     if (cfg->resume[0]) {
-        if ((st = resume_from(t, cfg->resume, err)) != FH_OK ||
-            (st = check_resumed_episodes(t, err)) != FH_OK)
+        if ((st = resume_from(t, cfg->resume, err)) != FH_OK)
             return st;
         if ((st = fh_collector_set_episodes(t, err)) != FH_OK)
             return st;
@@ -278,6 +375,21 @@ static void batch_metrics(fh_trainer *t, fh_iteration_metrics *m)
     m->action_entropy = h;
 }
 
+/* After a failed iteration: no checkpoint is written; which one the run can go on from. */
+static void note_last_checkpoint(const fh_trainer *t, fh_error *err)
+{
+    size_t used = strlen(err->message);
+    if (used + 1 >= sizeof err->message)
+        return;
+    const char *last = t->last_checkpoint[0] ? t->last_checkpoint : t->cfg.resume;
+    if (last[0])
+        snprintf(err->message + used, sizeof err->message - used,
+                 "; no checkpoint written for it, the last good one is %.400s", last);
+    else
+        snprintf(err->message + used, sizeof err->message - used,
+                 "; no checkpoint written");
+}
+
 fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
                          fh_iteration_callback on_iteration, void *user, fh_error *err)
 {
@@ -306,10 +418,20 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
         double t1 = fh_clock_seconds();
         sum_totals(t->episodes, cfg->episodes, &after);
         batch_metrics(t, &m);
+        if (!isfinite(m.mean_reward)) { /* a NaN reward would reach every weight */
+            st = fh_error_set(err, FH_ERR_FAILURE, "iteration %lld: the collected batch's mean "
+                              "reward is %s (a reward is not finite); stopped before the "
+                              "update", (long long)it, isnan(m.mean_reward) ? "NaN" : "infinite");
+            note_last_checkpoint(t, err);
+            break;
+        }
         if ((st = fh_ppo_update(&m.ppo, &t->actor, &t->critic, &t->curiosity, &t->ws,
                                 &t->batch, &t->train_market, cfg, m.lr, &t->update_rng,
-                                err)) != FH_OK)
+                                err)) != FH_OK) {
+            fh_error_prefix(err, "iteration %lld: ", (long long)it);
+            note_last_checkpoint(t, err);
             break;
+        }
         double t2 = fh_clock_seconds();
         t->iteration = it;
 
