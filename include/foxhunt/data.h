@@ -22,17 +22,49 @@ typedef struct {
     double *low;       /* (n) */
     double *close;     /* (n) */
     double *volume;    /* (n) >= 0 */
+    size_t *line;      /* (n) the bar's line in its CSV file (1-based); NULL when the bars
+                          did not come from a file (synthetic, or built by hand) */
     int reversed;      /* 1 when the file was in descending order and was reversed */
 } fh_bars;
 
 /* Minimum number of bars a market needs: the feature warm-up plus room for episodes. */
 #define FH_MIN_BARS 300
 
+/* Longest CSV field (after trimming spaces and quotes) the loader reads; a longer one
+ * is an error, never truncated (a 100,000-digit price would otherwise parse as its
+ * first digits). */
+#define FH_CSV_FIELD_MAX 127
+
 /* Loads a Yahoo-style or kline-style CSV (SPEC §2). On error returns FH_ERR_INPUT with
- * "FILE:LINE:COLUMN: what is wrong; what to do" and leaves *bars empty. */
+ * "FILE:LINE:COLUMN: what is wrong; what to do" and leaves *bars empty. Refused: a path
+ * that is not a regular file (a FIFO, a directory, a device: before reading from it),
+ * a field longer than FH_CSV_FIELD_MAX, a value that is not a finite decimal number, a
+ * price that is not > 0 or does not fit a 32-bit float (the market stores prices as
+ * float: [FLT_MIN, FLT_MAX], 1.2e-38 .. 3.4e38), a negative volume, high < low, an open
+ * or close outside [low, high], duplicate or unordered times. */
 fh_status fh_bars_load_csv(const char *path, fh_bars *bars, fh_error *err);
 fh_status fh_bars_alloc(fh_bars *bars, size_t n, fh_error *err);
 void fh_bars_free(fh_bars *bars);
+/* ---- plausibility: one-bar moves (docs/FEATURES.md, "Implausible moves") ----
+ * The default of the [run] key max_bar_move_sigmas. The largest move in the real data
+ * foxhunt was checked on is 37.9 sigmas (BTC/USDT hourly, 2023-08-29 14:00, the high);
+ * SPY daily 1993-2020 peaks at 11.1; a misplaced decimal point or a 1e6x bad tick
+ * measures in the hundreds to thousands. */
+#define FH_DEFAULT_MAX_BAR_MOVE_SIGMAS 100.0
+/* Refuses (FH_ERR_INPUT) bars whose open, high, low or close lies more than
+ * max_sigmas sigmas from the previous bar's close, in log terms: |ln(p_i / close_i-1)|
+ * / s_i-1, where s is the EWMA (span FH_SIGMA_SPAN) of squared close-to-close log
+ * returns, started at and never below a quarter of the whole series' robust scale
+ * (1.4826 x the median absolute log return), so that a quiet stretch or the first bars
+ * do not make an ordinary move look huge. max_sigmas <= 0: no check. The message names
+ * the largest such move (and how many bars exceed): source is the CSV path (with
+ * bars->line, "FILE:LINE: ...") or a description ("synthetic market ...: bar I"), and
+ * says how to accept such moves. */
+fh_status fh_bars_check_moves(const fh_bars *bars, double max_sigmas, const char *source,
+                              fh_error *err);
+/* The largest one-bar move in sigmas as fh_bars_check_moves measures it (0 when fewer
+ * than two bars or nothing moves); *at (may be NULL) gets its bar index. */
+double fh_bars_largest_move(const fh_bars *bars, size_t *at);
 /* Median spacing of consecutive bars in seconds (86400 daily, 3600 hourly). */
 double fh_bars_interval_seconds(const fh_bars *bars);
 /* Writes t as "YYYY-MM-DD HH:MM:SS" (UTC) into out (cap >= 20). */

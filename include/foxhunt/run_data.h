@@ -16,7 +16,9 @@ typedef struct {
     char description[256];   /* "synthetic market (seed 42, 20000 bars)" or the path */
 } fh_run_data;
 
-/* norm: the training statistics to apply (from a checkpoint), or NULL to fit them on
+/* Refuses bars with a one-bar move beyond cfg->max_bar_move_sigmas (fh_bars_check_moves,
+ * 0: no check), the CSV's and the synthetic market's alike.
+ * norm: the training statistics to apply (from a checkpoint), or NULL to fit them on
  * the training split. */
 fh_status fh_run_data_load(fh_run_data *d, const fh_train_config *cfg,
                            const fh_feature_norm *norm, fh_error *err);

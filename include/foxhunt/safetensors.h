@@ -9,11 +9,18 @@
  *   the byte buffer: tensors contiguous, little-endian, row-major; data_offsets are
  *   relative to the buffer's start.
  *
+ * Names and metadata must be valid UTF-8 (the header is JSON, and the reference reader,
+ * Python's `safetensors`, refuses a header that is not UTF-8): the writer refuses any
+ * other bytes (FH_ERR_INPUT, naming the key and the byte) rather than write a file that
+ * only foxhunt could read.
+ *
  * Writing is atomic: PATH.tmp is written, flushed and fsynced, renamed over PATH, and
  * the directory fsynced. A crash leaves either the old file or the new one, and a
  * failed write leaves PATH untouched (PATH.tmp is removed).
  *
- * The reader loads the whole file and validates it before returning: header length
+ * The reader refuses anything that is not a regular file (a FIFO, a directory, a device)
+ * before reading from it, so that `--checkpoint` given a named pipe fails at once
+ * instead of waiting forever (fh_read_regular_file below). It loads the whole file and validates it before returning: header length
  * within the file, JSON parses, every entry has a known dtype, a shape and two
  * offsets, shape product x dtype size == byte span, and the spans, sorted, are
  * non-overlapping and exactly cover the buffer. Errors name the file and what is wrong
@@ -94,6 +101,19 @@ fh_status fh_st_read(fh_st_file *f, const char *path, fh_error *err);
 void fh_st_file_free(fh_st_file *f);
 const fh_st_tensor *fh_st_find(const fh_st_file *f, const char *name);
 const char *fh_st_metadata(const fh_st_file *f, const char *key); /* NULL when absent */
+
+/* ---- reading an input file whole (the CSV loader and the INI reader use it too) ----
+ * Reads PATH into a malloc'd buffer with a NUL after the last byte (*len bytes, not
+ * counting it). Anything but a regular file is refused before a byte is read, so that
+ * a FIFO never blocks: stat first, then open with O_NONBLOCK and fstat the open file
+ * (the name may have been replaced in between). Files above max_bytes (0: no limit)
+ * are refused too. Errors (FH_ERR_INPUT) are "PATH: what is wrong; what to do"; what
+ * names the file's role ("data file", "checkpoint", "config file"). */
+fh_status fh_read_regular_file(const char *path, const char *what, size_t max_bytes,
+                               char **buf, size_t *len, fh_error *err);
+/* 1 when s[0..n) is valid UTF-8 (no overlong forms, surrogates or values above
+ * U+10FFFF); else 0 with *bad_offset the offset of the first byte that is not. */
+int fh_utf8_valid(const char *s, size_t n, size_t *bad_offset);
 
 /* Finds NAME and checks it has dtype and exactly the given shape; on error says which
  * (missing key, wrong dtype X expected Y, wrong shape [..] expected [..]), naming the

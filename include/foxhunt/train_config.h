@@ -34,6 +34,8 @@ typedef struct {
     uint64_t synthetic_seed;
     int threads;                       /* CPU threads (0: OpenMP default) */
     int eval_at_end;                   /* 1: print the test-split evaluation when done */
+    double max_bar_move_sigmas;        /* refuse data with a one-bar move beyond this many
+                                          sigmas (0: no check; data.h, fh_bars_check_moves) */
     /* [ppo] (CleanRL defaults, SPEC §6) */
     double lr;
     int anneal_lr;

@@ -3,6 +3,7 @@
 #include "foxhunt/train_config.h"
 
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -80,10 +81,24 @@ static fh_status set_value(const fh_arg_spec *spec, fh_arg *a, const char *value
     }
     case FH_ARG_DOUBLE: {
         double v = strtod(value, &end);
-        if (errno || end == value || *end || !isfinite(v))
+        if (end == value || *end || isnan(v) || (isinf(v) && errno != ERANGE))
             return fh_error_set(err, FH_ERR_INPUT,
                                 "foxhunt %s: %s expects a finite number, got '%s'",
                                 spec->command, a->name, value);
+        /* strtod's ERANGE: beyond a double, or below the smallest normal one (read as 0
+         * or a subnormal): say which, not "not a finite number" */
+        if (errno == ERANGE) {
+            int small = fabs(v) <= DBL_MIN;
+            char range[64] = "";
+            if (a->min < a->max)
+                snprintf(range, sizeof range, " in range %g..%g", a->min, a->max);
+            return fh_error_set(err, FH_ERR_INPUT,
+                                "foxhunt %s: %s %s is too %s for a double (%s %.3g); give a "
+                                "value%s%s",
+                                spec->command, a->name, value, small ? "small" : "large",
+                                small ? "below" : "above", small ? DBL_MIN : DBL_MAX, range,
+                                small ? " (or 0)" : "");
+        }
         if (a->min < a->max && (v < a->min || v > a->max))
             return range_error(spec, a, value, err);
         *(double *)a->target = v;

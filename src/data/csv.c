@@ -13,10 +13,16 @@
  * A file wholly in descending time order is reversed (bars->reversed = 1); gaps in time
  * are normal.
  *
+ * Refused as impossible (data.h, fh_bars_load_csv): a path that is not a regular file
+ * (before reading it), a field over FH_CSV_FIELD_MAX characters, a price <= 0 or outside
+ * a 32-bit float's normal range, high < low, an open or close outside [low, high].
+ * Implausible moves are fh_bars_check_moves's business (bars.c), which the caller runs.
+ *
  * Every rejection is "FILE:LINE:COLUMN: what is wrong; what to do", LINE 1-based in the
  * file, COLUMN the 1-based character position where the offending field starts. */
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,11 +30,12 @@
 #include <string.h>
 
 #include "foxhunt/data.h"
+#include "foxhunt/safetensors.h" /* fh_read_regular_file */
 
 enum { COL_TIME, COL_OPEN, COL_HIGH, COL_LOW, COL_CLOSE, COL_VOLUME, N_REQUIRED };
 static const char *const COL_NAMES[N_REQUIRED] = {"time", "open", "high", "low", "close",
                                                   "volume"};
-#define FIELD_MAX 128 /* longest field we copy for parsing or quoting in a message */
+#define FIELD_MAX (FH_CSV_FIELD_MAX + 1) /* a field's text and its NUL */
 
 typedef struct {
     const char *path;
@@ -48,8 +55,10 @@ static fh_status csv_fail(csv_ctx *c, size_t line, size_t col, const char *fmt, 
     return fh_error_set(c->err, FH_ERR_INPUT, "%s:%zu:%zu: %s", c->path, line, col, what);
 }
 
-/* Copies field [b, e) without surrounding spaces and double quotes into out. */
-static void field_text(const char *b, const char *e, char *out, size_t cap)
+/* Copies field [b, e) without surrounding spaces and double quotes into out (cut to
+ * cap - 1 characters); returns its whole length, so that the caller can refuse a field
+ * that did not fit rather than read its first digits. */
+static size_t field_text(const char *b, const char *e, char *out, size_t cap)
 {
     while (b < e && (*b == ' ' || *b == '\t'))
         b++;
@@ -59,11 +68,12 @@ static void field_text(const char *b, const char *e, char *out, size_t cap)
         b++;
         e--;
     }
-    size_t n = (size_t)(e - b);
+    size_t whole = (size_t)(e - b), n = whole;
     if (n >= cap)
         n = cap - 1;
     memcpy(out, b, n);
     out[n] = '\0';
+    return whole;
 }
 
 static int header_column(const char *name)
@@ -176,38 +186,7 @@ static int parse_time(const char *s, int64_t *out)
 
 static fh_status read_whole_file(csv_ctx *c, char **buf, size_t *len)
 {
-    FILE *f = fopen(c->path, "rb");
-    if (!f)
-        return fh_error_set(c->err, FH_ERR_INPUT, "%s: cannot open: %s; check the path",
-                            c->path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap + 1);
-    while (b) {
-        size_t got = fread(b + n, 1, cap - n, f);
-        n += got;
-        if (n < cap)
-            break;
-        cap *= 2;
-        char *nb = realloc(b, cap + 1);
-        if (!nb) {
-            free(b);
-            b = NULL;
-        }
-        b = nb;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!b)
-        return fh_error_set(c->err, FH_ERR_FAILURE, "%s: out of memory reading the file",
-                            c->path);
-    if (bad) {
-        free(b);
-        return fh_error_set(c->err, FH_ERR_INPUT, "%s: read error; check the file", c->path);
-    }
-    b[n] = '\0';
-    *buf = b;
-    *len = n;
-    return FH_OK;
+    return fh_read_regular_file(c->path, "data file (CSV)", 0, buf, len, c->err);
 }
 
 static int line_is_blank(const char *b, const char *e)
@@ -241,7 +220,7 @@ void fh_time_format(int64_t unix_seconds, char *out, size_t cap)
     format_time(unix_seconds, out, cap);
 }
 
-static fh_status check_order(csv_ctx *c, fh_bars *bars, const size_t *line_of,
+static fh_status check_order(csv_ctx *c, fh_bars *bars, size_t *line_of,
                              const size_t *tcol_of)
 {
     size_t n = bars->n;
@@ -273,6 +252,7 @@ static fh_status check_order(csv_ctx *c, fh_bars *bars, const size_t *line_of,
             SWAP(double, bars->low);
             SWAP(double, bars->close);
             SWAP(double, bars->volume);
+            SWAP(size_t, line_of);
 #undef SWAP
         }
         bars->reversed = 1;
@@ -331,7 +311,12 @@ static fh_status parse_rows(csv_ctx *c, const char *p, const char *end, size_t l
             int f = field_col[k];
             size_t col = (size_t)(fb[f] - p) + 1;
             char text[FIELD_MAX];
-            field_text(fb[f], fe[f], text, sizeof text);
+            size_t text_len = field_text(fb[f], fe[f], text, sizeof text);
+            if (text_len > FH_CSV_FIELD_MAX)
+                return csv_fail(c, line_no, col,
+                                "the value in column '%s' is %zu characters long ('%.16s...'), "
+                                "more than the %d a field may have; fix the row or remove it",
+                                COL_NAMES[k], text_len, text, FH_CSV_FIELD_MAX);
             if (!text[0])
                 return csv_fail(c, line_no, col,
                                 "empty value in column '%s'; fill it in or remove the row",
@@ -368,6 +353,18 @@ static fh_status parse_rows(csv_ctx *c, const char *p, const char *end, size_t l
                                     : "non-positive price: %s is %s; prices must be > 0, fix "
                                       "or remove the row",
                                 COL_NAMES[k], text);
+            if (k != COL_VOLUME && x > FLT_MAX)
+                return csv_fail(c, line_no, col,
+                                "'%s' in column '%s' overflows a 32-bit float (largest %.2g), "
+                                "which the market stores prices in; rescale the prices or "
+                                "remove the row",
+                                text, COL_NAMES[k], (double)FLT_MAX);
+            if (k != COL_VOLUME && x < FLT_MIN)
+                return csv_fail(c, line_no, col,
+                                "'%s' in column '%s' is below the smallest normal 32-bit float "
+                                "(%.2g), which the market stores prices in; rescale the prices "
+                                "or remove the row",
+                                text, COL_NAMES[k], (double)FLT_MIN);
             v[k] = x;
         }
         if (v[COL_HIGH] < v[COL_LOW]) {
@@ -376,6 +373,17 @@ static fh_status parse_rows(csv_ctx *c, const char *p, const char *end, size_t l
                             "high %.10g is below low %.10g; fix the row (are the high and "
                             "low columns swapped?)",
                             v[COL_HIGH], v[COL_LOW]);
+        }
+        static const int inside[2] = {COL_OPEN, COL_CLOSE};
+        for (int j = 0; j < 2; j++) {
+            int k = inside[j], f = field_col[k];
+            if (v[k] < v[COL_LOW] || v[k] > v[COL_HIGH])
+                return csv_fail(c, line_no, (size_t)(fb[f] - p) + 1,
+                                "%s %.10g is %s %s %.10g; every bar needs low <= open, close "
+                                "<= high: fix the row or remove it",
+                                COL_NAMES[k], v[k], v[k] < v[COL_LOW] ? "below" : "above",
+                                v[k] < v[COL_LOW] ? "low" : "high",
+                                v[k] < v[COL_LOW] ? v[COL_LOW] : v[COL_HIGH]);
         }
         bars->open[n] = v[COL_OPEN];
         bars->high[n] = v[COL_HIGH];
@@ -488,6 +496,10 @@ fh_status fh_bars_load_csv(const char *path, fh_bars *bars, fh_error *err)
         st = parse_rows(&c, p, end, line_no, field_col, n_needed, bars, line_of, tcol_of);
     if (st == FH_OK)
         st = check_order(&c, bars, line_of, tcol_of);
+    if (st == FH_OK) {
+        bars->line = line_of; /* the bars own it now (fh_bars_free) */
+        line_of = NULL;
+    }
     free(line_of);
     free(tcol_of);
     free(buf);

@@ -73,6 +73,163 @@ static size_t shape_bytes(int rank, const int64_t *shape, fh_dtype dtype)
     return n;
 }
 
+/* ---- input files and UTF-8 ---- */
+static const char *file_kind(mode_t m)
+{
+    if (S_ISFIFO(m))
+        return "a FIFO (named pipe)";
+    if (S_ISDIR(m))
+        return "a directory";
+    if (S_ISCHR(m))
+        return "a character device";
+    if (S_ISBLK(m))
+        return "a block device";
+    if (S_ISSOCK(m))
+        return "a socket";
+    return "not a regular file";
+}
+
+static fh_status not_regular(const char *path, const char *what, mode_t m, fh_error *err)
+{
+    return fh_error_set(err, FH_ERR_INPUT,
+                        "%s: is %s, not a regular file; give the path of a %s (foxhunt reads "
+                        "its inputs whole, never from a pipe or a device)",
+                        path, file_kind(m), what);
+}
+
+fh_status fh_read_regular_file(const char *path, const char *what, size_t max_bytes,
+                               char **buf, size_t *len, fh_error *err)
+{
+    *buf = NULL;
+    *len = 0;
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return fh_error_set(err, FH_ERR_INPUT, "%s: cannot open: %s; check the path", path,
+                            strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return not_regular(path, what, sb.st_mode, err);
+    /* O_NONBLOCK: should a FIFO have taken the name since the stat, open returns at once
+     * (a regular file ignores the flag) and the fstat below refuses it */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return fh_error_set(err, FH_ERR_INPUT, "%s: cannot open: %s; check the path", path,
+                            strerror(errno));
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        int e = errno;
+        close(fd);
+        if (!S_ISREG(sb.st_mode))
+            return not_regular(path, what, sb.st_mode, err);
+        return fh_error_set(err, FH_ERR_INPUT, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (max_bytes && (uint64_t)sb.st_size > (uint64_t)max_bytes) {
+        close(fd);
+        return fh_error_set(err, FH_ERR_INPUT, "%s: %lld bytes, more than the %zu a %s may "
+                            "hold; give the right file", path, (long long)sb.st_size,
+                            max_bytes, what);
+    }
+    size_t cap = (size_t)sb.st_size + 1, n = 0; /* + 1: EOF seen without a second pass */
+    char *b = malloc(cap + 1);
+    fh_status st = FH_OK;
+    while (b) {
+        if (n == cap) { /* the file grew while we read it */
+            if (max_bytes && n > max_bytes) {
+                st = fh_error_set(err, FH_ERR_INPUT, "%s: more than the %zu bytes a %s may "
+                                  "hold; give the right file", path, max_bytes, what);
+                break;
+            }
+            char *nb = cap < SIZE_MAX / 4 ? realloc(b, 2 * cap + 1) : NULL;
+            if (!nb) {
+                free(b);
+                b = NULL;
+                break;
+            }
+            b = nb;
+            cap *= 2;
+        }
+        ssize_t got = read(fd, b + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            st = fh_error_set(err, FH_ERR_INPUT, "%s: read error after %zu bytes: %s; check "
+                              "the file", path, n, strerror(errno));
+            break;
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    close(fd);
+    if (!b)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s: out of memory reading the file", path);
+    if (st != FH_OK) {
+        free(b);
+        return st;
+    }
+    b[n] = '\0';
+    *buf = b;
+    *len = n;
+    return FH_OK;
+}
+
+int fh_utf8_valid(const char *s, size_t n, size_t *bad_offset)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = p[i];
+        size_t k;         /* continuation bytes */
+        unsigned lo = 0x80, hi = 0xBF; /* range of the first continuation byte */
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if (c >= 0xC2 && c <= 0xDF) {
+            k = 1;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            k = 2;
+            if (c == 0xE0)
+                lo = 0xA0; /* overlong */
+            else if (c == 0xED)
+                hi = 0x9F; /* surrogates */
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            k = 3;
+            if (c == 0xF0)
+                lo = 0x90; /* overlong */
+            else if (c == 0xF4)
+                hi = 0x8F; /* above U+10FFFF */
+        } else {
+            if (bad_offset)
+                *bad_offset = i;
+            return 0;
+        }
+        for (size_t j = 1; j <= k; j++) {
+            unsigned d = i + j < n ? p[i + j] : 0;
+            unsigned dlo = j == 1 ? lo : 0x80, dhi = j == 1 ? hi : 0xBF;
+            if (d < dlo || d > dhi) {
+                if (bad_offset)
+                    *bad_offset = i;
+                return 0;
+            }
+        }
+        i += k + 1;
+    }
+    return 1;
+}
+
+/* FH_OK when text (a tensor name, a metadata key or value) is UTF-8. */
+static fh_status check_utf8(const char *role, const char *name, const char *text,
+                            fh_error *err)
+{
+    size_t at = 0;
+    if (fh_utf8_valid(text, strlen(text), &at))
+        return FH_OK;
+    return fh_error_set(err, FH_ERR_INPUT,
+                        "safetensors: %s%s%s%s is not valid UTF-8 (byte 0x%02x at offset %zu); "
+                        "the header is JSON, which must be UTF-8 for other readers (Python's "
+                        "safetensors) to load the file: use UTF-8 names and paths",
+                        role, name ? " \"" : "", name ? name : "", name ? "\"" : "",
+                        (unsigned char)text[at], at);
+}
+
 /* ---- writer ---- */
 void fh_st_writer_init(fh_st_writer *w)
 {
@@ -101,6 +258,8 @@ fh_status fh_st_writer_add(fh_st_writer *w, const char *name, fh_dtype dtype, in
     if (!name || !name[0] || strcmp(name, "__metadata__") == 0)
         return fh_error_set(err, FH_ERR_FAILURE, "safetensors: invalid tensor name \"%s\"",
                             name ? name : "(null)");
+    if (check_utf8("tensor name", NULL, name, err) != FH_OK)
+        return FH_ERR_INPUT;
     if ((int)dtype < 0 || dtype >= FH_DTYPE_COUNT)
         return fh_error_set(err, FH_ERR_FAILURE, "safetensors: tensor %s: unknown dtype %d",
                             name, (int)dtype);
@@ -142,6 +301,9 @@ fh_status fh_st_writer_add(fh_st_writer *w, const char *name, fh_dtype dtype, in
 fh_status fh_st_writer_set_metadata(fh_st_writer *w, const char *key, const char *value,
                                     fh_error *err)
 {
+    if (check_utf8("metadata key", NULL, key, err) != FH_OK ||
+        check_utf8("metadata", key, value, err) != FH_OK)
+        return FH_ERR_INPUT;
     for (size_t i = 0; i < w->n_meta; i++) {
         if (strcmp(w->meta_keys[i], key) == 0) {
             char *v = dup_str(value);
@@ -544,34 +706,12 @@ fh_status fh_st_read(fh_st_file *f, const char *path, fh_error *err)
     f->path = dup_str(path);
     if (!f->path)
         return fh_error_set(err, FH_ERR_FAILURE, "%s: out of memory", path);
-    fh_status st = FH_OK;
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        st = fh_error_set(err, FH_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    char *whole = NULL;
+    fh_status st = fh_read_regular_file(path, "checkpoint (.safetensors file)", 0, &whole,
+                                        &f->file_len, err);
+    if (st != FH_OK)
         goto fail;
-    }
-    struct stat sb;
-    if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(fp);
-        st = fh_error_set(err, FH_ERR_INPUT, "%s: not a regular file", path);
-        goto fail;
-    }
-    f->file_len = (size_t)sb.st_size;
-    f->file = malloc(f->file_len ? f->file_len : 1);
-    if (!f->file) {
-        fclose(fp);
-        st = fh_error_set(err, FH_ERR_FAILURE, "%s: out of memory for %zu bytes", path,
-                          f->file_len);
-        goto fail;
-    }
-    size_t got = fread(f->file, 1, f->file_len, fp);
-    int rerr = ferror(fp);
-    fclose(fp);
-    if (rerr || got != f->file_len) {
-        st = fh_error_set(err, FH_ERR_INPUT, "%s: read error after %zu of %zu bytes", path,
-                          got, f->file_len);
-        goto fail;
-    }
+    f->file = (unsigned char *)whole;
     if (f->file_len < 8) {
         st = fh_error_set(err, FH_ERR_INPUT, "%s: %zu bytes, too short to hold the 8-byte "
                           "header length (truncated or not a safetensors file)", path,

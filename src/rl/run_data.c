@@ -14,6 +14,11 @@ fh_status fh_run_data_load(fh_run_data *d, const fh_train_config *cfg,
         st = fh_bars_load_csv(cfg->data, &d->bars, err);
         if (st != FH_OK)
             return st;
+        st = fh_bars_check_moves(&d->bars, cfg->max_bar_move_sigmas, cfg->data, err);
+        if (st != FH_OK) {
+            fh_run_data_free(d);
+            return st;
+        }
         snprintf(d->description, sizeof d->description, "%.200s (%zu bars%s)", cfg->data,
                  d->bars.n, d->bars.reversed ? ", reversed from descending order" : "");
     } else {
@@ -33,6 +38,12 @@ fh_status fh_run_data_load(fh_run_data *d, const fh_train_config *cfg,
         snprintf(d->description, sizeof d->description,
                  "synthetic market (seed %llu, %zu bars)",
                  (unsigned long long)cfg->synthetic_seed, d->bars.n);
+        /* the generator's own output must pass the check real data does */
+        st = fh_bars_check_moves(&d->bars, cfg->max_bar_move_sigmas, d->description, err);
+        if (st != FH_OK) {
+            fh_run_data_free(d);
+            return st;
+        }
     }
     st = fh_market_build(&d->bars, d->expected_return, cfg->train_fraction, norm, &d->market,
                          err);

@@ -3,14 +3,19 @@
 #include "foxhunt/train_config.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
-#include <ini.h>
+#include <float.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "foxhunt/data.h"        /* FH_DEFAULT_MAX_BAR_MOVE_SIGMAS */
+#include "foxhunt/safetensors.h" /* fh_read_regular_file, fh_utf8_valid */
 
 #define RUN(key, type, member, choices, lo, hi, help)                                    \
     {"run", key, type, offsetof(fh_train_config, member),                                \
@@ -40,6 +45,7 @@ const fh_config_field fh_train_config_fields[] = {
     RUN("synthetic_seed", FH_FIELD_U64, synthetic_seed, NULL, 0, 0, "seed of the synthetic market (independent of --seed)"),
     RUN("threads", FH_FIELD_INT, threads, NULL, 0, 1024, "CPU threads (0: all cores)"),
     RUN("eval_at_end", FH_FIELD_BOOL, eval_at_end, NULL, 0, 1, "evaluate on the test split when training ends"),
+    RUN("max_bar_move_sigmas", FH_FIELD_DOUBLE, max_bar_move_sigmas, NULL, 0, 1e12, "refuse data with a one-bar move beyond this many sigmas, an implausible tick (0: no check; docs/FEATURES.md)"),
     PPO("lr", FH_FIELD_DOUBLE, lr, 0, 1, "Adam learning rate (actor and critic)"),
     PPO("anneal_lr", FH_FIELD_BOOL, anneal_lr, 0, 1, "linear learning-rate decay to 0"),
     PPO("epochs", FH_FIELD_INT, epochs, 1, 1000, "PPO epochs per update"),
@@ -91,6 +97,7 @@ void fh_train_config_default(fh_train_config *cfg)
     cfg->synthetic_seed = 42;
     cfg->threads = 0;
     cfg->eval_at_end = 1;
+    cfg->max_bar_move_sigmas = FH_DEFAULT_MAX_BAR_MOVE_SIGMAS;
     cfg->lr = 3e-4;
     cfg->anneal_lr = 1;
     cfg->epochs = 10;
@@ -141,12 +148,23 @@ fh_status fh_config_field_set(const fh_config_field *f, fh_train_config *cfg,
     char *end = NULL;
     errno = 0;
     switch (f->type) {
-    case FH_FIELD_STRING:
+    case FH_FIELD_STRING: {
+        size_t bad = 0;
         if (strlen(value) >= f->size)
             return fh_error_set(err, FH_ERR_INPUT, "%s is longer than %zu characters",
                                 f->key, f->size - 1);
+        /* the config is saved as JSON in every checkpoint, and JSON is UTF-8: a path with
+         * other bytes would make checkpoints other readers refuse */
+        if (!fh_utf8_valid(value, strlen(value), &bad))
+            return fh_error_set(err, FH_ERR_INPUT,
+                                "%s is not valid UTF-8 (byte 0x%02x at offset %zu); the run's "
+                                "config is saved as JSON in its checkpoints, which must be "
+                                "UTF-8: rename the file or directory, or use a link with a "
+                                "UTF-8 name",
+                                f->key, (unsigned char)value[bad], bad);
         strcpy(base, value);
         return FH_OK;
+    }
     case FH_FIELD_CHOICE:
         if (!fh_config_choice_ok(f->choices, value))
             return fh_error_set(err, FH_ERR_INPUT, "%s = '%s' is not one of %s", f->key,
@@ -164,9 +182,21 @@ fh_status fh_config_field_set(const fh_config_field *f, fh_train_config *cfg,
         return FH_OK;
     case FH_FIELD_INT: {
         long v = strtol(value, &end, 10);
-        if (errno || end == value || *end)
+        if (end == value || *end || (errno && errno != ERANGE)) {
+            /* a whole number written as 1e+300 (a saved config's JSON number) is out of
+             * range rather than not an integer */
+            char *dend = NULL;
+            double d = strtod(value, &dend);
+            if (dend != value && !*dend && isfinite(d) && d == floor(d) && f->min < f->max &&
+                (d < f->min || d > f->max))
+                return fh_error_set(err, FH_ERR_INPUT, "%s = %s is out of range %g..%g (%s)",
+                                    f->key, value, f->min, f->max, f->help);
             return fh_error_set(err, FH_ERR_INPUT, "%s = '%s': expected an integer", f->key,
                                 value);
+        }
+        if (errno == ERANGE || v < INT_MIN || v > INT_MAX)
+            return fh_error_set(err, FH_ERR_INPUT, "%s = %s is out of range %g..%g (%s)",
+                                f->key, value, f->min, f->max, f->help);
         if (range_check(f, (double)v, value, err) != FH_OK)
             return FH_ERR_INPUT;
         *(int *)base = (int)v;
@@ -183,9 +213,25 @@ fh_status fh_config_field_set(const fh_config_field *f, fh_train_config *cfg,
     case FH_FIELD_DOUBLE:
     case FH_FIELD_FLOAT: {
         double v = strtod(value, &end);
-        if (errno || end == value || *end || !isfinite(v))
+        if (end == value || *end || isnan(v) || (isinf(v) && errno != ERANGE))
             return fh_error_set(err, FH_ERR_INPUT, "%s = '%s': expected a finite number",
                                 f->key, value);
+        /* strtod's ERANGE: beyond a double (v is +-HUGE_VAL), or below the smallest
+         * normal one (v is 0 or subnormal); a float field has a narrower range still */
+        const int is_float = f->type == FH_FIELD_FLOAT;
+        const double tiny = is_float ? (double)FLT_MIN : DBL_MIN;
+        if ((errno == ERANGE && fabs(v) <= DBL_MIN) || (v != 0.0 && fabs(v) < tiny))
+            return fh_error_set(err, FH_ERR_INPUT,
+                                "%s = %s is too small for a %s (below %.3g, the smallest normal "
+                                "one, it would read as %g); write 0 or a value in range %g..%g "
+                                "(%s)",
+                                f->key, value, is_float ? "32-bit float" : "double", tiny,
+                                is_float ? (double)(float)v : v, f->min, f->max, f->help);
+        if (errno == ERANGE)
+            return fh_error_set(err, FH_ERR_INPUT,
+                                "%s = %s is too large to represent (above %.3g); write a value "
+                                "in range %g..%g (%s)",
+                                f->key, value, DBL_MAX, f->min, f->max, f->help);
         if (range_check(f, v, value, err) != FH_OK)
             return FH_ERR_INPUT;
         if (f->type == FH_FIELD_FLOAT)
@@ -240,51 +286,115 @@ static const fh_config_field *find_field(const char *section, const char *key)
     return NULL;
 }
 
-typedef struct {
-    fh_train_config *cfg;
-    const char *path;
-    fh_error *err;
-    int failed;
-} ini_context;
+/* The INI reader. Read here rather than by inih, whose fixed 200-byte line buffer
+ * split a longer line in two and reported the wrong line (issue 19); the syntax is
+ * inih's default, on lines of any length:
+ *   [section]                 (spaces around the name ignored; text after ']' only a comment)
+ *   key = value  or  key: value   (split at the first '=' or ':'; both sides trimmed)
+ *   ; comment  or  # comment  (a whole line), value ; comment (';' after a space)
+ * blank lines skipped, an optional UTF-8 byte-order mark, LF or CRLF line ends. A key
+ * may appear before any [section] (it is then looked up in all of them). The first
+ * error stops the reading: "FILE:LINE: what is wrong". */
+#define INI_MAX_BYTES ((size_t)16 << 20)
 
-/* Debian's inih passes no line number to the handler; ini_parse returns the line of
- * the first key the handler refused, and the message gets "FILE:LINE: " then. */
-static int on_ini_key(void *user, const char *section, const char *name, const char *value)
+static int ini_space(char c)
 {
-    ini_context *ctx = user;
-    if (ctx->failed)
-        return 0;
-    const fh_config_field *f = find_field(section, name);
-    if (!f) {
-        fh_error_set(ctx->err, FH_ERR_INPUT,
-                     "unknown key '%s'%s%s%s (see foxhunt train --help for the keys)", name, section && *section ? " in section [" : "",
-                     section && *section ? section : "", section && *section ? "]" : "");
-        ctx->failed = 1;
-        return 0;
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Trims [*b, *e) in place. */
+static void ini_trim(char **b, char **e)
+{
+    while (*b < *e && ini_space(**b))
+        (*b)++;
+    while (*e > *b && ini_space((*e)[-1]))
+        (*e)--;
+}
+
+static fh_status ini_line(char *b, char *e, char *section, size_t section_cap,
+                          fh_train_config *cfg, fh_error *err)
+{
+    ini_trim(&b, &e);
+    if (b == e || *b == ';' || *b == '#')
+        return FH_OK;
+    if (*b == '[') {
+        char *close = memchr(b, ']', (size_t)(e - b));
+        if (!close)
+            return fh_error_set(err, FH_ERR_INPUT, "'[' without a closing ']'; write "
+                                "[run], [ppo] or [env]");
+        char *after = close + 1;
+        while (after < e && ini_space(*after))
+            after++;
+        if (after < e && *after != ';' && *after != '#')
+            return fh_error_set(err, FH_ERR_INPUT, "text after the section's ']'; put keys "
+                                "on lines of their own");
+        char *nb = b + 1, *ne = close;
+        ini_trim(&nb, &ne);
+        if ((size_t)(ne - nb) >= section_cap)
+            return fh_error_set(err, FH_ERR_INPUT, "section name '%.40s...' is too long; the "
+                                "sections are [run], [ppo] and [env]", nb);
+        memcpy(section, nb, (size_t)(ne - nb));
+        section[ne - nb] = '\0';
+        return FH_OK;
     }
-    if (fh_config_field_set(f, ctx->cfg, value, ctx->err) != FH_OK) {
-        ctx->failed = 1;
-        return 0;
-    }
-    return 1;
+    char *sep = b;
+    while (sep < e && *sep != '=' && *sep != ':')
+        sep++;
+    if (sep == e)
+        return fh_error_set(err, FH_ERR_INPUT, "syntax error: '%.60s%s' is neither [section] "
+                            "nor key = value", b, e - b > 60 ? "..." : "");
+    char *kb = b, *ke = sep, *vb = sep + 1, *ve = e;
+    ini_trim(&kb, &ke);
+    if (kb == ke)
+        return fh_error_set(err, FH_ERR_INPUT, "syntax error: no key before '%c'; write "
+                            "key = value", *sep);
+    for (char *q = vb; q < ve; q++) /* an inline comment: ';' after a space */
+        if (*q == ';' && q > vb && ini_space(q[-1])) {
+            ve = q;
+            break;
+        }
+    ini_trim(&vb, &ve);
+    *ke = '\0';
+    *ve = '\0';
+    const fh_config_field *f = find_field(section, kb);
+    if (!f)
+        return fh_error_set(err, FH_ERR_INPUT,
+                            "unknown key '%s'%s%s%s (see foxhunt train --help for the keys)",
+                            kb, *section ? " in section [" : "", section,
+                            *section ? "]" : "");
+    return fh_config_field_set(f, cfg, vb, err);
 }
 
 fh_status fh_train_config_load_ini(const char *path, fh_train_config *cfg, fh_error *err)
 {
+    char *buf = NULL;
+    size_t len = 0;
+    fh_status st = fh_read_regular_file(path, "config file (INI)", INI_MAX_BYTES, &buf, &len,
+                                        err);
+    if (st != FH_OK)
+        return st;
     fh_train_config tmp = *cfg; /* nothing changes unless the whole file is good */
-    ini_context ctx = {&tmp, path, err, 0};
-    int rc = ini_parse(path, on_ini_key, &ctx);
-    if (ctx.failed) {
-        fh_error_prefix(err, "%s:%d: ", path, rc);
-        return FH_ERR_INPUT;
+    char section[64] = "";
+    char *p = buf, *end = buf + len;
+    if (len >= 3 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
+        (unsigned char)p[2] == 0xBF)
+        p += 3;
+    for (size_t line = 1; st == FH_OK && p < end; line++) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *le = nl ? nl : end;
+        if (memchr(p, '\0', (size_t)(le - p)))
+            st = fh_error_set(err, FH_ERR_INPUT, "a NUL byte: not a text file; give an INI "
+                              "file of key = value lines");
+        else
+            st = ini_line(p, le, section, sizeof section, &tmp, err);
+        if (st != FH_OK)
+            fh_error_prefix(err, "%s:%zu: ", path, line);
+        p = nl ? nl + 1 : end;
     }
-    if (rc == -1)
-        return fh_error_set(err, FH_ERR_INPUT, "%s: cannot open the config file", path);
-    if (rc != 0)
-        return fh_error_set(err, FH_ERR_INPUT,
-                            "%s:%d: syntax error (expected [section] or key = value)", path, rc);
-    *cfg = tmp;
-    return FH_OK;
+    free(buf);
+    if (st == FH_OK)
+        *cfg = tmp;
+    return st;
 }
 
 fh_status fh_train_config_validate(const fh_train_config *cfg, fh_error *err)
@@ -345,13 +455,23 @@ fh_status fh_train_config_from_json(const char *json, fh_train_config *cfg, fh_e
         char text[FH_CONFIG_STRING_MAX + 32];
         if (cJSON_IsString(item))
             snprintf(text, sizeof text, "%s", item->valuestring);
-        else if (cJSON_IsNumber(item))
-            snprintf(text, sizeof text, "%.17g", item->valuedouble);
-        else
+        else if (cJSON_IsBool(item))
+            snprintf(text, sizeof text, "%d", cJSON_IsTrue(item));
+        else if (cJSON_IsNumber(item)) {
+            /* as text, never (int)valuedouble: 1e300 or 2.5 for an integer key is then an
+             * error naming the key (fh_config_field_set), not undefined behaviour; the
+             * shortest text that reads back to the same number */
+            for (int digits = 15; digits <= 17; digits++) {
+                snprintf(text, sizeof text, "%.*g", digits, item->valuedouble);
+                if (strtod(text, NULL) == item->valuedouble)
+                    break;
+            }
+        } else {
             continue;
-        if (f->type == FH_FIELD_INT || f->type == FH_FIELD_BOOL)
-            snprintf(text, sizeof text, "%d", (int)item->valuedouble);
+        }
         st = fh_config_field_set(f, &tmp, text, err);
+        if (st != FH_OK)
+            fh_error_prefix(err, "saved config [%s]: ", f->section);
     }
     cJSON_Delete(root);
     if (st == FH_OK)

@@ -1,5 +1,5 @@
-/* test_data_csv_errors.c — one ctest entry per bad-input case of SPEC §2 (the case
- * name is argv[1]). Each writes a small CSV with one defect, checks that the loader
+/* test_data_csv_errors.c — one ctest entry per bad-input case of SPEC §2 and issue 19
+ * item 7 (the case name is argv[1]). Each writes a small CSV with one defect, checks that the loader
  * rejects it with FH_ERR_INPUT and "FILE:LINE:COLUMN: what; what to do" pointing at the
  * defect, leaves the bars empty, and that `foxhunt features` exits 2 with that message
  * and writes nothing (neither OUT nor OUT.tmp). */
@@ -146,6 +146,37 @@ int main(int argc, char **argv)
         row_text(row, sizeof row, 60, ts, NULL, NULL, NULL, NULL, NULL);
         e.col = build(&b, N_ROWS, 60, row, 0);
         e = (expect){62, e.col, "out of order"};
+    } else if (strcmp(c, "long_field") == 0) {
+        /* 100,000 digits: once read as its first 127 digits, a finite 1e126 */
+        size_t n = 100000;
+        char *digits = malloc(n + 1);
+        memset(digits, '1', n);
+        digits[n] = '\0';
+        fx_buf r = {0};
+        fx_bar x = fx_bar_at(70);
+        char ts[32];
+        fx_iso(x.t, ts, sizeof ts, ' ');
+        fx_printf(&r, "%s,%.6f,%.6f,%.6f,%s,%.3f", ts, x.o, x.h, x.l, digits, x.v);
+        e.col = build(&b, N_ROWS, 70, r.s, 4);
+        e = (expect){72, e.col, "is 100000 characters long"};
+        free(r.s);
+        free(digits);
+    } else if (strcmp(c, "open_above_high") == 0) {
+        row_text(row, sizeof row, 80, NULL, "12", "11", "9", "10", NULL);
+        e.col = build(&b, N_ROWS, 80, row, 1);
+        e = (expect){82, e.col, "open 12 is above high 11"};
+    } else if (strcmp(c, "close_below_low") == 0) {
+        row_text(row, sizeof row, 90, NULL, "10", "11", "9", "8.5", NULL);
+        e.col = build(&b, N_ROWS, 90, row, 4);
+        e = (expect){92, e.col, "close 8.5 is below low 9"};
+    } else if (strcmp(c, "price_overflows_float") == 0) {
+        row_text(row, sizeof row, 100, NULL, NULL, "1e39", NULL, NULL, NULL);
+        e.col = build(&b, N_ROWS, 100, row, 2);
+        e = (expect){102, e.col, "'1e39' in column 'high' overflows a 32-bit float"};
+    } else if (strcmp(c, "price_underflows_float") == 0) {
+        row_text(row, sizeof row, 110, NULL, NULL, NULL, "1e-39", NULL, NULL);
+        e.col = build(&b, N_ROWS, 110, row, 3);
+        e = (expect){112, e.col, "'1e-39' in column 'low' is below the smallest normal"};
     } else if (strcmp(c, "too_few_rows") == 0) {
         build(&b, FH_MIN_BARS - 1, -1, NULL, 0);
         e = (expect){FH_MIN_BARS, 1, "only 299 bars"};

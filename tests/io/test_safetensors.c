@@ -1,8 +1,14 @@
 /* test_safetensors.c — the generic safetensors writer/reader: a round trip of every
  * dtype (bit-exact, shapes, metadata, scalar and empty tensors), the header layout
  * (8-byte aligned, starts with '{'), and one malformed file per validation rule, each
- * of which must fail with FH_ERR_INPUT and a message naming the file and the fault. */
+ * of which must fail with FH_ERR_INPUT and a message naming the file and the fault.
+ * Issue 19: the reader refuses a FIFO, a directory or a device without blocking; the
+ * writer refuses names and metadata that are not UTF-8 (a run directory named with
+ * byte 0xff made checkpoints Python's safetensors cannot read), and what it writes with
+ * non-ASCII UTF-8 metadata Python reads back (when python3 with safetensors is here). */
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "foxhunt/safetensors.h"
 #include "io_test_helpers.h"
@@ -205,6 +211,109 @@ static void test_atomic_write(void)
     fh_st_writer_free(&w);
 }
 
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "FAIL: fh_st_read blocked on a FIFO (alarm after 30 s)\n";
+    if (write(2, msg, sizeof msg - 1) < 0) {
+        /* nothing more to do */
+    }
+    _exit(1);
+}
+
+static void test_not_regular(void)
+{
+    const char *fifo = tpath("pipe.safetensors");
+    CHECK(mkfifo(fifo, 0600) == 0);
+    signal(SIGALRM, on_alarm);
+    alarm(30);
+    const char *paths[3] = {fifo, g_dir, "/dev/null"};
+    const char *kinds[3] = {"a FIFO", "a directory", "a character device"};
+    for (int k = 0; k < 3; k++) {
+        fh_st_file f;
+        fh_error err;
+        fh_error_clear(&err);
+        CHECK_MSG(fh_st_read(&f, paths[k], &err) == FH_ERR_INPUT &&
+                      strstr(err.message, paths[k]) && strstr(err.message, kinds[k]),
+                  "%s: %s", paths[k], err.message);
+        CHECK(f.file == NULL && f.n_tensors == 0);
+    }
+    alarm(0);
+}
+
+static void test_utf8(void)
+{
+    static const struct {
+        const char *s;
+        int ok;
+        size_t bad;
+    } cases[] = {
+        {"plain ascii", 1, 0},
+        {"runs/\xc3\xa9t\xc3\xa9", 1, 0},          /* é */
+        {"\xe2\x82\xac \xf0\x9d\x84\x9e", 1, 0},  /* € and U+1D11E */
+        {"\xef\xbf\xbf", 1, 0},                    /* U+FFFF */
+        {"\xf4\x8f\xbf\xbf", 1, 0},                /* U+10FFFF */
+        {"runs/\xff", 0, 5},
+        {"ab\x80", 0, 2},                            /* a lone continuation byte */
+        {"\xc0\xaf", 0, 0},                          /* overlong '/' */
+        {"\xe0\x80\xaf", 0, 0},                      /* overlong, 3 bytes */
+        {"\xed\xa0\x80", 0, 0},                      /* a UTF-16 surrogate */
+        {"\xf4\x90\x80\x80", 0, 0},                  /* above U+10FFFF */
+        {"x\xe2\x82", 0, 1},                         /* cut short */
+        {"\xc3", 0, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        size_t bad = 99;
+        int ok = fh_utf8_valid(cases[k].s, strlen(cases[k].s), &bad);
+        CHECK_MSG(ok == cases[k].ok && (ok || bad == cases[k].bad),
+                  "utf8 case %zu: valid %d (bad at %zu), expected %d (at %zu)", k, ok, bad,
+                  cases[k].ok, cases[k].bad);
+    }
+
+    /* the writer refuses what is not UTF-8, naming the key */
+    fh_st_writer w;
+    fh_st_writer_init(&w);
+    fh_error err;
+    float v = 1.0f;
+    int64_t one = 1;
+    CHECK(fh_st_writer_set_metadata(&w, "config", "{\"out\": \"runs/\xff\"}", &err) ==
+              FH_ERR_INPUT &&
+          strstr(err.message, "\"config\" is not valid UTF-8 (byte 0xff at offset 14)"));
+    CHECK(fh_st_writer_set_metadata(&w, "k\xfe", "v", &err) == FH_ERR_INPUT &&
+          strstr(err.message, "metadata key is not valid UTF-8"));
+    CHECK(fh_st_writer_add(&w, "w\xff", FH_DTYPE_F32, 1, &one, &v, &err) == FH_ERR_INPUT &&
+          strstr(err.message, "tensor name is not valid UTF-8"));
+    CHECK(w.n_meta == 0 && w.n_tensors == 0);
+
+    /* non-ASCII UTF-8 is written, read back, and read by Python's safetensors */
+    const char *value = "{\"out\": \"runs/\xc3\xa9t\xc3\xa9 \xe2\x82\xac\"}";
+    CHECK(fh_st_writer_set_metadata(&w, "config", value, &err) == FH_OK);
+    CHECK(fh_st_writer_add(&w, "w.\xc3\xa9", FH_DTYPE_F32, 1, &one, &v, &err) == FH_OK);
+    const char *p = tpath("utf8.safetensors");
+    CHECK_MSG(fh_st_writer_write(&w, p, &err) == FH_OK, "%s", err.message);
+    fh_st_writer_free(&w);
+    fh_st_file f;
+    CHECK_MSG(fh_st_read(&f, p, &err) == FH_OK, "%s", err.message);
+    CHECK(fh_st_metadata(&f, "config") && strcmp(fh_st_metadata(&f, "config"), value) == 0);
+    fh_st_file_free(&f);
+    if (system("python3 -c 'import safetensors' >/dev/null 2>&1") != 0) {
+        printf("note: python3 with safetensors absent; the Python read is not checked\n");
+        return;
+    }
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import sys; from safetensors import safe_open\n"
+             "f = safe_open(sys.argv[1], \"numpy\")\n"
+             "m = f.metadata()[\"config\"]\n"
+             "sys.exit(0 if m == \"{\\\"out\\\": \\\"runs/\\u00e9t\\u00e9 \\u20ac\\\"}\" "
+             "and list(f.keys()) == [\"w.\\u00e9\"] else 3)' '%s'",
+             p);
+    int rc = system(cmd);
+    CHECK_MSG(rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0,
+              "python's safetensors did not read %s back (exit %d)", p,
+              rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
+}
+
 int main(void)
 {
     snprintf(g_dir, sizeof g_dir, "/tmp/fh_st_XXXXXX");
@@ -213,6 +322,8 @@ int main(void)
     test_round_trip();
     test_malformed();
     test_atomic_write();
+    test_not_regular();
+    test_utf8();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
     if (system(cmd) != 0)
