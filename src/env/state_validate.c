@@ -36,6 +36,10 @@ static int check_portfolio(const fh_env_market *m, const fh_episode_state *ep, c
         FAIL("initial_equity = %.17g is not a positive finite number", ep->initial_equity);
     if (!(isfinite(ep->equity) && ep->equity > 0.0))
         FAIL("equity = %.17g is not a positive finite number", ep->equity);
+    float growth = (float)(ep->equity / ep->initial_equity - 1.0); /* observed as a float */
+    if (!isfinite(growth))
+        FAIL("equity / initial_equity = %.17g / %.17g does not fit the observation (a float)",
+             ep->equity, ep->initial_equity);
     double p = (double)m->close[ep->bar];
     double value = ep->units * p, mark = ep->cash + value;
     if (!(fabs(ep->equity - mark) <= MARK_REL * (fabs(ep->cash) + fabs(value))))

@@ -2,7 +2,15 @@
  * double accounting (equity = cash + units * price and E' = E - cost + units * dp, to
  * 1e-9 relative), pnl = ln(E'/E), exposure in [-1, 1], costs >= 0, no NaN/Inf in
  * states or rewards, barrier levels consistent with the entry bar's price and sigma,
- * barrier active exactly while a position is open, time limit respected.
+ * barrier active exactly while a position is open, time limit respected; every state
+ * about to be stepped passes fh_episode_state_validate (no false refusals).
+ *
+ * The validator (issue 19; a checkpoint's states are untrusted): a table of single-field
+ * edits of real states (head = 1e9, head = -100000, a ring value of 200, NaN equity, ...)
+ * each refused with a message naming the field and value; and random byte edits: every
+ * edited state the validator accepts is stepped 60 times with random actions and must
+ * keep finite rewards and observations and pass the validator after each step (under
+ * ASan this also shows that no accepted state indexes out of bounds).
  *
  * Markets: a synthetic random walk with switching volatility built here; the closes of
  * the real files in FH_SHARED_DATA_DIR (test-local reader: close column only, sigma =
@@ -170,7 +178,8 @@ static void run_invariants(const char *name, const fh_env_market *m, const fh_en
 {
     memset(counts, 0, sizeof *counts);
     int bad_accounting = 0, bad_mark = 0, bad_pnl = 0, bad_exposure = 0, bad_cost = 0;
-    int bad_finite = 0, bad_barrier = 0, bad_hold = 0, bad_bar = 0;
+    int bad_finite = 0, bad_barrier = 0, bad_hold = 0, bad_bar = 0, bad_valid = 0;
+    char why[512];
     float state[FH_STATE_DIM];
     for (int e = 0; e < n_episodes; e++) {
         fh_episode_state ep;
@@ -183,6 +192,9 @@ static void run_invariants(const char *name, const fh_env_market *m, const fh_en
              * enough to meet their barriers */
             if (t == 0 || gpu_random(&actions) < 0.3f)
                 a = rng_uniform_int(&actions, FH_N_ACTIONS);
+            if (!fh_episode_state_validate(cfg, m, &ep, why, sizeof why) && !bad_valid++)
+                fprintf(stderr, "%s: ep %d step %d: a reachable state refused: %s\n", name, e,
+                        t, why);
             double e_before = ep.equity;
             int bar0 = ep.bar;
             fh_step_result r;
@@ -267,6 +279,8 @@ static void run_invariants(const char *name, const fh_env_market *m, const fh_en
     CHECK_MSG(bad_barrier == 0, "%s: %d barrier violations", name, bad_barrier);
     CHECK_MSG(bad_hold == 0, "%s: %d time-limit violations", name, bad_hold);
     CHECK_MSG(bad_bar == 0, "%s: %d bar/done violations", name, bad_bar);
+    CHECK_MSG(bad_valid == 0, "%s: %d reachable states refused by the validator", name,
+              bad_valid);
     printf("%s: %ld steps, %ld episodes (%ld terminal, %ld truncated), hits pt %ld sl %ld "
            "time %ld, reversals %ld\n",
            name, counts->steps, counts->episodes, counts->terminals, counts->truncations,
@@ -295,6 +309,193 @@ static void run_market(const char *name, const fh_env_market *m, int expect_ruin
         run_invariants(name, m, &cfg, 8, 4000, &c);
         CHECK_MSG(c.terminals > 0, "%s: ruin at 0.97 should happen", name);
     }
+}
+
+/* ---- the validator against edited states ---- */
+
+/* Steps one long episode (horizon 400) with sticky random actions and keeps up to max
+ * states about to be stepped, every `every` steps; *full gets one with a full window and
+ * an open position, *partial one with a partly filled window and a position. */
+static int sample_states(const fh_env_market *m, const fh_env_config *cfg, fh_episode_state *pool,
+                         int max, fh_episode_state *full, fh_episode_state *partial)
+{
+    fh_episode_state ep;
+    env_episode_init(cfg, m, &ep, 11u, 3u);
+    fh_rng actions;
+    rng_seed(&actions, 5u, 1u);
+    int a = 0, n = 0, have_full = 0, have_partial = 0;
+    for (int t = 0; t < 20000 && (n < max || !have_full || !have_partial); t++) {
+        if (n < max && t % 37 == 0)
+            pool[n++] = ep;
+        if (ep.barrier.direction != 0.0f && ep.diversity.fill == FH_DIVERSITY_WINDOW &&
+            ep.log_reversals > 0 && !have_full) {
+            *full = ep;
+            have_full = 1;
+        }
+        if (ep.barrier.direction != 0.0f && ep.step > 30 && ep.step < 60 && !have_partial) {
+            *partial = ep;
+            have_partial = 1;
+        }
+        if (t == 0 || gpu_random(&actions) < 0.2f)
+            a = rng_uniform_int(&actions, FH_N_ACTIONS);
+        fh_step_result r;
+        env_step(cfg, m, &ep, a, &r);
+        if (r.done)
+            env_episode_reset(cfg, m, &ep);
+    }
+    return have_full && have_partial ? n : -1;
+}
+
+/* edit k of a state; returns the text the refusal must contain (NULL: no more edits) */
+static const char *edit_state(fh_episode_state *ep, int k, int n_bars)
+{
+    static char want[64];
+    fh_diversity *d = &ep->diversity;
+    switch (k) {
+    case 0: d->head = 1000000000; return "diversity.head = 1000000000 is outside [0, 100)";
+    case 1: d->head = -100000; return "diversity.head = -100000";
+    case 2: d->ring[17] = 200; return "diversity.ring[17] = 200 is not an action";
+    case 3: d->fill = 101; return "diversity.fill = 101";
+    case 4: d->fill -= 1; return "diversity.fill";
+    case 5: d->head = (d->head + 1) % FH_DIVERSITY_WINDOW; return "diversity.head";
+    case 6: d->counts[d->ring[0]]++; return "diversity.counts[";
+    case 7: d->counts[44] = 255; return "diversity.counts[44] = 255";
+    case 8: d->clogc = NAN; return "diversity.clogc = nan";
+    case 9: d->clogc += 1.0; return "diversity.clogc";
+    case 10: d->pad_[1] = 1; return "diversity.pad_[1] = 1";
+    case 11: ep->equity = NAN; return "equity = nan is not a positive finite number";
+    case 12: ep->equity = -1.0; return "equity = -1 is not";
+    case 13: ep->equity = INFINITY; return "equity = inf";
+    case 14: ep->initial_equity = 0.0; return "initial_equity = 0 is not";
+    case 15: ep->initial_equity = 1e-300; return "does not fit the observation";
+    case 16: ep->cash = NAN; return "cash = nan";
+    case 17: ep->units *= 2.0; return "differs from cash + units * close[bar]";
+    case 18: ep->units = -INFINITY; return "units = -inf";
+    case 19: ep->exposure = NAN; return "exposure = nan";
+    case 20: ep->exposure += 0.5; return "differs from units * close[bar] / equity";
+    case 21: ep->bar = n_bars - 1; snprintf(want, sizeof want, "bar = %d is outside", n_bars - 1); return want;
+    case 22: ep->bar = -1; return "bar = -1 is outside";
+    case 23: ep->bar = 1000000000; return "bar = 1000000000";
+    case 24: ep->start_bar = ep->bar + 1; return "start_bar = ";
+    case 25: ep->start_bar = -5; return "start_bar = -5";
+    case 26: ep->step += 1; return "step = ";
+    case 27: ep->step = -1; return "step = -1";
+    case 28: ep->rng.inc &= ~1ULL; return "rng.inc = ";
+    case 29: ep->barrier.direction = 0.5f; return "barrier.direction = 0.5 is not";
+    case 30: ep->barrier.direction = -ep->barrier.direction; return "barrier.direction = ";
+    case 31: ep->barrier.entry = NAN; return "barrier.entry = nan is not finite";
+    case 32: ep->barrier.entry_step = -1.0f; return "barrier.entry_step = -1 is not";
+    case 33: ep->barrier.entry_step = (float)ep->step + 5.0f; return "barrier.entry_step = ";
+    case 34: ep->barrier.entry_step = 1e9f; return "barrier.entry_step = 1e+09";
+    case 35: ep->barrier.entry_step += 0.5f; return "barrier.entry_step = ";
+    case 36: ep->barrier.entry *= 1.01f; return "barrier.entry = ";
+    case 37: ep->barrier.upper = ep->barrier.entry * 0.5f; return "barrier levels";
+    case 38: ep->log_cost = -1.0; return "log_cost = -1";
+    case 39: ep->log_reward = INFINITY; return "log_reward = inf";
+    case 40: ep->log_turnover = NAN; return "log_turnover = nan";
+    case 41: ep->life_cost = NAN; return "life_cost = nan";
+    case 42: ep->life_turnover = -1.0; return "life_turnover = -1";
+    case 43: ep->log_barrier_hits[0] = 1; return "log_barrier_hits[0] = 1";
+    case 44: ep->log_barrier_hits[2] = -3; return "log_barrier_hits[2] = -3";
+    case 45: ep->life_barrier_hits[0] = 2; return "life_barrier_hits[0] = 2";
+    case 46: ep->life_barrier_hits[1] = ep->log_barrier_hits[1] - 1; return "life_barrier_hits[1]";
+    case 47: ep->log_reversals = ep->step + 1; return "log_reversals = ";
+    case 48: ep->life_reversals = ep->log_reversals - 1; return "life_reversals = ";
+    case 49: ep->episodes_done = -1; return "episodes_done = -1";
+    case 50: ep->life_pad_ = 7; return "life_pad_ = 7";
+    default: return NULL;
+    }
+}
+
+static void test_validator_edits(const fh_env_market *m)
+{
+    fh_env_config cfg = fh_env_config_default();
+    cfg.horizon = 400;
+    fh_episode_state pool[64], full, partial;
+    int n_pool = sample_states(m, &cfg, pool, 64, &full, &partial);
+    CHECK_MSG(n_pool > 0, "no state with a full window and an open position was reached");
+    if (n_pool <= 0)
+        return;
+    char why[512];
+    const fh_episode_state *bases[2] = {&full, &partial};
+    const char *base_names[2] = {"full window", "partial window"};
+    int edits = 0;
+    for (int b = 0; b < 2; b++) {
+        CHECK_MSG(fh_episode_state_validate(&cfg, m, bases[b], why, sizeof why), "%s: %s",
+                  base_names[b], why);
+        for (int k = 0;; k++) {
+            fh_episode_state ep = *bases[b];
+            const char *want = edit_state(&ep, k, m->n_bars);
+            if (!want)
+                break;
+            if (memcmp(&ep, bases[b], sizeof ep) == 0)
+                continue; /* the edit changed nothing on this state */
+            edits++;
+            why[0] = '\0';
+            int ok = fh_episode_state_validate(&cfg, m, &ep, why, sizeof why);
+            CHECK_MSG(!ok && strstr(why, want) != NULL, "%s, edit %d: validate %d, \"%s\" "
+                      "should contain \"%s\"", base_names[b], k, ok, why, want);
+        }
+    }
+    /* an unfilled slot of a partly filled window is not an action either */
+    fh_episode_state ep = partial;
+    ep.diversity.ring[FH_DIVERSITY_WINDOW - 1] = 200;
+    CHECK(!fh_episode_state_validate(&cfg, m, &ep, why, sizeof why) &&
+          strstr(why, "diversity.ring[99] = 200"));
+    /* an invalid config or market is refused, not read */
+    fh_env_config bad = cfg;
+    bad.ruin = 2.0f;
+    CHECK(!fh_episode_state_validate(&bad, m, &full, why, sizeof why) &&
+          strstr(why, "config") != NULL);
+    printf("validator: %d single-field edits of 2 real states, each refused by name\n", edits);
+}
+
+/* Random byte edits of reachable states: what the validator accepts must be safe. */
+static void test_validator_random_edits(const fh_env_market *m)
+{
+    fh_env_config cfg = fh_env_config_default();
+    cfg.horizon = 400;
+    fh_episode_state pool[64], full, partial;
+    int n_pool = sample_states(m, &cfg, pool, 64, &full, &partial);
+    if (n_pool <= 0)
+        return;
+    fh_rng rng;
+    rng_seed(&rng, 2025u, 9u);
+    int trials = 4000, accepted = 0, bad = 0;
+    char why[512];
+    float obs[FH_STATE_DIM];
+    for (int trial = 0; trial < trials; trial++) {
+        fh_episode_state ep = pool[rng_uniform_int(&rng, n_pool)];
+        unsigned char *bytes = (unsigned char *)&ep;
+        int edits = 1 + rng_uniform_int(&rng, 3);
+        for (int e = 0; e < edits; e++)
+            bytes[rng_uniform_int(&rng, (int)sizeof ep)] = (unsigned char)pcg32(&rng);
+        if (!fh_episode_state_validate(&cfg, m, &ep, why, sizeof why))
+            continue;
+        accepted++;
+        for (int s = 0; s < 60 && !bad; s++) {
+            env_observe(&cfg, m, &ep, obs);
+            for (int j = 0; j < FH_STATE_DIM; j++)
+                if (!isfinite(obs[j]) && !bad++)
+                    fprintf(stderr, "trial %d step %d: observation[%d] = %g\n", trial, s, j,
+                            (double)obs[j]);
+            fh_step_result r;
+            env_step(&cfg, m, &ep, rng_uniform_int(&rng, FH_N_ACTIONS), &r);
+            if ((!isfinite(r.reward) || !isfinite(r.pnl)) && !bad++)
+                fprintf(stderr, "trial %d step %d: reward %g pnl %g\n", trial, s,
+                        (double)r.reward, r.pnl);
+            if (r.done)
+                env_episode_reset(&cfg, m, &ep);
+            if (!fh_episode_state_validate(&cfg, m, &ep, why, sizeof why) && !bad++)
+                fprintf(stderr, "trial %d step %d: an accepted state stepped into %s\n", trial,
+                        s, why);
+        }
+    }
+    CHECK_MSG(bad == 0, "%d accepted edited states went bad", bad);
+    CHECK_MSG(accepted > 50 && accepted < trials, "%d of %d edited states accepted", accepted,
+              trials);
+    printf("validator: %d random byte edits, %d accepted (harmless fields), all stepped "
+           "safely\n", trials, accepted);
 }
 
 #if FH_TEST_DATA_LAYER
@@ -335,6 +536,8 @@ int main(void)
     fh_error err;
     CHECK(fh_env_market_validate(&m, &err) == FH_OK);
     run_market("synthetic random walk", &m, 1);
+    test_validator_edits(&m);
+    test_validator_random_edits(&m);
     owned_market_free(&om);
 
     const char *files[2] = {"spy_daily.csv", "btcusdt_1h.csv"};
