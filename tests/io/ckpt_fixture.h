@@ -1,10 +1,13 @@
 /* ckpt_fixture.h — a fully populated training state for the checkpoint tests: actor,
  * critic and curiosity with distinct exact values in params and Adam moments, Adam
  * steps, normalisation statistics, seed, iteration, per-episode RNG states and one
- * extra tensor. Values are exact in float32 so other tools can recompute them. */
+ * extra tensor. Values are exact in float32 so other tools can recompute them. fix_poke
+ * edits one element of a saved checkpoint (the NaN and episode-state tests). */
 #ifndef FOXHUNT_TESTS_CKPT_FIXTURE_H
 #define FOXHUNT_TESTS_CKPT_FIXTURE_H
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "foxhunt/checkpoint.h"
@@ -86,6 +89,35 @@ static inline int fixture_equal(const fixture *a, const fixture *b)
     return memcmp(&a->norm, &b->norm, sizeof a->norm) == 0 && a->seed == b->seed &&
            a->iteration == b->iteration && memcmp(a->rng, b->rng, sizeof a->rng) == 0 &&
            memcmp(a->lr_frac, b->lr_frac, sizeof a->lr_frac) == 0;
+}
+
+/* Writes dst = src with the `len` bytes at element `index` of tensor `key` replaced by
+ * `bytes` (an edited-but-well-formed checkpoint). Returns 0, or -1 (absent key, index
+ * out of range, I/O). */
+static inline int fix_poke(const char *dst, const char *src, const char *key, size_t index,
+                           const void *bytes, size_t len)
+{
+    fh_st_file f;
+    fh_error err;
+    if (fh_st_read(&f, src, &err) != FH_OK)
+        return -1;
+    const fh_st_tensor *t = fh_st_find(&f, key);
+    size_t at = t ? index * fh_dtype_size(t->dtype) : 0;
+    int rc = -1;
+    if (t && at + len <= t->nbytes) {
+        size_t off = (size_t)((const unsigned char *)t->data - f.file) + at;
+        unsigned char *copy = malloc(f.file_len);
+        FILE *out = copy ? fopen(dst, "wb") : NULL;
+        if (out) {
+            memcpy(copy, f.file, f.file_len);
+            memcpy(copy + off, bytes, len);
+            rc = fwrite(copy, 1, f.file_len, out) == f.file_len ? 0 : -1;
+            rc = fclose(out) == 0 ? rc : -1;
+        }
+        free(copy);
+    }
+    fh_st_file_free(&f);
+    return rc;
 }
 
 #define FIX_CONFIG "{\"algo\":\"ppo\",\"episodes\":128,\"lr\":0.0003,\"note\":\"q\\\"uote\"}"

@@ -2,7 +2,14 @@
  * truncated, corrupted (bad JSON, bad offsets), wrong-shape, wrong-dtype, wrong-key and
  * foreign files each fail with a message naming the file and the fault, leave the
  * caller's objects untouched and the good checkpoint file byte-identical; failed saves
- * (blocked temporary, invalid extra) leave the previous file byte-identical. */
+ * (blocked temporary, invalid extra) leave the previous file byte-identical.
+ * Non-finite floats (issue 19): a NaN or infinity poked into a weight, an Adam moment,
+ * the normalisation or an F64 extra, asked for or not, and a norm.std <= 0, each refused
+ * at load naming the key and element; a save with a NaN is refused and writes nothing.
+ * Data identity: the FNV-1a hash of known bars equals the documented numpy formula's
+ * value; one ulp or one bar less is a difference named in the message; the identity
+ * round-trips through the data.* metadata; a file without it loads with data_present 0;
+ * partial or malformed data.* metadata is refused; a path that is not UTF-8 is escaped. */
 #include <sys/stat.h>
 
 #include "ckpt_fixture.h"
@@ -40,6 +47,89 @@ static void expect_load_fails(const char *path, const char *needle, fixture *sen
     CHECK(cfg == NULL);
     CHECK_MSG(io_same_bytes(tpath("good.safetensors"), g_good, g_good_len),
               "good checkpoint changed while loading %s", path);
+}
+
+/* bars of 3 with known values (the hash below is numpy's, docs/CHECKPOINTS.md) */
+static void make_bars(fh_bars *b, int64_t *time, double (*v)[3])
+{
+    static const double init[5][3] = {{1.5, 2.5, 3.5}, {2, 3, 4}, {1, 2, 3},
+                                      {1.75, 2.25, 3.25}, {10, 0, 5.5}};
+    memcpy(v, init, sizeof init);
+    time[0] = 1000;
+    time[1] = 2000;
+    time[2] = 3000;
+    memset(b, 0, sizeof *b);
+    b->n = 3;
+    b->time = time;
+    b->open = v[0];
+    b->high = v[1];
+    b->low = v[2];
+    b->close = v[3];
+    b->volume = v[4];
+}
+
+static void test_data_identity(fixture *src)
+{
+    fh_error err;
+    int64_t time[3];
+    double v[5][3];
+    fh_bars bars;
+    make_bars(&bars, time, v);
+    fh_data_identity a, b;
+    fh_data_identity_of(&a, &bars, "data/spy.csv");
+    /* b"".join(x.astype("<i8" or "<f8").tobytes() ...) through FNV-1a 64 in Python */
+    CHECK_MSG(a.hash == 0xbd4a66cbc8e6f63bULL, "hash %016llx", (unsigned long long)a.hash);
+    CHECK(a.n_bars == 3 && a.first_time == 1000 && a.last_time == 3000);
+    CHECK(strcmp(a.source, "data/spy.csv") == 0);
+    char why[2048];
+    fh_data_identity_of(&b, &bars, "elsewhere/spy.csv");
+    CHECK_MSG(fh_data_identity_same(&a, &b, why, sizeof why), "a moved file is the same data");
+    v[3][2] = nextafter(v[3][2], 4.0); /* one ulp of one close */
+    fh_data_identity_of(&b, &bars, "data/spy.csv");
+    CHECK(!fh_data_identity_same(&a, &b, why, sizeof why) && strstr(why, "content hash") &&
+          strstr(why, "bd4a66cbc8e6f63b") && !strstr(why, "bars,"));
+    bars.n = 2; /* one bar less: count, last time and hash */
+    fh_data_identity_of(&b, &bars, "data/btc.csv");
+    CHECK_MSG(!fh_data_identity_same(&a, &b, why, sizeof why) &&
+              strstr(why, "3 bars, now 2") && strstr(why, "last bar 1970-01-01 00:50:00, now "
+              "1970-01-01 00:33:20") && strstr(why, "source data/spy.csv, now data/btc.csv"),
+              "%s", why);
+    /* a path that is not UTF-8 (and a control byte) is escaped; valid UTF-8 is kept */
+    fh_data_identity_of(&b, &bars, "d\xff/\x01x\xc3\xa9.csv");
+    CHECK_MSG(strcmp(b.source, "d\\xFF/\\x01x\xc3\xa9.csv") == 0, "%s", b.source);
+
+    /* round trip through the data.* metadata */
+    fh_checkpoint ck = src->ck;
+    ck.data = &b;
+    const char *with = tpath("identity.safetensors");
+    CHECK_MSG(fh_checkpoint_save(with, &ck, NULL, &err) == FH_OK, "%s", err.message);
+    fh_data_identity got;
+    memset(&got, 0x5A, sizeof got);
+    fh_checkpoint lk = {0};
+    lk.data = &got;
+    CHECK_MSG(fh_checkpoint_load(with, &lk, NULL, &err) == FH_OK, "%s", err.message);
+    CHECK(lk.data_present == 1 && got.n_bars == b.n_bars && got.first_time == b.first_time &&
+          got.last_time == b.last_time && got.hash == b.hash &&
+          strcmp(got.source, b.source) == 0);
+    /* a checkpoint from before the identity: present 0, the caller's struct untouched */
+    memset(&got, 0x5A, sizeof got);
+    fh_data_identity untouched = got;
+    lk.data_present = 7;
+    CHECK(fh_checkpoint_load(tpath("good.safetensors"), &lk, NULL, &err) == FH_OK);
+    CHECK(lk.data_present == 0 && memcmp(&got, &untouched, sizeof got) == 0);
+    /* partial or malformed identities are refused */
+    CHECK(io_rewrite_header(tpath("id1.safetensors"), with, "\"data.hash\"", "\"data.hosh\"") == 0);
+    fh_status st = fh_checkpoint_load(tpath("id1.safetensors"), &lk, NULL, &err);
+    CHECK_MSG(st == FH_ERR_INPUT && strstr(err.message, "\"data.hash\" is missing"), "%s",
+              err.message);
+    CHECK(io_rewrite_header(tpath("id2.safetensors"), with, "\"data.bars\":\"2\"",
+                            "\"data.bars\":\"2x\"") == 0);
+    st = fh_checkpoint_load(tpath("id2.safetensors"), &lk, NULL, &err);
+    CHECK_MSG(st == FH_ERR_INPUT && strstr(err.message, "\"data.bars\" is \"2x\""), "%s",
+              err.message);
+    /* loads that do not ask for the identity do not look at it */
+    lk.data = NULL;
+    CHECK(fh_checkpoint_load(tpath("id2.safetensors"), &lk, NULL, &err) == FH_OK);
 }
 
 int main(void)
@@ -123,6 +213,56 @@ int main(void)
     /* missing file */
     expect_load_fails(tpath("absent.safetensors"), "cannot open", &sentinel, &pristine);
 
+    /* non-finite floats: refused at load wherever they are, with key and element */
+    {
+        const float nan_f = NAN, inf_f = INFINITY, zero_f = 0.0f, neg_f = -1.0f;
+        const double nan_d = NAN;
+        struct {
+            const char *key;
+            size_t index;
+            const void *bytes;
+            size_t len;
+            const char *want;
+        } pokes[] = {
+            {"policy_layer_1.weight", 123, &nan_f, 4, "key \"policy_layer_1.weight\": element 123 is nan"},
+            {"value_output.bias", 0, &inf_f, 4, "key \"value_output.bias\": element 0 is inf"},
+            {"adam.m.value_layer_2.bias", 7, &inf_f, 4, "key \"adam.m.value_layer_2.bias\": element 7 is inf"},
+            {"adam.v.fc2.weight", 2047, &nan_f, 4, "key \"adam.v.fc2.weight\": element 2047 is nan"},
+            {"norm.mean", 50, &nan_f, 4, "key \"norm.mean\": element 50 is nan"},
+            {"norm.std", 3, &zero_f, 4, "key \"norm.std\": element 3 is 0; a standard deviation is > 0"},
+            {"norm.std", 0, &neg_f, 4, "key \"norm.std\": element 0 is -1"},
+            {"ppo.lr_frac", 1, &nan_d, 8, "key \"ppo.lr_frac\": element 1 is nan"},
+        };
+        for (size_t i = 0; i < sizeof pokes / sizeof pokes[0]; i++) {
+            CHECK(fix_poke(tpath("nan.safetensors"), good, pokes[i].key, pokes[i].index,
+                           pokes[i].bytes, pokes[i].len) == 0);
+            expect_load_fails(tpath("nan.safetensors"), pokes[i].want, &sentinel, &pristine);
+        }
+        /* a tensor the caller does not ask for (eval loads the actor and norm only) */
+        CHECK(fix_poke(tpath("nan.safetensors"), good, "value_layer_0.weight", 5, &nan_f, 4) == 0);
+        fixture part;
+        fixture_init(&part, 0);
+        fh_checkpoint ck = {0};
+        ck.nets[FH_NET_ACTOR] = &part.nets[0];
+        ck.norm = &part.norm;
+        fh_status st = fh_checkpoint_load(tpath("nan.safetensors"), &ck, NULL, &err);
+        CHECK_MSG(st == FH_ERR_INPUT && strstr(err.message, "\"value_layer_0.weight\": element 5 is nan"),
+                  "%d: %s", (int)st, err.message);
+        CHECK(part.nets[0].params[0] == -7.0f && part.norm.std[0] == -1.0f);
+        fixture_free(&part);
+        /* a save with a NaN writes nothing */
+        float keep = src.nets[1].adam_v[5];
+        src.nets[1].adam_v[5] = NAN;
+        st = fh_checkpoint_save(good, &src.ck, FIX_CONFIG, &err);
+        CHECK_MSG(st == FH_ERR_FAILURE && strstr(err.message, good) &&
+                  strstr(err.message, "not saved") &&
+                  strstr(err.message, "\"adam.v.value_layer_0.weight\": element 5 is nan"),
+                  "%d: %s", (int)st, err.message);
+        CHECK(io_same_bytes(good, g_good, g_good_len));
+        CHECK(access(tpath("good.safetensors.tmp"), F_OK) != 0);
+        src.nets[1].adam_v[5] = keep;
+    }
+
     /* failed saves leave the previous file byte-identical */
     src.nets[0].params[0] = 12345.0f; /* a different state that must not land */
     CHECK(mkdir(tpath("good.safetensors.tmp"), 0700) == 0);
@@ -144,6 +284,8 @@ int main(void)
     CHECK(access(tpath("good.safetensors.tmp"), F_OK) != 0);
     CHECK(fh_checkpoint_load(good, &dst.ck, &cfg, &err) == FH_OK);
     CHECK(dst.nets[0].params[0] == 12345.0f && cfg == NULL);
+
+    test_data_identity(&src);
 
     free(g_good);
     fixture_free(&src);
