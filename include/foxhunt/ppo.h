@@ -9,8 +9,9 @@
  * -> next bar's features 0..31 by MSE with its own Adam.
  *
  * Guards (issue 19): a non-finite policy loss, value loss, entropy, approx-KL or gradient
- * norm of a minibatch, or curiosity loss, stops the update before that minibatch's
- * optimiser step (FH_ERR_FAILURE, "the value loss is NaN (epoch 1, minibatch 3)"); after
+ * norm of a minibatch, or curiosity loss or gradient, stops the update before that
+ * minibatch's optimiser step (a NaN input can pass a ReLU as 0 in the forward pass and
+ * show only in the gradient) (FH_ERR_FAILURE, "the value loss is NaN (epoch 1, minibatch 3)"); after
  * the last step one pass over the three networks' params and Adam moments
  * (fh_mlp_check_finite) refuses any NaN or infinity there too. The trainer prefixes the
  * iteration and writes no checkpoint after a failed update. */

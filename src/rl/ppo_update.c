@@ -82,7 +82,8 @@ static const char *nonfinite_name(double v)
 fh_status fh_mlp_check_finite(const fh_mlp *m, fh_error *err)
 {
     const float *bufs[3] = {m->params, m->adam_m, m->adam_v};
-    const char *what[3] = {"weights", "Adam first moment", "Adam second moment"};
+    const char *what[3] = {"weights hold", "Adam first moment holds",
+                           "Adam second moment holds"};
     for (int b = 0; b < 3; b++) {
         const float *x = bufs[b];
         float acc = 0.0f; /* NaN or Inf anywhere makes the product with 0 NaN */
@@ -94,7 +95,7 @@ fh_status fh_mlp_check_finite(const fh_mlp *m, fh_error *err)
             const fh_tensor_desc *td = &m->tensors[t];
             for (size_t i = 0; i < td->numel; i++)
                 if (!isfinite(x[td->offset + i]))
-                    return fh_error_set(err, FH_ERR_FAILURE, "the %s's %s hold %s at %s[%zu]",
+                    return fh_error_set(err, FH_ERR_FAILURE, "the %s's %s %s at %s[%zu]",
                                         m->desc->name, what[b],
                                         nonfinite_name(x[td->offset + i]), td->name, i);
         }
@@ -187,6 +188,12 @@ static fh_status fit_curiosity(fh_ppo_stats *stats, fh_mlp *curiosity, fh_ppo_wo
             st = fh_mlp_backward(NULL, curiosity, &w->curiosity_ws, w->mb_cur_dpred, M, err);
             if (st != FH_OK)
                 return st;
+            /* a NaN input can hide behind a ReLU in the loss but not in the gradient */
+            float acc = 0.0f;
+            for (size_t i = 0; i < curiosity->n_params; i++)
+                acc += curiosity->grads[i] * 0.0f;
+            if ((st = check_stat(acc, "curiosity gradient", epoch, mb, err)) != FH_OK)
+                return st;
             fh_mlp_adam_step(curiosity, &adam);
         }
     }
@@ -262,7 +269,8 @@ fh_status fh_ppo_update(fh_ppo_stats *stats, fh_mlp *actor, fh_mlp *critic,
                 ? fh_mlp_clip_grad_norm(nets, 2, cfg->max_grad_norm)
                 : fh_mlp_clip_grad_norm(nets, 2, INFINITY);
             if ((st = check_stat(norm, "gradient norm", epoch, epoch_mbs, err)) != FH_OK)
-                return st; /* the step would spread it through every weight */
+                return st; /* the step would spread it through every weight (a NaN input
+                              * can hide behind a ReLU in the losses, not in the gradient) */
             fh_mlp_adam_step(actor, &adam);
             fh_mlp_adam_step(critic, &adam);
             sums[0] += ls.pg_loss;

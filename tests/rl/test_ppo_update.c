@@ -10,7 +10,12 @@
  *  (b) with lr 0 and curiosity_lr 0 the actor, critic and curiosity parameters are
  *      bit-identical afterwards (the Adam moments and step do move);
  *  (c) two updates from the same networks, batch and shuffling stream give
- *      bit-identical parameters, moments and statistics. */
+ *      bit-identical parameters, moments and statistics;
+ *  (d) a non-finite value in the batch (an advantage, a return, a state, an exposure) or
+ *      in the critic's weights stops the update with FH_ERR_FAILURE naming the quantity
+ *      (policy or value loss, gradient norm, curiosity gradient), before any step spreads it: the other networks'
+ *      params stay finite; fh_mlp_check_finite names the network, buffer, tensor and
+ *      index of a NaN or infinity. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -300,6 +305,57 @@ static void test_determinism(const fixture *f, fh_error *err)
     update_result_free(&r2);
 }
 
+/* (d) non-finite inputs stop the update, naming what went non-finite */
+static void test_nonfinite_stops(fixture *f, fh_error *err)
+{
+    int64_t n = (int64_t)N_EPISODES * N_STEPS, at = n / 3 + 7;
+    struct {
+        float *where;
+        float value;
+        const char *want;
+        int poisons_critic;
+    } cases[] = {
+        {&f->batch.advantages[at], NAN, "the policy loss is NaN (epoch 1, minibatch ", 0},
+        {&f->batch.returns[at], INFINITY, "the value loss is +Inf (epoch 1, minibatch ", 0},
+        /* a ReLU turns a NaN input into 0 in the forward pass: only the gradient shows it */
+        {&f->batch.states[at * FH_STATE_DIM + 5], NAN, "the gradient norm is NaN (epoch 1, minibatch ", 0},
+        {&f->batch.exposures[at], NAN, "the curiosity gradient is NaN (epoch 1, minibatch ", 0},
+        {&f->critic.params[FH_CRITIC_OFF_W3 + 17], NAN, "the gradient norm is NaN (epoch 1, minibatch 1)", 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        float keep = *cases[c].where;
+        *cases[c].where = cases[c].value;
+        update_result r;
+        fh_error_clear(err);
+        fh_status st = run_update(&r, f, &f->cfg, f->cfg.lr, 5, err);
+        *cases[c].where = keep;
+        CHECK_MSG(st == FH_ERR_FAILURE && strstr(err->message, cases[c].want) != NULL,
+                  "case %zu: status %d, \"%s\" should say \"%s\"", c, (int)st, err->message,
+                  cases[c].want);
+        fh_error e2;
+        CHECK_MSG(fh_mlp_check_finite(&r.actor, &e2) == FH_OK, "case %zu: %s", c, e2.message);
+        CHECK_MSG(fh_mlp_check_finite(&r.curiosity, &e2) == FH_OK, "case %zu: %s", c,
+                  e2.message);
+        if (!cases[c].poisons_critic)
+            CHECK_MSG(fh_mlp_check_finite(&r.critic, &e2) == FH_OK, "case %zu: %s", c,
+                      e2.message);
+        update_result_free(&r);
+    }
+    /* the weights check names network, buffer, tensor and index */
+    fh_mlp m;
+    CHECK(clone(&m, &f->critic, err) == FH_OK);
+    CHECK(fh_mlp_check_finite(&m, err) == FH_OK);
+    m.adam_v[FH_CRITIC_OFF_B2 + 3] = INFINITY;
+    CHECK(fh_mlp_check_finite(&m, err) == FH_ERR_FAILURE &&
+          strcmp(err->message, "the critic's Adam second moment holds +Inf at "
+                 "value_layer_2.bias[3]") == 0);
+    m.params[FH_CRITIC_OFF_W1 + 1234] = NAN;
+    CHECK_MSG(fh_mlp_check_finite(&m, err) == FH_ERR_FAILURE &&
+              strcmp(err->message, "the critic's weights hold NaN at value_layer_1.weight[1234]")
+              == 0, "%s", err->message);
+    fh_mlp_free(&m);
+}
+
 int main(void)
 {
     fh_nn_set_threads(1);
@@ -318,6 +374,7 @@ int main(void)
     test_update_lowers_objective(&f, &err);
     test_lr_zero_keeps_params(&f, &err);
     test_determinism(&f, &err);
+    test_nonfinite_stops(&f, &err);
     fixture_free(&f);
     return fh_test_finish();
 }
