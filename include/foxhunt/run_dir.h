@@ -1,6 +1,21 @@
 /* run_dir.h — the run directory of `foxhunt train` (cfg.out): config.json (the resolved
  * configuration) and metrics.csv / metrics.jsonl (one row per iteration, the same
- * fields); the checkpoints land beside them (trainer.h). */
+ * fields); the checkpoints land beside them (trainer.h).
+ *
+ * Safety (issue 19):
+ *  - the directory is locked (flock on OUT/.foxhunt.lock, held until fh_run_dir_close):
+ *    a second run into it fails at once, naming the directory and the holder's pid;
+ *  - stale *.tmp files (a save killed half-way) are removed once the lock is held;
+ *  - a fresh run into a directory holding another run's files (config.json, metrics,
+ *    eval.json, *.safetensors), or a resume of a checkpoint from elsewhere into one, is
+ *    refused unless cfg->force; with it, those files are moved into
+ *    OUT/superseded-<UTC time>/ (never deleted);
+ *  - a resume in place keeps the metrics rows up to the checkpoint's iteration and
+ *    appends after them; later history (later rows, checkpoint_N past the iteration, a
+ *    final/interrupted checkpoint of a later iteration, its eval.json and config.json)
+ *    is moved into OUT/superseded-<UTC time>/ first;
+ *  - every metrics write is checked: a failure names the file and the system's reason.
+ * What was moved or removed is described in rd->note (library code never prints). */
 #ifndef FOXHUNT_RUN_DIR_H
 #define FOXHUNT_RUN_DIR_H
 
@@ -11,18 +26,31 @@
 #include "foxhunt/iteration_metrics.h"
 #include "foxhunt/train_config.h"
 
+#define FH_RUN_DIR_PATH_MAX (FH_CONFIG_STRING_MAX + 320) /* out + a file name */
+#define FH_RUN_DIR_LOCK_FILE ".foxhunt.lock"
+
 typedef struct {
     FILE *metrics_csv, *metrics_jsonl; /* NULL until opened */
+    char csv_path[FH_RUN_DIR_PATH_MAX], jsonl_path[FH_RUN_DIR_PATH_MAX];
+    int lock_fd;                       /* valid when locked */
+    int locked;
+    char note[2048];                   /* what opening moved aside or removed; "" if nothing */
 } fh_run_dir;
 
 /* mkdir -p. */
 fh_status fh_make_dirs(const char *path, fh_error *err);
-/* Creates cfg->out, writes config.json and opens the metrics files; on resume
- * (iteration > 0) keeps the rows up to that iteration. */
+/* Creates and locks cfg->out, cleans and checks it (above), writes config.json and
+ * opens the metrics files; on resume (cfg->resume set) keeps the rows up to iteration.
+ * On failure nothing in the directory was changed except a stale *.tmp removed, and the
+ * lock is released. */
 fh_status fh_run_dir_open(fh_run_dir *rd, const fh_train_config *cfg, const char *config_json,
                           int64_t iteration, fh_error *err);
-/* One iteration's row in both files (nothing when the directory was not opened). */
+/* One iteration's row in both files (nothing when the directory was not opened); a
+ * failed write or flush returns an error naming the file. */
 fh_status fh_run_dir_write_metrics(fh_run_dir *rd, const fh_iteration_metrics *m, fh_error *err);
+/* Closes the metrics files, reporting a failed close; the lock stays held. */
+fh_status fh_run_dir_finish(fh_run_dir *rd, fh_error *err);
+/* Closes everything and releases the lock (safe on a zeroed or closed rd). */
 void fh_run_dir_close(fh_run_dir *rd);
 
 #endif

@@ -10,14 +10,23 @@
 #include "cli/eval_report.h"
 #include "foxhunt/trainer.h"
 
-/* Set by the SIGINT handler, read between iterations. A signal handler can reach
- * nothing else, so this one flag is file-scope state by necessity. */
+/* The signal that asked the run to stop (SIGINT or SIGTERM), read between iterations.
+ * A signal handler can reach nothing else, so this one flag is file-scope state by
+ * necessity. */
 static volatile sig_atomic_t g_stop_requested = 0;
 
-static void on_sigint(int sig)
+/* The first SIGINT/SIGTERM asks for a stop after the current iteration (with
+ * interrupted.safetensors); both signals go back to their default action, so a second
+ * one ends the process at once (status 128 + signal; a save it cuts leaves only a
+ * *.tmp, removed by the next run in the directory). */
+static void on_stop_signal(int sig)
 {
-    (void)sig;
-    g_stop_requested = 1;
+    g_stop_requested = sig;
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGINT, &dfl, NULL);
+    sigaction(SIGTERM, &dfl, NULL);
 }
 
 typedef struct {
@@ -75,9 +84,12 @@ int fh_cmd_train(int argc, char **argv)
     int help = 0;
     if (fh_config_from_flags(&cfg, "train",
                              "Train a PPO agent on --data FILE or on the built-in synthetic market.\n"
-                             "Writes config.json, metrics.csv/.jsonl and checkpoints to --out; Ctrl-C stops\n"
-                             "after the current iteration with a checkpoint. Flags override --config, which\n"
-                             "overrides the config saved in --resume's checkpoint.",
+                             "Writes config.json, metrics.csv/.jsonl and checkpoints to --out (locked while\n"
+                             "the run lasts; a directory holding another run's files is refused unless\n"
+                             "--force). Ctrl-C or SIGTERM stops after the current iteration with\n"
+                             "interrupted.safetensors and exit status 130 (SIGINT) or 143 (SIGTERM); a\n"
+                             "second one stops at once. Flags override --config, which overrides the config\n"
+                             "saved in --resume's checkpoint.",
                              argc, argv, &help, &err) != FH_OK)
         return fh_cli_report("train", &err);
     if (help)
@@ -92,6 +104,8 @@ int fh_cmd_train(int argc, char **argv)
         fh_trainer_free(&t);
         return fh_cli_report("train", &err);
     }
+    if (t.run.note[0])
+        printf("note: %s\n", t.run.note);
     char device[400];
     fh_device_describe(&t.device, device, sizeof device);
     printf("%s%s\n", device, t.gpu ? "; collection on the GPU" : "");
@@ -100,28 +114,40 @@ int fh_cmd_train(int argc, char **argv)
     if (t.iteration > 0)
         printf("resumed from %s at iteration %lld\n", cfg.resume, (long long)t.iteration);
 
-    struct sigaction sa;
+    struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigaction(SIGINT, &sa, NULL);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     progress_state progress = {isatty(STDOUT_FILENO), 0.0, t.iteration + 1};
     fh_status st = fh_trainer_run(&t, &g_stop_requested, on_iteration, &progress, &err);
-    signal(SIGINT, SIG_DFL);
+    int stop_signal = g_stop_requested;
+    if (!stop_signal) { /* after a signal both are SIG_DFL already */
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+    }
     if (progress.is_tty && t.iteration < cfg.iterations)
         printf("\n");
     if (st != FH_OK) {
         fh_trainer_free(&t);
         return fh_cli_report("train", &err);
     }
-    if (g_stop_requested)
-        printf("interrupted after iteration %lld: checkpoint %s (continue with --resume %s)\n",
-               (long long)t.iteration, t.last_checkpoint, t.last_checkpoint);
-    else
-        printf("done: %lld iterations; checkpoint %s; metrics in %s/metrics.csv\n",
-               (long long)t.iteration, t.last_checkpoint, cfg.out);
+    if (stop_signal) {
+        printf("interrupted by %s after iteration %lld: checkpoint %s (continue with --resume "
+               "%s)\n",
+               stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", (long long)t.iteration,
+               t.last_checkpoint, t.last_checkpoint);
+        fh_trainer_free(&t);
+        return 128 + stop_signal; /* 130 after SIGINT, 143 after SIGTERM */
+    }
+    printf("done: %lld iterations; checkpoint %s; metrics in %s/metrics.csv\n",
+           (long long)t.iteration, t.last_checkpoint, cfg.out);
 
     int rc = 0;
-    if (cfg.eval_at_end && !g_stop_requested) {
+    if (cfg.eval_at_end) {
         fh_eval_report report;
         char json[FH_CONFIG_STRING_MAX + 32];
         snprintf(json, sizeof json, "%s/eval.json", cfg.out);

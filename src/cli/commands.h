@@ -1,6 +1,8 @@
 /* commands.h — the subcommands of `foxhunt` (SPEC §10). Each takes argv with argv[0]
  * the subcommand's name and returns the process exit status (0 ok, 2 usage/input
- * error, 1 other failure). */
+ * error, 1 other failure; `train` stopped by SIGINT / SIGTERM after writing
+ * interrupted.safetensors: 130 / 143, as a shell reports a process those signals
+ * killed). */
 #ifndef FOXHUNT_COMMANDS_H
 #define FOXHUNT_COMMANDS_H
 

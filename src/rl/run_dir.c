@@ -1,13 +1,24 @@
 /* run_dir.c — the run directory of `foxhunt train` (include/foxhunt/run_dir.h):
+ * the lock, stale temporary files, refusing or moving aside another run's files,
  * config.json, metrics.csv and metrics.jsonl. */
+#define _DEFAULT_SOURCE /* flock, realpath */
 #include "foxhunt/run_dir.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "foxhunt/safetensors.h"
 
 fh_status fh_make_dirs(const char *path, fh_error *err)
 {
@@ -35,9 +46,545 @@ static const char *METRIC_COLUMNS =
     "barrier_time_limit,action_entropy,policy_loss,value_loss,entropy,approx_kl,"
     "old_approx_kl,clip_fraction,explained_variance,curiosity_loss,grad_norm,epochs_run";
 
+/* ---- small helpers ---- */
+
+/* Appends printf text to a fixed buffer, truncating quietly. */
+static void append(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t size, const char *fmt, ...)
+{
+    size_t len = strlen(buf);
+    if (len + 1 >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, size - len, fmt, ap);
+    va_end(ap);
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static int is_regular(const char *path)
+{
+    struct stat sb;
+    return lstat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* A file a run writes at the top of its directory. */
+static int is_run_file(const char *name)
+{
+    return strcmp(name, "config.json") == 0 || strcmp(name, "metrics.csv") == 0 ||
+           strcmp(name, "metrics.jsonl") == 0 || strcmp(name, "eval.json") == 0 ||
+           ends_with(name, ".safetensors");
+}
+
+/* A temporary file a save of a run's file leaves behind when it is killed. */
+static int is_stale_tmp(const char *name)
+{
+    return (ends_with(name, ".safetensors.tmp") || strcmp(name, "config.json.tmp") == 0 ||
+            strcmp(name, "metrics.csv.tmp") == 0 || strcmp(name, "metrics.jsonl.tmp") == 0 ||
+            strcmp(name, "eval.json.tmp") == 0);
+}
+
+/* checkpoint_NNNNNN.safetensors -> NNNNNN, else -1. */
+static long long checkpoint_number(const char *name)
+{
+    const char *prefix = "checkpoint_";
+    size_t k = strlen(prefix);
+    if (strncmp(name, prefix, k) != 0 || !ends_with(name, ".safetensors"))
+        return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(name + k, &end, 10);
+    if (end == name + k || errno || strcmp(end, ".safetensors") != 0 || v < 0)
+        return -1;
+    return v;
+}
+
+/* The run.iteration of a checkpoint; -1 when unreadable. */
+static long long checkpoint_iteration(const char *path)
+{
+    fh_st_file f;
+    fh_error err;
+    memset(&f, 0, sizeof f);
+    long long it = -1;
+    if (fh_st_read(&f, path, &err) == FH_OK) {
+        const fh_st_tensor *x = fh_st_find(&f, "run.iteration");
+        if (x && x->dtype == FH_DTYPE_I64 && x->nbytes == sizeof(int64_t)) {
+            int64_t v;
+            memcpy(&v, x->data, sizeof v);
+            it = v;
+        }
+    }
+    fh_st_file_free(&f);
+    return it;
+}
+
+/* ---- the lock ---- */
+
+static fh_status take_lock(fh_run_dir *rd, const char *out, fh_error *err)
+{
+    char path[FH_RUN_DIR_PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", out, FH_RUN_DIR_LOCK_FILE);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return fh_error_set(err, FH_ERR_FAILURE, "cannot create the lock file %s: %s", path,
+                            strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        if (e == EWOULDBLOCK) {
+            char pid[32] = "";
+            ssize_t got = read(fd, pid, sizeof pid - 1);
+            pid[got > 0 ? got : 0] = '\0';
+            pid[strcspn(pid, "\n")] = '\0';
+            close(fd);
+            return fh_error_set(err, FH_ERR_FAILURE,
+                                "run directory %s is in use: another foxhunt process%s%s%s "
+                                "holds its lock (%s); wait for it to finish, or choose another "
+                                "--out",
+                                out, pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "", path);
+        }
+        close(fd);
+        return fh_error_set(err, FH_ERR_FAILURE, "cannot lock %s: %s", path, strerror(e));
+    }
+    /* the holder's pid, for the message of a run refused */
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+        int e = errno;
+        close(fd);
+        return fh_error_set(err, FH_ERR_FAILURE, "cannot write the lock file %s: %s", path,
+                            strerror(e));
+    }
+    rd->lock_fd = fd;
+    rd->locked = 1;
+    return FH_OK;
+}
+
+/* ---- stale temporary files ---- */
+
+static fh_status remove_stale_tmp(const char *out, char *note, size_t note_size, fh_error *err)
+{
+    DIR *d = opendir(out);
+    if (!d)
+        return fh_error_set(err, FH_ERR_INPUT, "cannot read run directory %s: %s", out,
+                            strerror(errno));
+    char names[512] = "";
+    int removed = 0;
+    struct dirent *e;
+    fh_status st = FH_OK;
+    while ((e = readdir(d))) {
+        if (!is_stale_tmp(e->d_name))
+            continue;
+        char path[FH_RUN_DIR_PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", out, e->d_name);
+        if (!is_regular(path))
+            continue;
+        if (unlink(path) != 0) {
+            st = fh_error_set(err, FH_ERR_FAILURE, "cannot remove the stale %s: %s", path,
+                              strerror(errno));
+            break;
+        }
+        append(names, sizeof names, "%s%s", removed ? ", " : "", e->d_name);
+        removed++;
+    }
+    closedir(d);
+    if (removed)
+        append(note, note_size, "%sremoved %d stale temporary file%s left by an interrupted "
+               "save (%s)", note[0] ? "; " : "", removed, removed == 1 ? "" : "s", names);
+    return st;
+}
+
+/* ---- moving files aside ---- */
+
+typedef struct {
+    const char *out;
+    char dir[FH_RUN_DIR_PATH_MAX]; /* "" until created */
+    char names[768];
+    int n;
+} aside;
+
+static fh_status move_aside(aside *a, const char *name, fh_error *err)
+{
+    if (!a->dir[0]) {
+        char stamp[32];
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+        for (int k = 1;; k++) {
+            if (k == 1)
+                snprintf(a->dir, sizeof a->dir, "%s/superseded-%s", a->out, stamp);
+            else
+                snprintf(a->dir, sizeof a->dir, "%s/superseded-%s-%d", a->out, stamp, k);
+            if (mkdir(a->dir, 0755) == 0)
+                break;
+            if (errno != EEXIST || k > 1000) {
+                int e = errno;
+                char dir[FH_RUN_DIR_PATH_MAX];
+                snprintf(dir, sizeof dir, "%s", a->dir);
+                a->dir[0] = '\0';
+                return fh_error_set(err, FH_ERR_FAILURE, "cannot create %s: %s", dir,
+                                    strerror(e));
+            }
+        }
+    }
+    char from[FH_RUN_DIR_PATH_MAX], to[FH_RUN_DIR_PATH_MAX + 64];
+    snprintf(from, sizeof from, "%s/%s", a->out, name);
+    snprintf(to, sizeof to, "%s/%s", a->dir, name);
+    if (rename(from, to) != 0)
+        return fh_error_set(err, FH_ERR_FAILURE, "cannot move %s to %s: %s", from, to,
+                            strerror(errno));
+    append(a->names, sizeof a->names, "%s%s", a->n ? ", " : "", name);
+    a->n++;
+    return FH_OK;
+}
+
+/* The run files of the directory, sorted (names separated by '\n'). */
+static int list_run_files(const char *out, char ***names_out)
+{
+    *names_out = NULL;
+    DIR *d = opendir(out);
+    if (!d)
+        return -1;
+    char **names = NULL;
+    int n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!is_run_file(e->d_name))
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **grown = realloc(names, (size_t)cap * sizeof *names);
+            if (!grown)
+                break;
+            names = grown;
+        }
+        names[n] = strdup(e->d_name);
+        if (names[n])
+            n++;
+    }
+    closedir(d);
+    for (int i = 1; i < n; i++) /* insertion sort: a handful of names */
+        for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+    *names_out = names;
+    return n;
+}
+
+static void free_names(char **names, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* ---- metrics rows ---- */
+
+/* The iteration a row names (csv: the first field; jsonl: "iteration":N), or -1. A
+ * row without its newline (cut by a kill or a full disk) is -1. */
+static long long row_iteration(const char *line, int jsonl)
+{
+    size_t len = strlen(line);
+    if (len == 0 || line[len - 1] != '\n')
+        return -1;
+    const char *p = line;
+    if (jsonl) {
+        const char *key = "{\"iteration\":";
+        if (strncmp(line, key, strlen(key)) != 0)
+            return -1;
+        p = line + strlen(key);
+    }
+    char *end;
+    errno = 0;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || errno || v < 1 || *end != ',')
+        return -1;
+    return v;
+}
+
+/* Reads path's rows: *kept (malloc'd, may be NULL) gets the complete rows of
+ * iterations 1..iteration in order; returns 1 when anything else is there (later rows,
+ * a cut or unreadable row), 0 when the rows are exactly kept, -1 when unreadable. */
+static int scan_rows(const char *path, int jsonl, int64_t iteration, char **kept,
+                     size_t *kept_len)
+{
+    *kept = NULL;
+    *kept_len = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errno == ENOENT ? 0 : -1;
+    FILE *mem = open_memstream(kept, kept_len);
+    if (!mem) {
+        fclose(f);
+        return -1;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    int other = 0, first = 1;
+    long long last = 0;
+    while (getline(&line, &cap, f) > 0) {
+        if (!jsonl && first && strncmp(line, "iteration,", 10) == 0) {
+            first = 0;
+            continue; /* the header is rewritten */
+        }
+        first = 0;
+        long long it = row_iteration(line, jsonl);
+        if (it >= 1 && it <= iteration && it > last) {
+            fputs(line, mem);
+            last = it;
+        } else {
+            other = 1;
+        }
+    }
+    int failed = ferror(f);
+    free(line);
+    fclose(f);
+    if (fclose(mem) != 0 || failed) {
+        free(*kept);
+        *kept = NULL;
+        *kept_len = 0;
+        return -1;
+    }
+    return other;
+}
+
+/* Writes header (may be NULL) and rows to path.tmp, renames it to path and returns it
+ * open for appending in *out_file. */
+static fh_status write_rows(const char *path, const char *header, const char *rows,
+                            FILE **out_file, fh_error *err)
+{
+    char tmp[FH_RUN_DIR_PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s", tmp, strerror(errno));
+    int ok = (!header || (fputs(header, f) >= 0 && fputc('\n', f) != EOF)) &&
+             (!rows || fputs(rows, f) >= 0) && fflush(f) == 0;
+    if (!ok) {
+        int e = errno;
+        fclose(f);
+        unlink(tmp);
+        return fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s", tmp, strerror(e));
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        fclose(f);
+        unlink(tmp);
+        return fh_error_set(err, FH_ERR_FAILURE, "cannot rename %s to %s: %s", tmp, path,
+                            strerror(e));
+    }
+    *out_file = f;
+    return FH_OK;
+}
+
+static fh_status write_config(const char *out, const char *config_json, fh_error *err)
+{
+    char path[FH_RUN_DIR_PATH_MAX], tmp[FH_RUN_DIR_PATH_MAX + 8];
+    snprintf(path, sizeof path, "%s/config.json", out);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s", tmp, strerror(errno));
+    int ok = fputs(config_json ? config_json : "{}\n", f) >= 0 && fflush(f) == 0;
+    int e = errno;
+    if (fclose(f) != 0 && ok) {
+        ok = 0;
+        e = errno;
+    }
+    if (!ok || rename(tmp, path) != 0) {
+        if (ok)
+            e = errno;
+        unlink(tmp);
+        return fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s", path, strerror(e));
+    }
+    return FH_OK;
+}
+
+/* ---- open ---- */
+
+/* Whether the checkpoint path lies in the directory out. */
+static int resume_is_in(const char *resume, const char *out)
+{
+    char dir[FH_CONFIG_STRING_MAX];
+    snprintf(dir, sizeof dir, "%s", resume);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    char a[PATH_MAX], b[PATH_MAX];
+    return realpath(dir, a) && realpath(out, b) && strcmp(a, b) == 0;
+}
+
+/* A fresh run (or a resume from elsewhere) into a directory with a run's files:
+ * refused, or with force moved aside. */
+static fh_status clear_for_new_run(const fh_train_config *cfg, aside *a, char *note,
+                                   size_t note_size, fh_error *err)
+{
+    char **names;
+    int n = list_run_files(cfg->out, &names);
+    if (n < 0)
+        return fh_error_set(err, FH_ERR_INPUT, "cannot read run directory %s: %s", cfg->out,
+                            strerror(errno));
+    fh_status st = FH_OK;
+    if (n > 0 && !cfg->force) {
+        char list[512] = "";
+        for (int i = 0; i < n && i < 6; i++)
+            append(list, sizeof list, "%s%s", i ? ", " : "", names[i]);
+        if (n > 6)
+            append(list, sizeof list, ", ... (%d files)", n);
+        st = fh_error_set(err, FH_ERR_INPUT,
+                          "run directory %s already holds %s run's files (%s); choose a new "
+                          "--out, or pass --force to move them into %s/superseded-<time>/ and "
+                          "%s there",
+                          cfg->out, cfg->resume[0] ? "another" : "a", list, cfg->out,
+                          cfg->resume[0] ? "resume" : "start over");
+    }
+    for (int i = 0; st == FH_OK && i < n; i++)
+        st = move_aside(a, names[i], err);
+    free_names(names, n);
+    if (st == FH_OK && a->n)
+        append(note, note_size, "%s--force: moved the earlier run's files (%s) into %s/",
+               note[0] ? "; " : "", a->names, a->dir);
+    return st;
+}
+
+/* Resume in place: moves the history after iteration aside; kept[0] (csv) and kept[1] (jsonl) get
+ * the rows to keep. */
+static fh_status set_aside_later(const char *out, int64_t iteration, aside *a,
+                                 char *kept[2], size_t kept_len[2], char *note,
+                                 size_t note_size, fh_error *err)
+{
+    const char *files[2] = {"metrics.csv", "metrics.jsonl"};
+    int later_rows[2];
+    for (int k = 0; k < 2; k++) {
+        char path[FH_RUN_DIR_PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", out, files[k]);
+        later_rows[k] = scan_rows(path, k, iteration, &kept[k], &kept_len[k]);
+        if (later_rows[k] < 0)
+            return fh_error_set(err, FH_ERR_FAILURE, "cannot read %s: %s", path,
+                                strerror(errno));
+    }
+    char **names;
+    int n = list_run_files(out, &names);
+    if (n < 0)
+        return fh_error_set(err, FH_ERR_INPUT, "cannot read run directory %s: %s", out,
+                            strerror(errno));
+    /* which checkpoints lie past the iteration */
+    int *later = calloc((size_t)(n ? n : 1), sizeof *later);
+    if (!later) {
+        free_names(names, n);
+        return fh_error_set(err, FH_ERR_FAILURE, "out of memory");
+    }
+    int any = later_rows[0] || later_rows[1], end_moved = 0;
+    for (int i = 0; i < n; i++) {
+        long long c = checkpoint_number(names[i]);
+        if (c >= 0) {
+            later[i] = c > iteration;
+        } else if (strcmp(names[i], "final.safetensors") == 0 ||
+                   strcmp(names[i], "interrupted.safetensors") == 0) {
+            char path[FH_RUN_DIR_PATH_MAX];
+            snprintf(path, sizeof path, "%s/%s", out, names[i]);
+            long long ci = checkpoint_iteration(path);
+            later[i] = ci < 0 || ci > iteration; /* unreadable: set aside, not overwritten */
+            end_moved |= later[i] && names[i][0] == 'f';
+        }
+        any |= later[i];
+    }
+    fh_status st = FH_OK;
+    if (any) {
+        for (int i = 0; st == FH_OK && i < n; i++) {
+            int is_metrics = strcmp(names[i], files[0]) == 0 || strcmp(names[i], files[1]) == 0;
+            int move = later[i] || (is_metrics && (later_rows[0] || later_rows[1])) ||
+                       strcmp(names[i], "config.json") == 0 ||
+                       (end_moved && strcmp(names[i], "eval.json") == 0);
+            if (move)
+                st = move_aside(a, names[i], err);
+        }
+        if (st == FH_OK)
+            append(note, note_size, "%sresuming at iteration %lld: moved the later history "
+                   "(%s) into %s/; the metrics keep the rows up to iteration %lld",
+                   note[0] ? "; " : "", (long long)iteration, a->names, a->dir,
+                   (long long)iteration);
+    }
+    free(later);
+    free_names(names, n);
+    return st;
+}
+
+fh_status fh_run_dir_open(fh_run_dir *rd, const fh_train_config *cfg, const char *config_json,
+                          int64_t iteration, fh_error *err)
+{
+    memset(rd, 0, sizeof *rd);
+    rd->lock_fd = -1;
+    fh_status st = fh_make_dirs(cfg->out, err);
+    if (st != FH_OK)
+        return st;
+    if ((st = take_lock(rd, cfg->out, err)) != FH_OK)
+        return st;
+    st = remove_stale_tmp(cfg->out, rd->note, sizeof rd->note, err);
+
+    aside a;
+    memset(&a, 0, sizeof a);
+    a.out = cfg->out;
+    char *kept[2] = {NULL, NULL};
+    size_t kept_len[2] = {0, 0};
+    int in_place = cfg->resume[0] && resume_is_in(cfg->resume, cfg->out);
+    if (st == FH_OK && !in_place)
+        st = clear_for_new_run(cfg, &a, rd->note, sizeof rd->note, err);
+    else if (st == FH_OK)
+        st = set_aside_later(cfg->out, iteration, &a, kept, kept_len, rd->note,
+                             sizeof rd->note, err);
+
+    if (st == FH_OK)
+        st = write_config(cfg->out, config_json, err);
+    snprintf(rd->csv_path, sizeof rd->csv_path, "%s/metrics.csv", cfg->out);
+    snprintf(rd->jsonl_path, sizeof rd->jsonl_path, "%s/metrics.jsonl", cfg->out);
+    if (st == FH_OK)
+        st = write_rows(rd->csv_path, METRIC_COLUMNS, kept[0], &rd->metrics_csv, err);
+    if (st == FH_OK)
+        st = write_rows(rd->jsonl_path, NULL, kept[1], &rd->metrics_jsonl, err);
+    free(kept[0]);
+    free(kept[1]);
+    if (st != FH_OK) {
+        /* what was moved aside stays there, and the message must say so */
+        if (a.n)
+            fh_error_prefix(err, "(%s were moved into %s/) ", a.names, a.dir);
+        fh_run_dir_close(rd);
+    }
+    return st;
+}
+
+/* ---- rows ---- */
+
+/* Writes text to f and flushes it; a failure names path and the reason. */
+static fh_status put_row(FILE *f, const char *path, const char *text, fh_error *err)
+{
+    errno = 0;
+    if (fputs(text, f) < 0 || fflush(f) != 0 || ferror(f)) {
+        int e = errno ? errno : EIO;
+        clearerr(f);
+        return fh_error_set(err, FH_ERR_FAILURE,
+                            "cannot write %s: %s (the run stops; the last checkpoint is "
+                            "intact)",
+                            path, strerror(e));
+    }
+    return FH_OK;
+}
+
 fh_status fh_run_dir_write_metrics(fh_run_dir *rd, const fh_iteration_metrics *m, fh_error *err)
 {
-    if (!rd->metrics_csv)
+    if (!rd->metrics_csv || !rd->metrics_jsonl)
         return FH_OK; /* no run directory opened: no metrics */
     const fh_ppo_stats *p = &m->ppo;
     double values[] = {(double)m->iteration, (double)m->global_step, m->lr,
@@ -51,83 +598,44 @@ fh_status fh_run_dir_write_metrics(fh_run_dir *rd, const fh_iteration_metrics *m
                        p->clip_fraction, p->explained_variance, p->curiosity_loss,
                        p->grad_norm, (double)p->epochs_run};
     int n = (int)(sizeof values / sizeof values[0]);
+    char csv[4096] = "", jsonl[8192] = "{";
     const char *col = METRIC_COLUMNS;
-    fputc('{', rd->metrics_jsonl);
     for (int i = 0; i < n; i++) {
         const char *comma = strchr(col, ',');
         int len = comma ? (int)(comma - col) : (int)strlen(col);
         if (isfinite(values[i])) {
-            fprintf(rd->metrics_csv, "%s%.9g", i ? "," : "", values[i]);
-            fprintf(rd->metrics_jsonl, "%s\"%.*s\":%.9g", i ? "," : "", len, col, values[i]);
+            append(csv, sizeof csv, "%s%.9g", i ? "," : "", values[i]);
+            append(jsonl, sizeof jsonl, "%s\"%.*s\":%.9g", i ? "," : "", len, col, values[i]);
         } else {
-            fprintf(rd->metrics_csv, "%s", i ? "," : "");
-            fprintf(rd->metrics_jsonl, "%s\"%.*s\":null", i ? "," : "", len, col);
+            append(csv, sizeof csv, "%s", i ? "," : "");
+            append(jsonl, sizeof jsonl, "%s\"%.*s\":null", i ? "," : "", len, col);
         }
         col = comma ? comma + 1 : col + len;
     }
-    fputc('\n', rd->metrics_csv);
-    fputs("}\n", rd->metrics_jsonl);
-    fflush(rd->metrics_csv);
-    fflush(rd->metrics_jsonl);
-    (void)err;
-    return FH_OK;
+    append(csv, sizeof csv, "\n");
+    append(jsonl, sizeof jsonl, "}\n");
+    fh_status st = put_row(rd->metrics_csv, rd->csv_path, csv, err);
+    if (st == FH_OK)
+        st = put_row(rd->metrics_jsonl, rd->jsonl_path, jsonl, err);
+    return st;
 }
 
-/* On resume, keep only the rows of iterations <= the checkpoint's. */
-static fh_status open_metrics(fh_run_dir *rd, const char *out, int64_t iteration, fh_error *err)
+/* ---- close ---- */
+
+fh_status fh_run_dir_finish(fh_run_dir *rd, fh_error *err)
 {
-    char csv_path[FH_CONFIG_STRING_MAX + 32], jsonl_path[FH_CONFIG_STRING_MAX + 32];
-    snprintf(csv_path, sizeof csv_path, "%s/metrics.csv", out);
-    snprintf(jsonl_path, sizeof jsonl_path, "%s/metrics.jsonl", out);
-    const char *paths[2] = {csv_path, jsonl_path};
     FILE **files[2] = {&rd->metrics_csv, &rd->metrics_jsonl};
+    const char *paths[2] = {rd->csv_path, rd->jsonl_path};
+    fh_status st = FH_OK;
     for (int k = 0; k < 2; k++) {
-        char *kept = NULL;
-        size_t kept_len = 0;
-        if (iteration > 0) { /* resume: read the rows to keep */
-            FILE *old = fopen(paths[k], "r");
-            FILE *mem = open_memstream(&kept, &kept_len);
-            char line[8192];
-            long row = 0;
-            while (old && mem && fgets(line, sizeof line, old)) {
-                if (k == 0 && row++ == 0)
-                    continue; /* the header is rewritten */
-                double it = k == 0 ? atof(line) : atof(strchr(line, ':') ? strchr(line, ':') + 1 : "0");
-                if (it >= 1 && it <= (double)iteration)
-                    fputs(line, mem);
-            }
-            if (old)
-                fclose(old);
-            if (mem)
-                fclose(mem);
-        }
-        *files[k] = fopen(paths[k], "w");
-        if (!*files[k]) {
-            free(kept);
-            return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s", paths[k], strerror(errno));
-        }
-        if (k == 0)
-            fprintf(*files[k], "%s\n", METRIC_COLUMNS);
-        if (kept)
-            fputs(kept, *files[k]);
-        free(kept);
-        fflush(*files[k]);
+        if (!*files[k])
+            continue;
+        if (fclose(*files[k]) != 0 && st == FH_OK)
+            st = fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s", paths[k],
+                              strerror(errno));
+        *files[k] = NULL;
     }
-    return FH_OK;
-}
-
-fh_status fh_run_dir_open(fh_run_dir *rd, const fh_train_config *cfg, const char *config_json,
-                          int64_t iteration, fh_error *err)
-{
-    fh_status st = fh_make_dirs(cfg->out, err);
-    if (st != FH_OK)
-        return st;
-    char path[FH_CONFIG_STRING_MAX + 32];
-    snprintf(path, sizeof path, "%s/config.json", cfg->out);
-    FILE *f = fopen(path, "w");
-    if (!f || fputs(config_json, f) < 0 || fclose(f) != 0)
-        return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s", path, strerror(errno));
-    return open_metrics(rd, cfg->out, iteration, err);
+    return st;
 }
 
 void fh_run_dir_close(fh_run_dir *rd)
@@ -136,5 +644,8 @@ void fh_run_dir_close(fh_run_dir *rd)
         fclose(rd->metrics_csv);
     if (rd->metrics_jsonl)
         fclose(rd->metrics_jsonl);
+    if (rd->locked && rd->lock_fd >= 0)
+        close(rd->lock_fd); /* releases the flock */
     memset(rd, 0, sizeof *rd);
+    rd->lock_fd = -1;
 }
