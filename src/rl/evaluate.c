@@ -7,6 +7,7 @@
 
 #include "env/common_device_functions.cuh"
 #include "env/ppo_device_functions.cuh" /* softmax_sample */
+#include "foxhunt/ppo.h"                /* fh_mlp_check_finite */
 
 /* action = FH_N_URGENCIES * e + k; full urgency trades straight to the target */
 #define FULL_URGENCY (FH_N_URGENCIES - 1)
@@ -41,6 +42,15 @@ fh_status fh_backtest_run(fh_backtest_metrics *m, fh_policy_kind kind, const fh_
     if ((kind == FH_POLICY_GREEDY || kind == FH_POLICY_SAMPLED) && !actor)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s policy needs an actor", __FILE__,
                             __LINE__, fh_policy_name(kind));
+    /* NaN weights would give a full report of meaningless numbers (the argmax of NaN
+     * logits is action 0); checkpoints are checked at load, callers' own nets here */
+    if (actor && (kind == FH_POLICY_GREEDY || kind == FH_POLICY_SAMPLED) &&
+        fh_mlp_check_finite(actor, err) != FH_OK) {
+        fh_error_prefix(err, "%s policy: ", fh_policy_name(kind));
+        if (err)
+            err->status = FH_ERR_INPUT;
+        return FH_ERR_INPUT;
+    }
     if (kind == FH_POLICY_ORACLE && !expected_return)
         return fh_error_set(err, FH_ERR_INPUT,
                             "the oracle policy needs the synthetic market's expected returns");

@@ -378,6 +378,8 @@ static void batch_metrics(fh_trainer *t, fh_iteration_metrics *m)
 /* After a failed iteration: no checkpoint is written; which one the run can go on from. */
 static void note_last_checkpoint(const fh_trainer *t, fh_error *err)
 {
+    if (!err)
+        return;
     size_t used = strlen(err->message);
     if (used + 1 >= sizeof err->message)
         return;

@@ -15,11 +15,12 @@
  *      in the critic's weights stops the update with FH_ERR_FAILURE naming the quantity
  *      (policy or value loss, gradient norm, curiosity gradient), before any step spreads it: the other networks'
  *      params stay finite; fh_mlp_check_finite names the network, buffer, tensor and
- *      index of a NaN or infinity. */
+ *      index of a NaN or infinity; a backtest of a NaN actor is refused (FH_ERR_INPUT). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "env/common_device_functions.cuh"
+#include "foxhunt/evaluate.h"
 #include "foxhunt/ppo.h"
 #include "foxhunt/rollout.h"
 #include "foxhunt/run_data.h"
@@ -353,6 +354,16 @@ static void test_nonfinite_stops(fixture *f, fh_error *err)
     CHECK_MSG(fh_mlp_check_finite(&m, err) == FH_ERR_FAILURE &&
               strcmp(err->message, "the critic's weights hold NaN at value_layer_1.weight[1234]")
               == 0, "%s", err->message);
+    fh_mlp_free(&m);
+    /* a backtest refuses a NaN actor instead of reporting on action 0 */
+    CHECK(clone(&m, &f->actor, err) == FH_OK);
+    m.params[FH_ACTOR_OFF_B1 + 2] = NAN;
+    fh_backtest_metrics bm;
+    fh_market_view test_view = fh_market_view_of(&f->data.market, FH_SPLIT_TEST);
+    fh_status st = fh_backtest_run(&bm, FH_POLICY_GREEDY, &m, &f->cfg.env, &test_view, NULL,
+                                   252.0, 1, NULL, err);
+    CHECK_MSG(st == FH_ERR_INPUT && strcmp(err->message, "greedy policy: the actor's weights "
+              "hold NaN at policy_layer_1.bias[2]") == 0, "%d: %s", (int)st, err->message);
     fh_mlp_free(&m);
 }
 
