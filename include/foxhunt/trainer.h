@@ -45,7 +45,7 @@ typedef struct {
     fh_data_identity data_identity;    /* of t->data, saved in every checkpoint */
     /* resume (docs/CHECKPOINTS.md, "Data identity"): 1 when the checkpoint records no data
      * identity (written before it was recorded), so the data could not be compared; the
-     * CLI says so */
+     * library does not print: the caller may warn */
     int data_identity_unchecked;
     /* resume: 1 when the checkpoint was trained on other data and cfg.allow_other_data let
      * it continue: networks, optimiser, iteration and update stream kept, every episode
