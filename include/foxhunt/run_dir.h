@@ -4,7 +4,8 @@
  *
  * Safety (issue 19):
  *  - the directory is locked (flock on OUT/.foxhunt.lock, held until fh_run_dir_close):
- *    a second run into it fails at once, naming the directory and the holder's pid;
+ *    a second run into it fails at once, naming the directory and the holder's pid (on
+ *    a file system without locks the run goes on unlocked and the note says so);
  *  - stale *.tmp files (a save killed half-way) are removed once the lock is held;
  *  - a fresh run into a directory holding another run's files (config.json, metrics,
  *    eval.json, *.safetensors), or a resume of a checkpoint from elsewhere into one, is

@@ -148,6 +148,14 @@ static fh_status take_lock(fh_run_dir *rd, const char *out, fh_error *err)
                                 "--out",
                                 out, pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "", path);
         }
+        if (e == ENOLCK || e == EOPNOTSUPP || e == ENOSYS) {
+            /* a file system without locks (some network mounts): run, and say so */
+            close(fd);
+            append(rd->note, sizeof rd->note, "%s%s: the file system does not support "
+                   "locks (%s); nothing stops another run from writing into this directory",
+                   rd->note[0] ? "; " : "", path, strerror(e));
+            return FH_OK;
+        }
         close(fd);
         return fh_error_set(err, FH_ERR_FAILURE, "cannot lock %s: %s", path, strerror(e));
     }
@@ -459,8 +467,8 @@ static fh_status clear_for_new_run(const fh_train_config *cfg, aside *a, char *n
     return st;
 }
 
-/* Resume in place: moves the history after iteration aside; kept[0] (csv) and kept[1] (jsonl) get
- * the rows to keep. */
+/* Resume in place: moves the history after iteration aside; kept[0] (csv) and kept[1]
+ * (jsonl) get the rows to keep. */
 static fh_status set_aside_later(const char *out, int64_t iteration, aside *a,
                                  char *kept[2], size_t kept_len[2], char *note,
                                  size_t note_size, fh_error *err)
