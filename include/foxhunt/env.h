@@ -46,7 +46,7 @@ fh_status fh_env_market_validate(const fh_env_market *market, fh_error *err);
  *   entry = close[start_bar + entry_step] exactly, lower <= entry <= upper, all finite;
  *   the diversity window: ring entries < FH_N_ACTIONS, fill = min(step, W),
  *   head = step mod W, counts[a] = occurrences of a in the filled part, clogc = the sum
- *   of c ln c over counts (1e-6 relative); padding fields 0.
+ *   of c ln c over counts (1e-5 relative); padding fields 0.
  * The coefficients are not compared with cfg's (a resume may change them); cfg must pass
  * fh_env_config_validate. Returns 1 when valid; else 0 with why (n bytes, may be NULL)
  * naming the first bad field and its value, e.g. "diversity.head = 1000000000 is

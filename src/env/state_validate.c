@@ -7,7 +7,7 @@
  * asserts that every state of long random runs passes them): exact where the code
  * computes a field exactly from others (step = bar - start_bar, the window's head and
  * fill, the barrier's entry price), to 1e-9 relative for the double marks (equity,
- * exposure), to 1e-6 for the window's c ln c sum. */
+ * exposure), to 1e-5 for the window's c ln c sum (the GPU's logf is an ulp or two off). */
 #include <math.h>
 #include <stdio.h>
 
@@ -15,7 +15,7 @@
 #include "foxhunt/env.h"
 
 #define MARK_REL 1e-9
-#define CLOGC_REL 1e-6
+#define CLOGC_REL 1e-5 /* the GPU's logf differs from glibc's by an ulp or two */
 
 #define FAIL(...)                                                                        \
     do {                                                                                 \
