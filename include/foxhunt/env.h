@@ -36,7 +36,8 @@ fh_status fh_env_market_validate(const fh_env_market *market, fh_error *err);
  * exactly when it is one that env_step and env_episode_reset can produce on m:
  *   rng.inc odd; 0 <= start_bar <= bar <= n_bars - 2 (a step reads bar + 1);
  *   step = bar - start_bar; cash, units finite; equity, initial_equity finite and > 0,
- *   equity / initial_equity - 1 finite as a float (the observation's feature);
+ *   equity / initial_equity - 1 and the exposure within a float's range (the
+ *   observation's features);
  *   equity = cash + units * close[bar] and exposure = units * close[bar] / equity (to
  *   1e-9 relative: the exposure is the drifted one, not the action grid's [-1, 1]);
  *   the logs finite, costs and turnovers >= 0, counters in [0, step] (reversals,

@@ -8,6 +8,7 @@
  * computes a field exactly from others (step = bar - start_bar, the window's head and
  * fill, the barrier's entry price), to 1e-9 relative for the double marks (equity,
  * exposure), to 1e-5 for the window's c ln c sum (the GPU's logf is an ulp or two off). */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -36,8 +37,8 @@ static int check_portfolio(const fh_env_market *m, const fh_episode_state *ep, c
         FAIL("initial_equity = %.17g is not a positive finite number", ep->initial_equity);
     if (!(isfinite(ep->equity) && ep->equity > 0.0))
         FAIL("equity = %.17g is not a positive finite number", ep->equity);
-    float growth = (float)(ep->equity / ep->initial_equity - 1.0); /* observed as a float */
-    if (!isfinite(growth))
+    double growth = ep->equity / ep->initial_equity - 1.0; /* observed as a float */
+    if (!(fabs(growth) <= FLT_MAX))
         FAIL("equity / initial_equity = %.17g / %.17g does not fit the observation (a float)",
              ep->equity, ep->initial_equity);
     double p = (double)m->close[ep->bar];
@@ -50,6 +51,10 @@ static int check_portfolio(const fh_env_market *m, const fh_episode_state *ep, c
           fabs(ep->exposure - exposure) <= MARK_REL * (1.0 + fabs(exposure))))
         FAIL("exposure = %.17g differs from units * close[bar] / equity = %.17g",
              ep->exposure, exposure);
+    /* the exposure drifts with the price after each trade (in [-1, 1]), so it has no
+     * tighter bound than what the observation (a float, clipped) can take */
+    if (!(fabs(ep->exposure) <= FLT_MAX))
+        FAIL("exposure = %.17g does not fit the observation (a float)", ep->exposure);
     return 1;
 }
 
