@@ -2,7 +2,6 @@
  * (include/foxhunt/train_config.h). */
 #include "foxhunt/train_config.h"
 
-#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
 #include <float.h>
@@ -13,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <cjson/cJSON.h>
+#include <ini.h>
 
 #include "foxhunt/data.h"        /* FH_DEFAULT_MAX_BAR_MOVE_SIGMAS */
 #include "foxhunt/safetensors.h" /* fh_read_regular_file, fh_utf8_valid */
@@ -286,83 +288,64 @@ static const fh_config_field *find_field(const char *section, const char *key)
     return NULL;
 }
 
-/* The INI reader. Read here rather than by inih, whose fixed 200-byte line buffer
- * split a longer line in two and reported the wrong line (issue 19); the syntax is
- * inih's default, on lines of any length:
- *   [section]                 (spaces around the name ignored; text after ']' only a comment)
- *   key = value  or  key: value   (split at the first '=' or ':'; both sides trimmed)
- *   ; comment  or  # comment  (a whole line), value ; comment (';' after a space)
- * blank lines skipped, an optional UTF-8 byte-order mark, LF or CRLF line ends. A key
- * may appear before any [section] (it is then looked up in all of them). The first
- * error stops the reading: "FILE:LINE: what is wrong". */
+/* The INI file, parsed by inih (ini_parse_string) after two checks of our own on the
+ * whole text: no NUL byte, and no line of INI_MAX_LINE or more characters, which the
+ * Debian build of inih (a fixed 200-byte line buffer) would split in two and report on
+ * the wrong line (issue 19). The first error stops the reading: "FILE:LINE: ...". */
 #define INI_MAX_BYTES ((size_t)16 << 20)
+#define INI_MAX_LINE 200 /* inih's default line buffer, newline and NUL included */
 
-static int ini_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
+typedef struct {
+    fh_train_config *cfg;
+    fh_error *err;
+    int failed;
+} ini_context;
 
-/* Trims [*b, *e) in place. */
-static void ini_trim(char **b, char **e)
+static int on_ini_key(void *user, const char *section, const char *name, const char *value)
 {
-    while (*b < *e && ini_space(**b))
-        (*b)++;
-    while (*e > *b && ini_space((*e)[-1]))
-        (*e)--;
-}
-
-static fh_status ini_line(char *b, char *e, char *section, size_t section_cap,
-                          fh_train_config *cfg, fh_error *err)
-{
-    ini_trim(&b, &e);
-    if (b == e || *b == ';' || *b == '#')
-        return FH_OK;
-    if (*b == '[') {
-        char *close = memchr(b, ']', (size_t)(e - b));
-        if (!close)
-            return fh_error_set(err, FH_ERR_INPUT, "'[' without a closing ']'; write "
-                                "[run], [ppo] or [env]");
-        char *after = close + 1;
-        while (after < e && ini_space(*after))
-            after++;
-        if (after < e && *after != ';' && *after != '#')
-            return fh_error_set(err, FH_ERR_INPUT, "text after the section's ']'; put keys "
-                                "on lines of their own");
-        char *nb = b + 1, *ne = close;
-        ini_trim(&nb, &ne);
-        if ((size_t)(ne - nb) >= section_cap)
-            return fh_error_set(err, FH_ERR_INPUT, "section name '%.40s...' is too long; the "
-                                "sections are [run], [ppo] and [env]", nb);
-        memcpy(section, nb, (size_t)(ne - nb));
-        section[ne - nb] = '\0';
-        return FH_OK;
+    ini_context *ctx = user;
+    if (ctx->failed)
+        return 0;
+    if (!name[0]) {
+        fh_error_set(ctx->err, FH_ERR_INPUT, "syntax error: no key before '='; write key = "
+                     "value");
+        ctx->failed = 1;
+        return 0;
     }
-    char *sep = b;
-    while (sep < e && *sep != '=' && *sep != ':')
-        sep++;
-    if (sep == e)
-        return fh_error_set(err, FH_ERR_INPUT, "syntax error: '%.60s%s' is neither [section] "
-                            "nor key = value", b, e - b > 60 ? "..." : "");
-    char *kb = b, *ke = sep, *vb = sep + 1, *ve = e;
-    ini_trim(&kb, &ke);
-    if (kb == ke)
-        return fh_error_set(err, FH_ERR_INPUT, "syntax error: no key before '%c'; write "
-                            "key = value", *sep);
-    for (char *q = vb; q < ve; q++) /* an inline comment: ';' after a space */
-        if (*q == ';' && q > vb && ini_space(q[-1])) {
-            ve = q;
-            break;
+    const fh_config_field *f = find_field(section, name);
+    if (!f) {
+        fh_error_set(ctx->err, FH_ERR_INPUT,
+                     "unknown key '%s'%s%s%s (see foxhunt train --help for the keys)", name,
+                     section && *section ? " in section [" : "", section && *section ? section : "",
+                     section && *section ? "]" : "");
+        ctx->failed = 1;
+        return 0;
+    }
+    if (fh_config_field_set(f, ctx->cfg, value, ctx->err) != FH_OK) {
+        ctx->failed = 1;
+        return 0;
+    }
+    return 1;
+}
+
+/* FH_ERR_INPUT naming the first line that holds a NUL byte or is too long for inih. */
+static fh_status ini_check_lines(const char *path, const char *text, size_t len, fh_error *err)
+{
+    size_t line = 1, start = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && text[i] == '\0')
+            return fh_error_set(err, FH_ERR_INPUT, "%s:%zu: a NUL byte: not a text file; give "
+                                "an INI file of key = value lines", path, line);
+        if (i == len || text[i] == '\n') {
+            if (i - start + 2 > INI_MAX_LINE)
+                return fh_error_set(err, FH_ERR_INPUT, "%s:%zu: the line is %zu characters long; "
+                                    "INI lines may have at most %d", path, line, i - start,
+                                    INI_MAX_LINE - 2);
+            line++;
+            start = i + 1;
         }
-    ini_trim(&vb, &ve);
-    *ke = '\0';
-    *ve = '\0';
-    const fh_config_field *f = find_field(section, kb);
-    if (!f)
-        return fh_error_set(err, FH_ERR_INPUT,
-                            "unknown key '%s'%s%s%s (see foxhunt train --help for the keys)",
-                            kb, *section ? " in section [" : "", section,
-                            *section ? "]" : "");
-    return fh_config_field_set(f, cfg, vb, err);
+    }
+    return FH_OK;
 }
 
 fh_status fh_train_config_load_ini(const char *path, fh_train_config *cfg, fh_error *err)
@@ -373,28 +356,23 @@ fh_status fh_train_config_load_ini(const char *path, fh_train_config *cfg, fh_er
                                         err);
     if (st != FH_OK)
         return st;
-    fh_train_config tmp = *cfg; /* nothing changes unless the whole file is good */
-    char section[64] = "";
-    char *p = buf, *end = buf + len;
-    if (len >= 3 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
-        (unsigned char)p[2] == 0xBF)
-        p += 3;
-    for (size_t line = 1; st == FH_OK && p < end; line++) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        char *le = nl ? nl : end;
-        if (memchr(p, '\0', (size_t)(le - p)))
-            st = fh_error_set(err, FH_ERR_INPUT, "a NUL byte: not a text file; give an INI "
-                              "file of key = value lines");
-        else
-            st = ini_line(p, le, section, sizeof section, &tmp, err);
-        if (st != FH_OK)
-            fh_error_prefix(err, "%s:%zu: ", path, line);
-        p = nl ? nl + 1 : end;
+    if ((st = ini_check_lines(path, buf, len, err)) != FH_OK) {
+        free(buf);
+        return st;
     }
+    fh_train_config tmp = *cfg; /* nothing changes unless the whole file is good */
+    ini_context ctx = {&tmp, err, 0};
+    int rc = ini_parse_string(buf, on_ini_key, &ctx);
     free(buf);
-    if (st == FH_OK)
-        *cfg = tmp;
-    return st;
+    if (ctx.failed) {
+        fh_error_prefix(err, "%s:%d: ", path, rc);
+        return err ? err->status : FH_ERR_INPUT;
+    }
+    if (rc != 0)
+        return fh_error_set(err, FH_ERR_INPUT, "%s:%d: syntax error (expected [section] or "
+                            "key = value)", path, rc);
+    *cfg = tmp;
+    return FH_OK;
 }
 
 fh_status fh_train_config_validate(const fh_train_config *cfg, fh_error *err)

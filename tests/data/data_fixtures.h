@@ -126,8 +126,10 @@ static inline void fx_row(fx_buf *b, int i)
 /* Runs `foxhunt ARGS 2> stderr_path`; returns the exit status (-1 if it did not exit). */
 static inline int fx_run_foxhunt(const char *args, const char *stderr_path)
 {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "'%s' %s >/dev/null 2>'%s'", FH_FOXHUNT_BIN, args, stderr_path);
+    char cmd[8192];
+    if (snprintf(cmd, sizeof cmd, "'%s' %s >/dev/null 2>'%s'", FH_FOXHUNT_BIN, args,
+                 stderr_path) >= (int)sizeof cmd)
+        return -1; /* the command would be cut: not run */
     int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
