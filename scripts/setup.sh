@@ -19,6 +19,22 @@ else
   echo "setup: build dependencies already installed"
 fi
 
+# Fuzzing (tests/fuzz, scripts/fuzz.sh; the ctest fuzz_* entries skip without it): clang,
+# its runtime with libFuzzer (Debian 12: libclang-rt-dev -> libclang-rt-14-dev, which has
+# libclang_rt.fuzzer; older Ubuntus ship it in clang's own libclang-common-N-dev) and
+# LLVM's OpenMP for clang. Optional: a failure here is a note, not an error.
+FUZZ_PACKAGES="clang libomp-dev"
+if apt-cache show libclang-rt-dev >/dev/null 2>&1; then FUZZ_PACKAGES="$FUZZ_PACKAGES libclang-rt-dev"; fi
+missing=""
+for p in $FUZZ_PACKAGES; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "setup: installing (fuzzing):$missing"
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing; } \
+    || echo "setup: note: could not install$missing (optional; the fuzz tests will skip)"
+fi
+
 # Optional tooling: the checkpoint interop test reads our files with Python's
 # safetensors package (it skips, saying so, when the package is absent).
 if ! python3 -c "import safetensors, numpy" >/dev/null 2>&1; then

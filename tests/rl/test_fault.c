@@ -19,13 +19,17 @@
  *    a. a fresh run fills it with checkpoints: it must exit non-zero with a message that
  *       names the file it could not write, leave no .tmp file, and its last checkpoint
  *       must load (`foxhunt eval --checkpoint`);
- *    b. the filler grown until the disk is full to the byte, a resume from that last
- *       checkpoint with --checkpoint-every 0 can only fail writing metrics: it must exit
- *       non-zero naming a metrics or run-directory file (not carry on to fail at the
- *       final checkpoint), and the last checkpoint must still load;
+ *    b. resumes from that last checkpoint with --checkpoint-every 0 (so that only the run
+ *       directory's files are written): with 24 KB free (room for config.json and the
+ *       kept rows, not for many more) it must stop at the failed metrics write, exit
+ *       non-zero naming metrics.csv or metrics.jsonl (not carry on to fail at the final
+ *       checkpoint); with the disk full to the byte it must exit non-zero naming a run
+ *       directory file; each time the last checkpoint must still load and no final or
+ *       .tmp appear;
  *    c. the filler removed, a resume from the same checkpoint (--checkpoint-every 0, for
  *       room) finishes, and its final checkpoint (config up to checkpoint_every) and its
- *       metrics equal the uninterrupted reference's.
+ *       metrics.csv, rows 1..K, equal the uninterrupted reference's: failed attempts
+ *       leave nothing that a later resume loses or repeats.
  * FH_FAULT_SEED=N repeats a run's kill schedule choices (timing still varies). OpenBLAS
  * runs with --threads 1, as bit-identical resume requires (nn.h). */
 #include "test_proc.h" /* first: it sets _GNU_SOURCE */
@@ -580,27 +584,36 @@ static void test_full_disk(const char *ref)
     if (last >= 1)
         eval_loads(last_path, "full disk (a)");
 
-    /* b: the disk full to the byte; a resume writing only metrics */
-    if (last >= 1) {
+    /* b: resumes (--checkpoint-every 0: no checkpoint to write) on a disk with a few
+     * pages free, then on one full to the byte */
+    for (int pass = 0; pass < 2 && last >= 1; pass++) {
+        const char *what = pass == 0 ? "full disk (b, 24 KB free)" : "full disk (b, 0 bytes free)";
         fill_up(filler);
+        if (pass == 0) {
+            struct stat st;
+            if (stat(filler, &st) == 0 && truncate(filler, st.st_size - 24 * 1024) != 0)
+                CHECK_MSG(0, "cannot truncate %s", filler);
+        }
         const char *extra_b[] = {"--resume", last_path, "--out", run, "--checkpoint-every", "0",
                                  NULL};
         rc = run_train(0, extra_b, &lg);
         err = fh_read_text(lg.err);
-        CHECK_MSG(rc != 0 && rc < 128, "full disk (b): the resume exited %d, expected a clean "
-                  "non-zero exit", rc);
-        CHECK_MSG(err && mentions_run_file(err, run),
-                  "full disk (b): the message does not name the metrics or run-directory file "
-                  "it could not write (the run should stop at the first failed write, not go "
-                  "on to fail at the final checkpoint): %s",
+        CHECK_MSG(rc != 0 && rc < 128, "%s: the resume exited %d, expected a clean non-zero exit",
+                  what, rc);
+        /* with room for the run directory's files, the first failure is a metrics row */
+        int named = err && (pass == 0 ? strstr(err, "metrics.csv") || strstr(err, "metrics.jsonl")
+                                      : mentions_run_file(err, run));
+        CHECK_MSG(named, "%s: the message does not name the %s file it could not write (the "
+                  "run should stop at the first failed write, not go on to fail at the final "
+                  "checkpoint): %s", what, pass == 0 ? "metrics" : "metrics or run-directory",
                   err ? err : "(none)");
-        if (rc == 0 || !err || !mentions_run_file(err, run))
+        if (rc == 0 || !named)
             print_log("its stdout", lg.out);
         free(err);
         s = scan_dir(run);
-        CHECK_MSG(s.tmp == 0, "full disk (b): %s left", s.tmp_name);
-        check_all_checkpoints_read(run, "full disk (b)");
-        eval_loads(last_path, "full disk (b)");
+        CHECK_MSG(s.tmp == 0 && !s.final, "%s: %s left, final %d", what, s.tmp_name, s.final);
+        check_all_checkpoints_read(run, what);
+        eval_loads(last_path, what);
     }
 
     /* c: room again: the resume finishes as if nothing had happened */
