@@ -106,6 +106,13 @@ int fh_cmd_train(int argc, char **argv)
     }
     if (t.run.note[0])
         printf("note: %s\n", t.run.note);
+    if (t.data_identity_unchecked)
+        fprintf(stderr, "warning: %s records no identity of its data (an older checkpoint): "
+                "resuming on the data given now without checking it is the same\n",
+                cfg.resume);
+    if (t.data_other)
+        printf("note: --allow-other-data: %s was trained on other data; its networks carry "
+               "on, every episode restarts on this data\n", cfg.resume);
     char device[400];
     fh_device_describe(&t.device, device, sizeof device);
     printf("%s%s\n", device, t.gpu ? "; collection on the GPU" : "");
