@@ -112,7 +112,7 @@ for step in $STEPS; do
     # kernels/fast_layout.h and dev/cuda/README.md say why)
     racecheck) run_step racecheck sanitize racecheck 41 FOXHUNT_BLOCK_SHARED_BARRIERS=1 $SANITIZE_SETTINGS ;;
     bench) run_step bench "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel ${BENCH_KERNEL:-both} --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench.json" ;;
-    train) run_step train "$FH" train --device cuda --kernel ${KERNEL:-fast} ${TRAIN_FLAGS:---iterations 2} --out /tmp/fh-gpu-train ;;
+    train) run_step train "$FH" train --device cuda --kernel ${KERNEL:-fast} ${TRAIN_FLAGS:---iterations 2} --out /tmp/fh-gpu-train --force ;;
     learn) run_step learn "$BUILD/tests/rl/test_learning" device=cuda ${LEARN_ARGS:-} ;;
     clocks) run_step clocks env FOXHUNT_ROLLOUT_CLOCKS=1 "$FH" bench --device cuda --episodes ${CLOCK_EPISODES:-128,1024} --steps 500 --kernel ${CLOCK_KERNEL:-fast/warp,fast/block} --repeats 3 --json "$OUT/clocks.json" ;;
     compare) # OLD_TREE (a `git archive` of the commit before, built into build-old) against

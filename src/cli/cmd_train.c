@@ -96,6 +96,8 @@ int fh_cmd_train(int argc, char **argv)
         return 0;
     if (fh_train_config_validate(&cfg, &err) != FH_OK)
         return fh_cli_report("train", &err);
+    if (!cfg.out[0] && fh_run_dir_new_name(cfg.out, sizeof cfg.out, &err) != FH_OK)
+        return fh_cli_report("train", &err);
     printf("foxhunt train: resolved configuration\n");
     fh_config_print(&cfg, stdout);
 

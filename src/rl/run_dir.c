@@ -20,6 +20,27 @@
 
 #include "foxhunt/safetensors.h"
 
+fh_status fh_run_dir_new_name(char *out, size_t n, fh_error *err)
+{
+    time_t now = time(NULL);
+    struct tm utc;
+    char stamp[32];
+    if (!gmtime_r(&now, &utc) || strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc) == 0)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: cannot format the time", __FILE__,
+                            __LINE__);
+    for (int k = 1; k < 1000; k++) {
+        struct stat sb;
+        if (k == 1)
+            snprintf(out, n, "runs/%s", stamp);
+        else
+            snprintf(out, n, "runs/%s-%d", stamp, k);
+        if (stat(out, &sb) != 0 && errno == ENOENT)
+            return FH_OK;
+    }
+    return fh_error_set(err, FH_ERR_INPUT, "runs/%s-*: no free run directory name; give --out",
+                        stamp);
+}
+
 fh_status fh_make_dirs(const char *path, fh_error *err)
 {
     char buf[FH_CONFIG_STRING_MAX];

@@ -35,7 +35,7 @@ const fh_config_field fh_train_config_fields[] = {
     RUN("device", FH_FIELD_CHOICE, device, "auto|cpu|cuda", 0, 0, "where to collect experience"),
     RUN("kernel", FH_FIELD_CHOICE, kernel, "fast|reference|fast/warp|fast/block|fast/lane", 0, 0, "GPU collection kernel (fast: its rollout mapping chosen from N; fast/warp, /block, /lane force one)"),
     RUN("precision", FH_FIELD_CHOICE, precision, "fp32|tf32", 0, 0, "GPU batched critic/curiosity precision"),
-    RUN("out", FH_FIELD_STRING, out, NULL, 0, 0, "run directory (config, metrics, checkpoints)"),
+    RUN("out", FH_FIELD_STRING, out, NULL, 0, 0, "run directory (config, metrics, checkpoints); empty: a new runs/<UTC time> for each run"),
     RUN("resume", FH_FIELD_STRING, resume, NULL, 0, 0, "checkpoint to resume from"),
     RUN("episodes", FH_FIELD_INT, episodes, NULL, 1, 1 << 20, "N: parallel episodes per collection"),
     RUN("steps", FH_FIELD_INT, steps, NULL, 1, 1 << 16, "L: steps per episode per collection"),
@@ -88,7 +88,7 @@ void fh_train_config_default(fh_train_config *cfg)
     strcpy(cfg->device, "auto");
     strcpy(cfg->kernel, "fast");
     strcpy(cfg->precision, "fp32");
-    strcpy(cfg->out, "runs/latest");
+    /* cfg->out "": `foxhunt train` picks a new runs/<UTC time> (fh_run_dir_new_name) */
     cfg->episodes = FH_DEFAULT_EPISODES;
     cfg->steps = FH_DEFAULT_STEPS;
     cfg->iterations = 12; /* ~3.5 min on 2 cores at N 128 x L 500 (docs/LEARNING.md) */
