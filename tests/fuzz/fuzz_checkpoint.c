@@ -36,7 +36,7 @@
 #include "fuzz_util.h"
 
 #define MAX_EPISODES 4096 /* stage 3 */
-#define MAX_SYNTHETIC_BARS 20000 /* stage 4: the default market; larger ones are skipped */
+#define MAX_SYNTHETIC_BARS 2000 /* stage 4: markets are rebuilt when a mutation changes them */
 #define STEPS 40
 
 /* Stage 4's market: the synthetic one of the last config, kept while its settings stay. */

@@ -1,16 +1,19 @@
 /* fuzz_csv.c — libFuzzer harness: an arbitrary file given as `--data` (issue 19).
  *
  * The input is written to a scratch file and read with fh_bars_load_csv, then, when it
- * loads, through fh_features_compute and (with enough bars) fh_market_build, the path
- * `foxhunt train --data` takes. Beyond "no crash, no leak, no undefined behaviour" it
- * checks what data.h promises:
+ * loads, through fh_bars_check_moves (the implausible-move check, at its default of 100
+ * sigmas), fh_features_compute and fh_market_build, the path `foxhunt train --data`
+ * takes (the market is built whatever the move check said, to reach more of it). Beyond
+ * "no crash, no leak, no undefined behaviour" it checks what data.h promises:
  *  - a rejected file: FH_ERR_INPUT (or FH_ERR_FAILURE for memory) and a message that
  *    names the file;
- *  - loaded bars: n >= 1, times strictly increasing, prices finite and > 0,
- *    low <= high, volume finite and >= 0;
+ *  - loaded bars (docs/FEATURES.md, "Refused as impossible"): n >= FH_MIN_BARS, times
+ *    strictly increasing, prices within a float's normal range [FLT_MIN, FLT_MAX],
+ *    low <= open, close <= high, volume finite and >= 0;
  *  - features and sigma: finite, sigma >= 0;
  *  - the market: close finite and > 0 as a float (the environment divides by it),
  *    sigma finite and >= 0, normalised features finite and within +-FH_FEATURE_CLIP. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -59,19 +62,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     size_t n = bars.n;
-    FUZZ_REQUIRE(n >= 1, "loaded with no bars");
+    FUZZ_REQUIRE(n >= FH_MIN_BARS, "loaded with %zu bars", n);
     for (size_t i = 0; i < n; i++) {
         FUZZ_REQUIRE(i == 0 || bars.time[i] > bars.time[i - 1], "time not increasing at bar %zu",
                      i);
         const double p[4] = {bars.open[i], bars.high[i], bars.low[i], bars.close[i]};
         for (int k = 0; k < 4; k++)
-            FUZZ_REQUIRE(isfinite(p[k]) && p[k] > 0.0, "bar %zu price %d = %g", i, k, p[k]);
-        FUZZ_REQUIRE(bars.low[i] <= bars.high[i], "bar %zu low %g > high %g", i, bars.low[i],
-                     bars.high[i]);
+            FUZZ_REQUIRE(p[k] >= FLT_MIN && p[k] <= FLT_MAX, "bar %zu price %d = %g", i, k, p[k]);
+        FUZZ_REQUIRE(bars.low[i] <= bars.open[i] && bars.open[i] <= bars.high[i] &&
+                         bars.low[i] <= bars.close[i] && bars.close[i] <= bars.high[i],
+                     "bar %zu: open %g close %g outside [low %g, high %g]", i, bars.open[i],
+                     bars.close[i], bars.low[i], bars.high[i]);
         FUZZ_REQUIRE(isfinite(bars.volume[i]) && bars.volume[i] >= 0.0, "bar %zu volume %g", i,
                      bars.volume[i]);
     }
     (void)fh_bars_interval_seconds(&bars);
+    (void)fh_bars_largest_move(&bars, NULL);
+    st = fh_bars_check_moves(&bars, 100.0, path, &err); /* what fh_run_data_load applies */
+    FUZZ_REQUIRE(st == FH_OK || (st == FH_ERR_INPUT && strstr(err.message, path)),
+                 "an implausible move refused without naming the file: %s", err.message);
     char when[32];
     fh_time_format(bars.time[0], when, sizeof when);
     fh_time_format(bars.time[n - 1], when, sizeof when);
@@ -91,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(features);
     free(sigma);
 
-    if (n >= FH_MIN_BARS) {
+    {
         fh_market market;
         st = fh_market_build(&bars, NULL, 0.8, NULL, &market, &err);
         if (st == FH_OK) {
