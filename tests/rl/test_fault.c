@@ -389,10 +389,13 @@ static pid_t start_chain_process(const char *dir, int last, logs *lg, char *resu
 
 /* Kills pid at a moment chosen by mode (1: while a .tmp exists in dir, after a random
  * 0-2 ms; 0: after a random delay). Never before dir holds a checkpoint to resume from.
- * Returns the exit status; *during_save 1 when a .tmp was still there after the kill. */
+ * A .tmp left by the previous kill does not count until the run has removed it (it does
+ * so when it opens the directory). Returns the exit status; *during_save 1 when a new
+ * .tmp was still there after the kill. */
 static int kill_at_random(pid_t pid, const char *dir, int mid_save_mode, int *during_save)
 {
     *during_save = 0;
+    int stale = scan_dir(dir).tmp > 0;
     double start = fh_now_seconds();
     double delay = 0.02 + 1.2 * uniform01();
     double jitter = 0.002 * uniform01();
@@ -407,10 +410,12 @@ static int kill_at_random(pid_t pid, const char *dir, int mid_save_mode, int *du
             return fh_proc_wait(pid);
         }
         dir_state s = scan_dir(dir);
+        if (stale && s.tmp == 0)
+            stale = 0;
         int resumable = s.last > 0;
         int now;
         if (mid_save_mode)
-            now = resumable && s.tmp > 0;
+            now = resumable && !stale && s.tmp > 0;
         else
             now = resumable && fh_now_seconds() - start >= delay;
         if (now) {
@@ -418,7 +423,7 @@ static int kill_at_random(pid_t pid, const char *dir, int mid_save_mode, int *du
                 sleep_seconds(jitter);
             kill(pid, SIGKILL);
             int rc = fh_proc_wait(pid);
-            *during_save = scan_dir(dir).tmp > 0;
+            *during_save = !stale && scan_dir(dir).tmp > 0;
             return rc;
         }
         sleep_seconds(mid_save_mode ? 0.0001 : 0.001);
