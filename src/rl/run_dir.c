@@ -385,54 +385,41 @@ static int scan_rows(const char *path, int jsonl, int64_t iteration, char **kept
     return other;
 }
 
-/* Writes header (may be NULL) and rows to path.tmp, renames it to path and returns it
- * open for appending in *out_file. */
-static fh_status write_rows(const char *path, const char *header, const char *rows,
-                            FILE **out_file, fh_error *err)
+/* Writes text1 then text2 (either may be NULL) to path.tmp, complete and closed; a
+ * failure (a full disk) leaves no .tmp behind. */
+static fh_status prepare_tmp(const char *path, const char *text1, const char *text2,
+                             fh_error *err)
 {
     char tmp[FH_RUN_DIR_PATH_MAX + 8];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     if (!f)
         return fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s", tmp, strerror(errno));
-    int ok = (!header || (fputs(header, f) >= 0 && fputc('\n', f) != EOF)) &&
-             (!rows || fputs(rows, f) >= 0) && fflush(f) == 0;
-    if (!ok) {
-        int e = errno;
-        fclose(f);
-        unlink(tmp);
-        return fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s", tmp, strerror(e));
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        fclose(f);
-        unlink(tmp);
-        return fh_error_set(err, FH_ERR_FAILURE, "cannot rename %s to %s: %s", tmp, path,
-                            strerror(e));
-    }
-    *out_file = f;
-    return FH_OK;
-}
-
-static fh_status write_config(const char *out, const char *config_json, fh_error *err)
-{
-    char path[FH_RUN_DIR_PATH_MAX], tmp[FH_RUN_DIR_PATH_MAX + 8];
-    snprintf(path, sizeof path, "%s/config.json", out);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s", tmp, strerror(errno));
-    int ok = fputs(config_json ? config_json : "{}\n", f) >= 0 && fflush(f) == 0;
-    int e = errno;
+    errno = 0;
+    int ok = (!text1 || fputs(text1, f) >= 0) && (!text2 || fputs(text2, f) >= 0) &&
+             fflush(f) == 0;
+    int e = errno ? errno : EIO;
     if (fclose(f) != 0 && ok) {
         ok = 0;
         e = errno;
     }
-    if (!ok || rename(tmp, path) != 0) {
-        if (ok)
-            e = errno;
+    if (!ok) {
         unlink(tmp);
-        return fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s", path, strerror(e));
+        return fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s", tmp, strerror(e));
+    }
+    return FH_OK;
+}
+
+/* path.tmp becomes path. */
+static fh_status commit_tmp(const char *path, fh_error *err)
+{
+    char tmp[FH_RUN_DIR_PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return fh_error_set(err, FH_ERR_FAILURE, "cannot rename %s to %s: %s", tmp, path,
+                            strerror(e));
     }
     return FH_OK;
 }
@@ -455,8 +442,8 @@ static int resume_is_in(const char *resume, const char *out)
     return realpath(dir, a) && realpath(out, b) && strcmp(a, b) == 0;
 }
 
-/* A fresh run (or a resume from elsewhere) into a directory with a run's files:
- * refused, or with force moved aside. */
+/* A fresh run (or a resume from elsewhere) into a directory with a run's files: with a
+ * NULL, refused unless force; with a, moved aside (force). */
 static fh_status clear_for_new_run(const fh_train_config *cfg, aside *a, char *note,
                                    size_t note_size, fh_error *err)
 {
@@ -466,7 +453,7 @@ static fh_status clear_for_new_run(const fh_train_config *cfg, aside *a, char *n
         return fh_error_set(err, FH_ERR_INPUT, "cannot read run directory %s: %s", cfg->out,
                             strerror(errno));
     fh_status st = FH_OK;
-    if (n > 0 && !cfg->force) {
+    if (n > 0 && !cfg->force && !a) {
         char list[512] = "";
         for (int i = 0; i < n && i < 6; i++)
             append(list, sizeof list, "%s%s", i ? ", " : "", names[i]);
@@ -479,31 +466,22 @@ static fh_status clear_for_new_run(const fh_train_config *cfg, aside *a, char *n
                           cfg->out, cfg->resume[0] ? "another" : "a", list, cfg->out,
                           cfg->resume[0] ? "resume" : "start over");
     }
-    for (int i = 0; st == FH_OK && i < n; i++)
+    for (int i = 0; st == FH_OK && a && i < n; i++)
         st = move_aside(a, names[i], err);
     free_names(names, n);
-    if (st == FH_OK && a->n)
+    if (st == FH_OK && a && a->n)
         append(note, note_size, "%s--force: moved the earlier run's files (%s) into %s/",
                note[0] ? "; " : "", a->names, a->dir);
     return st;
 }
 
-/* Resume in place: moves the history after iteration aside; kept[0] (csv) and kept[1]
- * (jsonl) get the rows to keep. */
+/* Resume in place: moves the history after iteration aside (later_rows[k]: the metrics
+ * file k holds rows past it, scan_rows). */
 static fh_status set_aside_later(const char *out, int64_t iteration, aside *a,
-                                 char *kept[2], size_t kept_len[2], char *note,
-                                 size_t note_size, fh_error *err)
+                                 const int later_rows[2], char *note, size_t note_size,
+                                 fh_error *err)
 {
     const char *files[2] = {"metrics.csv", "metrics.jsonl"};
-    int later_rows[2];
-    for (int k = 0; k < 2; k++) {
-        char path[FH_RUN_DIR_PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", out, files[k]);
-        later_rows[k] = scan_rows(path, k, iteration, &kept[k], &kept_len[k]);
-        if (later_rows[k] < 0)
-            return fh_error_set(err, FH_ERR_FAILURE, "cannot read %s: %s", path,
-                                strerror(errno));
-    }
     char **names;
     int n = list_run_files(out, &names);
     if (n < 0)
@@ -563,29 +541,56 @@ fh_status fh_run_dir_open(fh_run_dir *rd, const fh_train_config *cfg, const char
         return st;
     st = remove_stale_tmp(cfg->out, rd->note, sizeof rd->note, err);
 
+    /* What stays is decided and the new files written as .tmp first: nothing is moved
+     * aside unless they could be written (a full disk leaves the directory as it was). */
     aside a;
     memset(&a, 0, sizeof a);
     a.out = cfg->out;
     char *kept[2] = {NULL, NULL};
     size_t kept_len[2] = {0, 0};
+    int later_rows[2] = {0, 0};
     int in_place = cfg->resume[0] && resume_is_in(cfg->resume, cfg->out);
-    if (st == FH_OK && !in_place)
-        st = clear_for_new_run(cfg, &a, rd->note, sizeof rd->note, err);
-    else if (st == FH_OK)
-        st = set_aside_later(cfg->out, iteration, &a, kept, kept_len, rd->note,
-                             sizeof rd->note, err);
-
-    if (st == FH_OK)
-        st = write_config(cfg->out, config_json, err);
+    char config_path[FH_RUN_DIR_PATH_MAX];
+    snprintf(config_path, sizeof config_path, "%s/config.json", cfg->out);
     snprintf(rd->csv_path, sizeof rd->csv_path, "%s/metrics.csv", cfg->out);
     snprintf(rd->jsonl_path, sizeof rd->jsonl_path, "%s/metrics.jsonl", cfg->out);
+    const char *paths[3] = {config_path, rd->csv_path, rd->jsonl_path};
+    for (int k = 0; st == FH_OK && in_place && k < 2; k++) {
+        later_rows[k] = scan_rows(paths[1 + k], k, iteration, &kept[k], &kept_len[k]);
+        if (later_rows[k] < 0)
+            st = fh_error_set(err, FH_ERR_FAILURE, "cannot read %s: %s", paths[1 + k],
+                              strerror(errno));
+    }
+    if (st == FH_OK && !in_place) /* refused before anything is written */
+        st = clear_for_new_run(cfg, NULL, rd->note, sizeof rd->note, err);
+    char header[1024];
+    snprintf(header, sizeof header, "%s\n", METRIC_COLUMNS);
     if (st == FH_OK)
-        st = write_rows(rd->csv_path, METRIC_COLUMNS, kept[0], &rd->metrics_csv, err);
+        st = prepare_tmp(config_path, config_json ? config_json : "{}\n", NULL, err);
     if (st == FH_OK)
-        st = write_rows(rd->jsonl_path, NULL, kept[1], &rd->metrics_jsonl, err);
+        st = prepare_tmp(rd->csv_path, header, kept[0], err);
+    if (st == FH_OK)
+        st = prepare_tmp(rd->jsonl_path, kept[1], NULL, err);
     free(kept[0]);
     free(kept[1]);
+    if (st == FH_OK)
+        st = in_place ? set_aside_later(cfg->out, iteration, &a, later_rows, rd->note,
+                                        sizeof rd->note, err)
+                      : clear_for_new_run(cfg, &a, rd->note, sizeof rd->note, err);
+    for (int k = 0; st == FH_OK && k < 3; k++)
+        st = commit_tmp(paths[k], err);
+    if (st == FH_OK && !(rd->metrics_csv = fopen(rd->csv_path, "a")))
+        st = fh_error_set(err, FH_ERR_FAILURE, "cannot open %s: %s", rd->csv_path,
+                          strerror(errno));
+    if (st == FH_OK && !(rd->metrics_jsonl = fopen(rd->jsonl_path, "a")))
+        st = fh_error_set(err, FH_ERR_FAILURE, "cannot open %s: %s", rd->jsonl_path,
+                          strerror(errno));
     if (st != FH_OK) {
+        for (int k = 0; k < 3; k++) { /* the .tmp files not committed */
+            char tmp[FH_RUN_DIR_PATH_MAX + 8];
+            snprintf(tmp, sizeof tmp, "%s.tmp", paths[k]);
+            unlink(tmp);
+        }
         /* what was moved aside stays there, and the message must say so */
         if (a.n)
             fh_error_prefix(err, "(%s were moved into %s/) ", a.names, a.dir);
