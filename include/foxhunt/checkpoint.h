@@ -54,6 +54,14 @@ void fh_data_identity_of(fh_data_identity *id, const fh_bars *bars, const char *
 int fh_data_identity_same(const fh_data_identity *saved, const fh_data_identity *now,
                           char *why, size_t n);
 
+/* The identity as the data.* __metadata__ strings of a safetensors file (checkpoints,
+ * `foxhunt collect`'s collections). */
+fh_status fh_data_identity_write_metadata(fh_st_writer *w, const fh_data_identity *id,
+                                          fh_error *err);
+/* 0: f has no data.* key; 1: read into *id; -1: some but not all, or one that does not
+ * parse (FH_ERR_INPUT in err, naming the file and the key). */
+int fh_data_identity_read_metadata(const fh_st_file *f, fh_data_identity *id, fh_error *err);
+
 /* A named tensor the trainer adds (e.g. "dqn.target.q_layer_0.weight", "ppo.lr").
  * save: data is read; load: data is written and must hold the given shape. */
 typedef struct {
@@ -87,6 +95,11 @@ typedef struct {
      * with some data.* keys but not all, or one that does not parse, is refused. */
     fh_data_identity *data;
     int data_present;
+    /* save only: further __metadata__ strings (e.g. "update.lr"); a key may not be
+     * format, format_version, config or data.* (FH_ERR_FAILURE, nothing written) */
+    const char *const *meta_keys;
+    const char *const *meta_values;
+    int n_meta;
 } fh_checkpoint;
 
 /* config_json: the resolved configuration, stored verbatim as __metadata__["config"]

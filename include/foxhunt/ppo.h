@@ -64,12 +64,53 @@ void fh_ppo_workspace_free(fh_ppo_workspace *w);
  * value_layer_1.weight[1234]"). */
 fh_status fh_mlp_check_finite(const fh_mlp *m, fh_error *err);
 
+/* ---- the record of an update, for checking it step by step (`foxhunt update`) ----
+ * Given to fh_ppo_update, it receives each epoch's sample order (the permutation the
+ * update's stream drew) and one row per minibatch of the values the update computed
+ * there anyway; nothing else changes (NULL, as the trainer passes: nothing recorded).
+ * Columns of a row, in this order (fh_ppo_trace_columns names them): */
+typedef enum {
+    FH_PPO_TRACE_EPOCH,          /* 0-based */
+    FH_PPO_TRACE_MINIBATCH,      /* 0-based within the epoch */
+    FH_PPO_TRACE_SAMPLES,        /* M, the minibatch's size (the last may be short) */
+    FH_PPO_TRACE_POLICY_LOSS,    /* clipped surrogate (fh_ppo_loss_stats.pg_loss) */
+    FH_PPO_TRACE_VALUE_LOSS,     /* 0.5 mean (clipped) squared error, before vf_coef */
+    FH_PPO_TRACE_ENTROPY,
+    FH_PPO_TRACE_APPROX_KL,      /* mean((r - 1) - ln r) */
+    FH_PPO_TRACE_OLD_APPROX_KL,  /* mean(-ln r) */
+    FH_PPO_TRACE_CLIP_FRACTION,
+    FH_PPO_TRACE_GRAD_NORM,      /* global actor+critic norm before clipping */
+    FH_PPO_TRACE_LR,             /* the learning rate Adam stepped with (as a float) */
+    FH_PPO_TRACE_LOSS,           /* pg_loss - ent_coef entropy + vf_coef value_loss */
+    FH_PPO_TRACE_COLS
+} fh_ppo_trace_column;
+
+extern const char *const fh_ppo_trace_columns[FH_PPO_TRACE_COLS];
+
+typedef struct {
+    int64_t batch_size;          /* N*L */
+    int max_epochs;              /* cfg->epochs */
+    int minibatches_per_epoch;   /* ceil(N*L / minibatch) */
+    int64_t *order;              /* (max_epochs, batch_size); rows [0, epochs) filled */
+    double *records;             /* (max_epochs * minibatches_per_epoch, FH_PPO_TRACE_COLS) */
+    int epochs;                  /* epochs recorded (= stats.epochs_run) */
+    int n_records;               /* rows recorded (= stats.minibatches) */
+} fh_ppo_trace;
+
+/* Sized for one update of cfg over batch_size samples. */
+fh_status fh_ppo_trace_init(fh_ppo_trace *tr, const fh_train_config *cfg, int64_t batch_size,
+                            fh_error *err);
+void fh_ppo_trace_free(fh_ppo_trace *tr);
+
 /* update_mlp. lr: this iteration's (annealed) learning rate. rng: the update's
  * shuffling stream (advanced). market: the split the batch came from (for the
- * curiosity targets). */
+ * curiosity targets). trace: NULL, or a record sized for this update
+ * (fh_ppo_trace_init), filled as the update goes (an update that fails leaves the rows
+ * of the minibatches before the failure). */
 fh_status fh_ppo_update(fh_ppo_stats *stats, fh_mlp *actor, fh_mlp *critic,
                         fh_mlp *curiosity, fh_ppo_workspace *w,
                         const fh_trajectory_batch *b, const fh_env_market *market,
-                        const fh_train_config *cfg, double lr, fh_rng *rng, fh_error *err);
+                        const fh_train_config *cfg, double lr, fh_rng *rng,
+                        fh_ppo_trace *trace, fh_error *err);
 
 #endif

@@ -100,6 +100,9 @@ void fh_config_field_format(const fh_config_field *f, const fh_train_config *cfg
 fh_status fh_train_config_load_ini(const char *path, fh_train_config *cfg, fh_error *err);
 /* Cross-field checks (minibatch divides nothing required, ranges, env). */
 fh_status fh_train_config_validate(const fh_train_config *cfg, fh_error *err);
+/* The learning rate of (1-based) iteration `iteration`: cfg->lr, or with anneal_lr
+ * CleanRL's linear decay (1 - (iteration - 1) / iterations) * lr, as the trainer uses. */
+double fh_train_config_lr(const fh_train_config *cfg, int64_t iteration);
 /* The resolved config as a JSON object text (malloc'd): {"run":{...},"ppo":{...},"env":{...}}. */
 char *fh_train_config_to_json(const fh_train_config *cfg);
 /* Parses what fh_train_config_to_json wrote (checkpoints carry it). */

@@ -77,6 +77,12 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
                          fh_iteration_callback on_iteration, void *user, fh_error *err);
 /* Writes a checkpoint of the current state to path (atomic). */
 fh_status fh_trainer_save(const fh_trainer *t, const char *path, fh_error *err);
+/* The same with further tensors (at most FH_CHECKPOINT_MAX_EXTRAS - 4; names must not
+ * clash with the checkpoint's) and __metadata__ strings (`foxhunt update`'s record). */
+fh_status fh_trainer_save_with(const fh_trainer *t, const char *path,
+                               const fh_checkpoint_extra *more, int n_more,
+                               const char *const *meta_keys, const char *const *meta_values,
+                               int n_meta, fh_error *err);
 /* Reads only the resolved config stored in a checkpoint. */
 fh_status fh_checkpoint_read_config(const char *path, fh_train_config *cfg, fh_error *err);
 

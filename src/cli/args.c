@@ -187,7 +187,8 @@ void fh_args_print_help(const fh_arg_spec *spec)
         else
             snprintf(left, sizeof left, "%s %s", a->name, a->metavar ? a->metavar : "VALUE");
         printf("  %-30s %s", left, a->help);
-        print_default(a);
+        if (!strstr(a->help, "(default: ")) /* a default the help describes itself */
+            print_default(a);
         printf("\n");
     }
     printf("  %-30s %s\n", "--help", "show this help and exit");

@@ -1,6 +1,7 @@
 /* args.h — the one flag parser every subcommand uses, so that all of them behave the
  * same (STYLE habit 11): `--name value` or `--name=value`, `--help` lists every flag
- * with its current default, unknown flags and bad values are usage errors (exit 2). */
+ * with its current default (or, when its help says "(default: ...)", that text alone),
+ * unknown flags and bad values are usage errors (exit 2). */
 #ifndef FOXHUNT_ARGS_H
 #define FOXHUNT_ARGS_H
 

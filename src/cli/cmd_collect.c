@@ -1,12 +1,12 @@
 /* cmd_collect.c — `foxhunt collect`: one experience collection written as a
- * safetensors file, for inspection in any tool (issue 6). Keys: states (N, L, 54),
- * actions, log_probs, values, rewards, dones, terminals, advantages, returns,
- * trunc_values (N, L), last_values (N). */
+ * safetensors file, for inspection in any tool and for `foxhunt update` (issues 6, 17).
+ * Keys and metadata: include/foxhunt/batch_file.h. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "foxhunt/batch_file.h"
 #include "foxhunt/checkpoint.h"
 #include "foxhunt/safetensors.h"
 #include "foxhunt/trainer.h"
@@ -14,41 +14,6 @@
 #if FH_HAVE_CUDA
 #include "cuda/gpu_ppo_collector.h"
 #endif
-
-static fh_status write_batch(const fh_trajectory_batch *b, const char *path,
-                             const char *config_json, const char *device, fh_error *err)
-{
-    int64_t N = b->n_episodes, L = b->n_steps;
-    int64_t s3[3] = {N, L, FH_STATE_DIM}, s2[2] = {N, L}, s1[1] = {N};
-    fh_st_writer w;
-    fh_st_writer_init(&w);
-    fh_status st = FH_OK;
-    struct { const char *name; fh_dtype dtype; int rank; const int64_t *shape; const void *data; } t[] = {
-        {"states", FH_DTYPE_F32, 3, s3, b->states},
-        {"actions", FH_DTYPE_I32, 2, s2, b->actions},
-        {"log_probs", FH_DTYPE_F32, 2, s2, b->log_probs},
-        {"values", FH_DTYPE_F32, 2, s2, b->values},
-        {"rewards", FH_DTYPE_F32, 2, s2, b->rewards},
-        {"dones", FH_DTYPE_I32, 2, s2, b->dones},
-        {"terminals", FH_DTYPE_I32, 2, s2, b->terminals},
-        {"advantages", FH_DTYPE_F32, 2, s2, b->advantages},
-        {"returns", FH_DTYPE_F32, 2, s2, b->returns},
-        {"trunc_values", FH_DTYPE_F32, 2, s2, b->trunc_values},
-        {"last_values", FH_DTYPE_F32, 1, s1, b->last_values},
-    };
-    for (size_t i = 0; st == FH_OK && i < sizeof t / sizeof t[0]; i++)
-        st = fh_st_writer_add(&w, t[i].name, t[i].dtype, t[i].rank, t[i].shape, t[i].data, err);
-    if (st == FH_OK)
-        st = fh_st_writer_set_metadata(&w, "format", "foxhunt.collection", err);
-    if (st == FH_OK)
-        st = fh_st_writer_set_metadata(&w, "device", device, err);
-    if (st == FH_OK && config_json)
-        st = fh_st_writer_set_metadata(&w, "config", config_json, err);
-    if (st == FH_OK)
-        st = fh_st_writer_write(&w, path, err);
-    fh_st_writer_free(&w);
-    return st;
-}
 
 int fh_cmd_collect(int argc, char **argv)
 {
@@ -63,8 +28,8 @@ int fh_cmd_collect(int argc, char **argv)
         {"--data", FH_ARG_STRING, &data, "FILE", "CSV (default: the checkpoint's data, else the synthetic market)", NULL, 0, 0, 0},
         {"--device", FH_ARG_CHOICE, &device, NULL, "where to collect", "auto|cpu|cuda", 0, 0, 0},
         {"--kernel", FH_ARG_CHOICE, &kernel, NULL, "GPU collection kernel", "fast|reference|fast/warp|fast/block|fast/lane", 0, 0, 0},
-        {"--episodes", FH_ARG_INT, &episodes, "N", "parallel episodes", NULL, 1, 1 << 20, 0},
-        {"--steps", FH_ARG_INT, &steps, "L", "steps per episode", NULL, 1, 1 << 16, 0},
+        {"--episodes", FH_ARG_INT, &episodes, "N", "parallel episodes (with --checkpoint: the checkpoint's)", NULL, 1, 1 << 20, 0},
+        {"--steps", FH_ARG_INT, &steps, "L", "steps per episode (with --checkpoint: the checkpoint's)", NULL, 1, 1 << 16, 0},
         {"--seed", FH_ARG_U64, &seed, "S", "seed of the episodes (and of fresh weights)", NULL, 0, 0, 0},
         {"--out", FH_ARG_STRING, &out, "FILE.safetensors", "where to write the collection (required)", NULL, 0, 0, 0},
     };
@@ -87,8 +52,11 @@ int fh_cmd_collect(int argc, char **argv)
         snprintf(cfg.data, sizeof cfg.data, "%s", data);
     snprintf(cfg.device, sizeof cfg.device, "%s", device);
     snprintf(cfg.kernel, sizeof cfg.kernel, "%s", kernel);
-    cfg.episodes = episodes;
-    cfg.steps = steps;
+    /* with a checkpoint its N x L unless given: the shape `foxhunt update` expects */
+    if (!checkpoint || fh_args_find(&spec, "--episodes")->seen)
+        cfg.episodes = episodes;
+    if (!checkpoint || fh_args_find(&spec, "--steps")->seen)
+        cfg.steps = steps;
     cfg.seed = seed;
     cfg.minibatch = 1; /* no update: keep validation from asking for a batch size */
     cfg.resume[0] = '\0';
@@ -122,10 +90,23 @@ int fh_cmd_collect(int argc, char **argv)
     printf("%s\ndata: %s\n", dev, t.data.description);
     fh_collect_params p = {&t.actor, &t.critic, &t.curiosity, (float)cfg.gamma,
                            (float)cfg.gae_lambda};
+    fh_batch_file_info info;
+    memset(&info, 0, sizeof info);
+    snprintf(info.device, sizeof info.device, "%s", t.gpu ? t.device.name : "cpu");
+    if (checkpoint)
+        snprintf(info.weights, sizeof info.weights, "checkpoint %.1000s", checkpoint);
+    else
+        snprintf(info.weights, sizeof info.weights, "fresh seed=%llu",
+                 (unsigned long long)cfg.seed);
+    const fh_mlp *nets[2] = {&t.actor, &t.critic};
+    info.weights_hash = fh_weights_hash(nets, 2);
+    info.weights_hash_present = 1;
+    info.data = t.data_identity;
+    info.data_present = 1;
     if (fh_collector_collect(&t, &p, &err) != FH_OK ||
-        write_batch(&t.batch, out, t.config_json, t.gpu ? t.device.name : "cpu", &err) != FH_OK)
+        fh_batch_file_write(&t.batch, out, t.config_json, &info, &err) != FH_OK)
         goto fail;
-    printf("collected %d x %d transitions -> %s\n", episodes, steps, out);
+    printf("collected %d x %d transitions -> %s\n", cfg.episodes, cfg.steps, out);
 #if FH_HAVE_CUDA
     if (t.gpu) {
         fh_gpu_collect_timing tm = fh_gpu_ppo_collector_timing(t.gpu);

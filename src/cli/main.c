@@ -14,6 +14,7 @@ static const command_entry COMMANDS[] = {
     {"train", fh_cmd_train, "train a PPO agent (synthetic market by default)"},
     {"eval", fh_cmd_eval, "evaluate a checkpoint on the test split against baselines"},
     {"collect", fh_cmd_collect, "run one experience collection and write it as safetensors"},
+    {"update", fh_cmd_update, "run one PPO update on a saved collection, recording each step"},
     {"bench", fh_cmd_bench, "measure collection throughput (CPU and GPU)"},
     {"features", fh_cmd_features, "compute the 51 market features of a CSV"},
     {"info", fh_cmd_info, "version, build options, CUDA toolkit, defaults"},

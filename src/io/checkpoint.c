@@ -194,8 +194,8 @@ int fh_data_identity_same(const fh_data_identity *saved, const fh_data_identity 
 static const char *const k_data_keys[5] = {"data.source", "data.bars", "data.first_time",
                                            "data.last_time", "data.hash"};
 
-static fh_status data_identity_save(fh_st_writer *w, const fh_data_identity *id,
-                                    fh_error *err)
+fh_status fh_data_identity_write_metadata(fh_st_writer *w, const fh_data_identity *id,
+                                          fh_error *err)
 {
     char v[4][32];
     snprintf(v[0], sizeof v[0], "%lld", (long long)id->n_bars);
@@ -228,7 +228,7 @@ static int parse_whole(const char *s, int hex, int64_t *out_i, uint64_t *out_u)
 
 /* 0: absent (no data.* key), 1: read into *id; FH_ERR_INPUT through err when partial or
  * malformed (returned as -1). */
-static int data_identity_load(const fh_st_file *f, fh_data_identity *id, fh_error *err)
+int fh_data_identity_read_metadata(const fh_st_file *f, fh_data_identity *id, fh_error *err)
 {
     const char *v[5];
     int present = 0;
@@ -283,7 +283,16 @@ fh_status fh_checkpoint_save(const char *path, const fh_checkpoint *ck, const ch
     if (st == FH_OK && config_json)
         st = fh_st_writer_set_metadata(&w, "config", config_json, err);
     if (st == FH_OK && ck->data)
-        st = data_identity_save(&w, ck->data, err);
+        st = fh_data_identity_write_metadata(&w, ck->data, err);
+    for (int i = 0; i < ck->n_meta && st == FH_OK; i++) {
+        const char *k = ck->meta_keys[i];
+        if (!strcmp(k, "format") || !strcmp(k, "format_version") || !strcmp(k, "config") ||
+            !strncmp(k, "data.", 5))
+            st = fh_error_set(err, FH_ERR_FAILURE, "__metadata__ \"%s\" is the "
+                              "checkpoint's own key", k);
+        else
+            st = fh_st_writer_set_metadata(&w, k, ck->meta_values[i], err);
+    }
 
     for (int k = 0; k < FH_NET_COUNT && st == FH_OK; k++) {
         const fh_mlp *m = ck->nets[k];
@@ -425,7 +434,7 @@ fh_status fh_checkpoint_load(const char *path, fh_checkpoint *ck, char **config_
     }
     fh_data_identity identity;
     int identity_state = 0;
-    if (ck->data && (identity_state = data_identity_load(&f, &identity, err)) < 0) {
+    if (ck->data && (identity_state = fh_data_identity_read_metadata(&f, &identity, err)) < 0) {
         st = FH_ERR_INPUT;
         goto done;
     }

@@ -103,6 +103,40 @@ fh_status fh_mlp_check_finite(const fh_mlp *m, fh_error *err)
     return FH_OK;
 }
 
+const char *const fh_ppo_trace_columns[FH_PPO_TRACE_COLS] = {
+    "epoch", "minibatch", "samples", "policy_loss", "value_loss", "entropy", "approx_kl",
+    "old_approx_kl", "clip_fraction", "grad_norm", "lr", "loss"};
+
+void fh_ppo_trace_free(fh_ppo_trace *tr)
+{
+    free(tr->order);
+    free(tr->records);
+    memset(tr, 0, sizeof *tr);
+}
+
+fh_status fh_ppo_trace_init(fh_ppo_trace *tr, const fh_train_config *cfg, int64_t batch_size,
+                            fh_error *err)
+{
+    memset(tr, 0, sizeof *tr);
+    if (batch_size <= 0 || cfg->minibatch <= 0 || cfg->epochs <= 0)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: trace of %lld samples, minibatch %d, "
+                            "%d epochs", __FILE__, __LINE__, (long long)batch_size,
+                            cfg->minibatch, cfg->epochs);
+    tr->batch_size = batch_size;
+    tr->max_epochs = cfg->epochs;
+    tr->minibatches_per_epoch = (int)((batch_size + cfg->minibatch - 1) / cfg->minibatch);
+    size_t rows = (size_t)tr->max_epochs * (size_t)tr->minibatches_per_epoch;
+    tr->order = malloc((size_t)tr->max_epochs * (size_t)batch_size * sizeof(int64_t));
+    tr->records = calloc(rows * FH_PPO_TRACE_COLS, sizeof(double));
+    if (!tr->order || !tr->records) {
+        fh_ppo_trace_free(tr);
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory for the update's "
+                            "record (%d epochs x %lld samples)", __FILE__, __LINE__,
+                            cfg->epochs, (long long)batch_size);
+    }
+    return FH_OK;
+}
+
 /* A minibatch's statistic that is not finite stops the update (before its step). */
 static fh_status check_stat(double v, const char *what, int epoch, int minibatch,
                             fh_error *err)
@@ -204,13 +238,24 @@ static fh_status fit_curiosity(fh_ppo_stats *stats, fh_mlp *curiosity, fh_ppo_wo
 fh_status fh_ppo_update(fh_ppo_stats *stats, fh_mlp *actor, fh_mlp *critic,
                         fh_mlp *curiosity, fh_ppo_workspace *w,
                         const fh_trajectory_batch *b, const fh_env_market *market,
-                        const fh_train_config *cfg, double lr, fh_rng *rng, fh_error *err)
+                        const fh_train_config *cfg, double lr, fh_rng *rng,
+                        fh_ppo_trace *trace, fh_error *err)
 {
     memset(stats, 0, sizeof *stats);
     int64_t n = (int64_t)b->n_episodes * b->n_steps;
     if (n != w->perm_size)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: workspace for %lld samples, batch %lld",
                             __FILE__, __LINE__, (long long)w->perm_size, (long long)n);
+    if (trace) {
+        if (trace->batch_size != n || trace->max_epochs < cfg->epochs ||
+            (int64_t)trace->minibatches_per_epoch * w->minibatch < n)
+            return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: a record for %lld samples x %d "
+                                "epochs, an update of %lld x %d", __FILE__, __LINE__,
+                                (long long)trace->batch_size, trace->max_epochs,
+                                (long long)n, cfg->epochs);
+        trace->epochs = 0;
+        trace->n_records = 0;
+    }
     fh_ppo_loss_config loss_cfg;
     fh_ppo_loss_config_default(&loss_cfg);
     loss_cfg.clip_coef = (float)cfg->clip;
@@ -228,6 +273,10 @@ fh_status fh_ppo_update(fh_ppo_stats *stats, fh_mlp *actor, fh_mlp *critic,
     int mbs = 0;
     for (int epoch = 0; epoch < cfg->epochs; epoch++) {
         shuffle(w->perm, n, rng);
+        if (trace) {
+            memcpy(trace->order + (size_t)epoch * (size_t)n, w->perm, (size_t)n * sizeof(int64_t));
+            trace->epochs = epoch + 1;
+        }
         double epoch_kl = 0;
         int epoch_mbs = 0;
         for (int64_t start = 0; start < n; start += w->minibatch, epoch_mbs++) {
@@ -281,6 +330,21 @@ fh_status fh_ppo_update(fh_ppo_stats *stats, fh_mlp *actor, fh_mlp *critic,
             sums[5] += ls.clipfrac;
             sums[6] += norm;
             epoch_kl += ls.approx_kl;
+            if (trace) {
+                double *row = trace->records + (size_t)trace->n_records++ * FH_PPO_TRACE_COLS;
+                row[FH_PPO_TRACE_EPOCH] = epoch;
+                row[FH_PPO_TRACE_MINIBATCH] = epoch_mbs;
+                row[FH_PPO_TRACE_SAMPLES] = M;
+                row[FH_PPO_TRACE_POLICY_LOSS] = ls.pg_loss;
+                row[FH_PPO_TRACE_VALUE_LOSS] = ls.v_loss;
+                row[FH_PPO_TRACE_ENTROPY] = ls.entropy;
+                row[FH_PPO_TRACE_APPROX_KL] = ls.approx_kl;
+                row[FH_PPO_TRACE_OLD_APPROX_KL] = ls.old_approx_kl;
+                row[FH_PPO_TRACE_CLIP_FRACTION] = ls.clipfrac;
+                row[FH_PPO_TRACE_GRAD_NORM] = norm;
+                row[FH_PPO_TRACE_LR] = adam.lr;
+                row[FH_PPO_TRACE_LOSS] = ls.loss;
+            }
             mbs++;
         }
         stats->epochs_run = epoch + 1;

@@ -375,6 +375,12 @@ fh_status fh_train_config_load_ini(const char *path, fh_train_config *cfg, fh_er
     return FH_OK;
 }
 
+double fh_train_config_lr(const fh_train_config *cfg, int64_t iteration)
+{
+    double frac = 1.0 - (double)(iteration - 1) / (double)cfg->iterations;
+    return cfg->anneal_lr ? frac * cfg->lr : cfg->lr;
+}
+
 fh_status fh_train_config_validate(const fh_train_config *cfg, fh_error *err)
 {
     if (strcmp(cfg->algo, "ppo") != 0)

@@ -60,10 +60,21 @@ static void checkpoint_view_make(checkpoint_view *v, fh_trainer *t, uint64_t *rn
     v->ck.data = &t->data_identity;
 }
 
-fh_status fh_trainer_save(const fh_trainer *t_const, const char *path, fh_error *err)
+fh_status fh_trainer_save(const fh_trainer *t, const char *path, fh_error *err)
+{
+    return fh_trainer_save_with(t, path, NULL, 0, NULL, NULL, 0, err);
+}
+
+fh_status fh_trainer_save_with(const fh_trainer *t_const, const char *path,
+                               const fh_checkpoint_extra *more, int n_more,
+                               const char *const *meta_keys, const char *const *meta_values,
+                               int n_meta, fh_error *err)
 {
     fh_trainer *t = (fh_trainer *)t_const; /* the checkpoint API takes mutable views */
     int N = t->cfg.episodes;
+    if (n_more < 0 || n_more > FH_CHECKPOINT_MAX_EXTRAS - 4)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s: not saved: %d further tensors (at most "
+                            "%d)", path, n_more, FH_CHECKPOINT_MAX_EXTRAS - 4);
     uint64_t *rng = malloc((size_t)N * 2 * sizeof(uint64_t));
     if (!rng)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
@@ -73,6 +84,15 @@ fh_status fh_trainer_save(const fh_trainer *t_const, const char *path, fh_error 
     }
     checkpoint_view v;
     checkpoint_view_make(&v, t, rng);
+    fh_checkpoint_extra all[FH_CHECKPOINT_MAX_EXTRAS];
+    memcpy(all, v.extras, (size_t)v.ck.n_extras * sizeof all[0]);
+    for (int i = 0; i < n_more; i++)
+        all[v.ck.n_extras + i] = more[i];
+    v.ck.extras = all;
+    v.ck.n_extras += n_more;
+    v.ck.meta_keys = meta_keys;
+    v.ck.meta_values = meta_values;
+    v.ck.n_meta = n_meta;
     fh_status st = fh_checkpoint_save(path, &v.ck, t->config_json, err);
     free(rng);
     return st;
@@ -407,8 +427,7 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
         memset(&m, 0, sizeof m);
         m.iteration = it;
         m.global_step = it * per_iteration;
-        double frac = 1.0 - (double)(it - 1) / (double)cfg->iterations;
-        m.lr = cfg->anneal_lr ? frac * cfg->lr : cfg->lr;
+        m.lr = fh_train_config_lr(cfg, it);
 
         env_totals before, after;
         sum_totals(t->episodes, cfg->episodes, &before);
@@ -429,7 +448,7 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
         }
         if ((st = fh_ppo_update(&m.ppo, &t->actor, &t->critic, &t->curiosity, &t->ws,
                                 &t->batch, &t->train_market, cfg, m.lr, &t->update_rng,
-                                err)) != FH_OK) {
+                                NULL, err)) != FH_OK) {
             fh_error_prefix(err, "iteration %lld: ", (long long)it);
             note_last_checkpoint(t, err);
             break;

@@ -190,7 +190,7 @@ static fh_status run_update(update_result *r, const fixture *f, const fh_train_c
     st = fh_ppo_workspace_init(&ws, cfg->minibatch, (int64_t)N_EPISODES * N_STEPS, err);
     if (st == FH_OK)
         st = fh_ppo_update(&r->stats, &r->actor, &r->critic, &r->curiosity, &ws, &f->batch,
-                           &f->market, cfg, lr, &r->rng, err);
+                           &f->market, cfg, lr, &r->rng, NULL, err);
     fh_ppo_workspace_free(&ws);
     return st;
 }
