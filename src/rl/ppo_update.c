@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "env/common_device_functions.cuh"
+#include "env/minibatch_order.cuh"
 
 void fh_ppo_workspace_free(fh_ppo_workspace *w)
 {
@@ -147,19 +148,28 @@ static fh_status check_stat(double v, const char *what, int epoch, int minibatch
                         nonfinite_name(v), epoch + 1, minibatch + 1);
 }
 
-/* Fisher-Yates with the update's own stream (rng_uniform_int: the shared PCG). */
-static void shuffle(int64_t *perm, int64_t n, fh_rng *rng)
+/* The most epochs (PPO or curiosity) whose keys an update draws: train_config.c's bound
+ * on epochs and curiosity_epochs. */
+#define FH_PPO_MAX_EPOCH_KEYS 1000
+
+/* Draws an epoch key per epoch, in order, from the update's stream (all of them before
+ * the first epoch: an early stop does not change how much of the stream is used). */
+static fh_status draw_epoch_keys(unsigned long long *keys, int epochs, const char *what,
+                                 fh_rng *rng, fh_error *err)
 {
-    for (int64_t i = 0; i < n; i++)
-        perm[i] = i;
-    for (int64_t i = n - 1; i > 0; i--) {
-        unsigned long long hi = pcg32(rng);
-        unsigned long long lo = pcg32(rng);
-        int64_t j = (int64_t)(((hi << 32) | lo) % (unsigned long long)(i + 1));
-        int64_t tmp = perm[i];
-        perm[i] = perm[j];
-        perm[j] = tmp;
-    }
+    if (epochs < 0 || epochs > FH_PPO_MAX_EPOCH_KEYS)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %d %s epochs (at most %d)",
+                            __FILE__, __LINE__, epochs, what, FH_PPO_MAX_EPOCH_KEYS);
+    for (int e = 0; e < epochs; e++)
+        keys[e] = fh_minibatch_key(rng);
+    return FH_OK;
+}
+
+/* An epoch's order: position p visits sample fh_minibatch_order(key, n, p). */
+static void fill_order(int64_t *perm, int64_t n, unsigned long long key)
+{
+    for (int64_t p = 0; p < n; p++)
+        perm[p] = (int64_t)fh_minibatch_order(key, (long long)n, (long long)p);
 }
 
 static double explained_variance(const float *values, const float *returns, int64_t n)
@@ -190,8 +200,12 @@ static fh_status fit_curiosity(fh_ppo_stats *stats, fh_mlp *curiosity, fh_ppo_wo
     adam.lr = (float)cfg->curiosity_lr;
     double loss_sum = 0;
     int count = 0;
+    unsigned long long keys[FH_PPO_MAX_EPOCH_KEYS];
+    fh_status kst = draw_epoch_keys(keys, cfg->curiosity_epochs, "curiosity", rng, err);
+    if (kst != FH_OK)
+        return kst;
     for (int epoch = 0; epoch < cfg->curiosity_epochs; epoch++) {
-        shuffle(w->perm, n, rng);
+        fill_order(w->perm, n, keys[epoch]);
         int mb = 0;
         for (int64_t start = 0; start < n; start += w->minibatch, mb++) {
             int M = (int)(n - start < w->minibatch ? n - start : w->minibatch);
@@ -271,8 +285,15 @@ fh_status fh_ppo_update(fh_ppo_stats *stats, fh_mlp *actor, fh_mlp *critic,
 
     double sums[7] = {0};
     int mbs = 0;
+    if (cfg->curiosity_epochs < 0 || cfg->curiosity_epochs > FH_PPO_MAX_EPOCH_KEYS)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %d curiosity epochs (at most %d)",
+                            __FILE__, __LINE__, cfg->curiosity_epochs, FH_PPO_MAX_EPOCH_KEYS);
+    unsigned long long keys[FH_PPO_MAX_EPOCH_KEYS];
+    fh_status kst = draw_epoch_keys(keys, cfg->epochs, "PPO", rng, err);
+    if (kst != FH_OK)
+        return kst;
     for (int epoch = 0; epoch < cfg->epochs; epoch++) {
-        shuffle(w->perm, n, rng);
+        fill_order(w->perm, n, keys[epoch]);
         if (trace) {
             memcpy(trace->order + (size_t)epoch * (size_t)n, w->perm, (size_t)n * sizeof(int64_t));
             trace->epochs = epoch + 1;

@@ -9,9 +9,11 @@ the `safetensors` package, and this script re-implements from the documentation
 (docs/CHECKPOINTS.md, include/foxhunt/batch_file.h) and from CleanRL's ppo.py:
 
   - the sample order: every row of update.minibatch_order is a permutation of N*L, and
-    equals a re-draw from C's ppo.update_rng (PCG32 XSH-RR, Fisher-Yates from the last
-    index down, j = ((hi << 32) | lo) mod (i + 1) with two draws per index); after the
-    epochs' and the curiosity fit's draws the stream is C2's ppo.update_rng;
+    equals a re-draw from C's ppo.update_rng (PCG32 XSH-RR): first one key per configured
+    epoch, key = (hi << 32) | lo from two draws, then epoch e's position p visits the
+    keyed Feistel permutation of [0, N*L) (8 rounds of a splitmix64 finaliser over the
+    smallest even-bit domain >= N*L, cycle-walked into range); after the epochs' keys and
+    the curiosity fit's (curiosity_epochs more) the stream is C2's ppo.update_rng;
   - the actor's and the critic's forward passes (weights [out, in], y = x W^T + b, ReLU
     after every layer but the last) over the first minibatch (the first M samples of
     epoch 0's order), in float64, from C's float32 weights;
@@ -85,14 +87,47 @@ class Pcg32:
         return ((xorshifted >> rot) | (xorshifted << ((-rot) & 31))) & 0xFFFFFFFF
 
 
-def shuffle(n, rng):
-    perm = list(range(n))
-    for i in range(n - 1, 0, -1):
-        hi = rng.next()
-        lo = rng.next()
-        j = ((hi << 32) | lo) % (i + 1)
-        perm[i], perm[j] = perm[j], perm[i]
-    return np.array(perm, dtype=np.int64)
+GOLDEN_GAMMA = 0x9E3779B97F4A7C15
+ORDER_ROUNDS = 8
+
+
+def epoch_key(rng):
+    """An epoch's key: two PCG32 draws, the first the high 32 bits."""
+    hi = rng.next()
+    lo = rng.next()
+    return ((hi << 32) | lo) & MASK64
+
+
+def splitmix_finalise(z):
+    z &= MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return z ^ (z >> 31)
+
+
+def keyed_order(key, n):
+    """The whole order of an epoch: position i visits a balanced Feistel network (8 rounds
+    over h-bit halves, h the smallest with 4^h >= n; round r's function is
+    mix(right ^ mix(key + golden * (r + 1))) masked to h bits), re-applied until the
+    result is below n (cycle walking)."""
+    h = 1
+    while (1 << (2 * h)) < n:
+        h += 1
+    mask = (1 << h) - 1
+    round_mixes = [splitmix_finalise((key + GOLDEN_GAMMA * (r + 1)) & MASK64)
+                   for r in range(ORDER_ROUNDS)]
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        x = i
+        while True:
+            left, right = x >> h, x & mask
+            for rm in round_mixes:
+                left, right = right, left ^ (splitmix_finalise(right ^ rm) & mask)
+            x = (left << h) | right
+            if x < n:
+                break
+        out[i] = x
+    return out
 
 
 def mlp(x, ck, layers):
@@ -140,10 +175,13 @@ def main(argv):
         check(np.array_equal(np.sort(order[e]), np.arange(NL)), f"epoch {e}'s order is not a permutation of {NL}")
     state, inc = (int(v) for v in ck["ppo.update_rng"])
     rng = Pcg32(state, inc)
+    # every PPO epoch's key before the first epoch (a target-KL stop draws them all),
+    # then the curiosity fit's
+    keys = [epoch_key(rng) for _ in range(int(ppo["epochs"]))]
     for e in range(epochs_run):
-        check(np.array_equal(shuffle(NL, rng), order[e]), f"epoch {e}'s order differs from C's stream")
-    for _ in range(int(cfg["ppo"]["curiosity_epochs"])):
-        shuffle(NL, rng)
+        check(np.array_equal(keyed_order(keys[e], NL), order[e]), f"epoch {e}'s order differs from C's stream")
+    for _ in range(int(ppo["curiosity_epochs"])):
+        epoch_key(rng)
     after = out["ppo.update_rng"]
     check(int(after[0]) == rng.state and int(after[1]) == rng.inc,
           "C2's ppo.update_rng is not C's advanced by the epochs' and the curiosity fit's draws")

@@ -9,8 +9,10 @@
  *    equals the library's (orders, rows, stats);
  *  - the record changes nothing: the same update without one (as the trainer calls it)
  *    gives the same weights, moments and statistics bit for bit;
- *  - each epoch's order is a permutation of N*L and equals a re-draw (Fisher-Yates
- *    written here) from C's ppo.update_rng; rows = epochs_run * ceil(N*L / minibatch);
+ *  - each epoch's order is a permutation of N*L and equals a re-draw from C's
+ *    ppo.update_rng (every epoch's key, two PCG32 draws, drawn first; epoch e visits
+ *    fh_minibatch_order(key[e], N*L, p)); the update's stream after is C's advanced by
+ *    the epochs' and the curiosity fit's keys; rows = epochs_run * ceil(N*L / minibatch);
  *  - C2 is a checkpoint: `foxhunt train --resume C2` continues, `foxhunt eval` reads it;
  *  - inputs are checked (exit 2, a message naming the fault, no file written):
  *    --device cuda, a collection of another N x L (both sizes named), a missing tensor
@@ -24,6 +26,7 @@
 #include <string.h>
 
 #include "env/common_device_functions.cuh"
+#include "env/minibatch_order.cuh"
 #include "foxhunt/safetensors.h"
 #include "foxhunt/trainer.h"
 #include "test_util.h"
@@ -143,18 +146,12 @@ static void check_same_tensors(const char *want_path, const char *got_path)
     fh_st_file_free(&g);
 }
 
-/* Fisher-Yates from the last index down, two draws per index (the update's shuffle). */
-static void redraw(int64_t *perm, int64_t n, fh_rng *rng)
+/* An epoch's order re-drawn: position p visits fh_minibatch_order(key, n, p), the key two
+ * PCG32 draws of the update's stream (every epoch's key drawn before the first epoch). */
+static void redraw(int64_t *perm, int64_t n, unsigned long long key)
 {
-    for (int64_t i = 0; i < n; i++)
-        perm[i] = i;
-    for (int64_t i = n - 1; i > 0; i--) {
-        unsigned long long hi = pcg32(rng), lo = pcg32(rng);
-        int64_t j = (int64_t)(((hi << 32) | lo) % (unsigned long long)(i + 1));
-        int64_t t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
+    for (int64_t p = 0; p < n; p++)
+        perm[p] = (int64_t)fh_minibatch_order(key, (long long)n, (long long)p);
 }
 
 static void test_cli_equals_library(const update_fixture *fx)
@@ -213,6 +210,16 @@ static void test_cli_equals_library(const update_fixture *fx)
             uint64_t sv[2];
             memcpy(sv, rng_t->data, sizeof sv);
             fh_rng rng = {sv[0], sv[1]};
+            /* all the PPO epochs' keys first (an early stop draws them too), then the
+             * curiosity fit's: C2's stream is C's after both */
+            int n_keys = u.t.cfg.epochs + u.t.cfg.curiosity_epochs;
+            unsigned long long *keys = malloc((size_t)(n_keys > 0 ? n_keys : 1) * sizeof *keys);
+            for (int k = 0; k < n_keys; k++) {
+                unsigned long long hi = pcg32(&rng), lo = pcg32(&rng);
+                keys[k] = (hi << 32) | lo;
+            }
+            CHECK_MSG(rng.state == u.t.update_rng.state && rng.inc == u.t.update_rng.inc,
+                      "the update's stream is not C's advanced by %d epoch keys", n_keys);
             int64_t *got = malloc((size_t)nl * sizeof *got), *want = malloc((size_t)nl * sizeof *want);
             char *seen = malloc((size_t)nl);
             for (int e = 0; e < epochs; e++) {
@@ -227,13 +234,14 @@ static void test_cli_equals_library(const update_fixture *fx)
                         seen[got[i]] = 1;
                 }
                 CHECK_MSG(perm, "epoch %d's order is not a permutation of %lld", e, (long long)nl);
-                redraw(want, nl, &rng);
+                redraw(want, nl, keys[e]);
                 CHECK_MSG(memcmp(want, got, (size_t)nl * sizeof *got) == 0,
                           "epoch %d's order is not a re-draw from C's ppo.update_rng", e);
             }
             free(got);
             free(want);
             free(seen);
+            free(keys);
         } else {
             CHECK_MSG(0, "%s", err.message);
         }
