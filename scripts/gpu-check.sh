@@ -13,7 +13,14 @@
 #          first critic layer as a matmul and factored through the market), layers (ncu:
 #          every kernel's time in one collection), compare (OLD_TREE's build against this
 #          one, side by side: bench N 128/1024/16384 fp32 and 16384 TF32, alternating) and
-#          dev (dev/cuda's programs)
+#          dev (dev/cuda's programs); the update on the GPU (issue 17): update (its
+#          parity test), update_memcheck, update_racecheck (a small training run under
+#          compute-sanitizer), update_profile (ncu: each kernel's time in a stretch of
+#          update steps), bench_train (whole iterations, GPU and CPU side by side, and
+#          the throughput configuration), train_gpu (a default training run), determinism
+#          (the same seed twice, a resume, CPU <-> GPU resumes; checkpoints compared by
+#          scripts/compare_checkpoints.py) and learn_cpu (the learning test's seed 1 on the
+#          CPU, beside learn's on the GPU)
 #
 # Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
 # logs under OUT (default /tmp/foxhunt-gpu-check), archived after every step into
@@ -135,6 +142,14 @@ for step in $STEPS; do
                --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis \
                --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
                "$FH" collect --device cuda --kernel fast --episodes ${PROFILE_EPISODES:-128} --steps 500 --out /tmp/fh-p.safetensors ;;
+    update) run_step update "$BUILD/tests/cuda/test_gpu_update" ;;
+    update_memcheck) run_step update_memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$FH" train --device cuda --episodes 16 --steps 64 --iterations 2 --epochs 2 --minibatch 200 --out /tmp/fh-um --force ;;
+    update_racecheck) run_step update_racecheck env FOXHUNT_BLOCK_SHARED_BARRIERS=1 compute-sanitizer --tool racecheck --error-exitcode 9 "$FH" train --device cuda --episodes 16 --steps 64 --iterations 2 --epochs 2 --minibatch 200 --out /tmp/fh-ur --force ;;
+    bench_train) run_step bench_train bash -c "rc=0; $FH bench --device cuda --episodes 4096 --steps 128 --kernel fast --precision tf32 --repeats 3 || rc=1; $FH bench --train --device auto --episodes 128 --steps 500 --repeats ${TRAIN_REPEATS:-5} --cpu-max-samples ${TRAIN_CPU_MAX:-64000} || rc=1; for p in tf32 fp32; do $FH bench --train --device cuda --episodes 4096 --steps 128 --epochs 2 --minibatch 16384 --precision \$p --repeats ${TRAIN_REPEATS:-5} || rc=1; done; exit \$rc" ;;
+    determinism) run_step determinism bash scripts/gpu-determinism.sh "$FH" ;;
+    learn_cpu) run_step learn_cpu "$BUILD/tests/rl/test_learning" device=cpu seeds=1 ;;
+    update_profile) run_step update_profile ncu --clock-control none --metrics gpu__time_duration.sum --csv --launch-skip ${PROFILE_SKIP:-3000} --launch-count ${PROFILE_COUNT:-120} "$FH" bench --train --device cuda --episodes 128 --steps 500 --repeats 1 ;;
+    train_gpu) run_step train_gpu "$FH" train --device cuda ${TRAIN_GPU_FLAGS:---iterations 20} --out /tmp/fh-gpu-train2 --force ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
 done

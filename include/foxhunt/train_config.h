@@ -21,7 +21,9 @@ typedef struct {
     char algo[8];                      /* ppo | dqn */
     char device[8];                    /* auto | cpu | cuda */
     char kernel[16];                   /* fast | reference (GPU collection) */
-    char precision[8];                 /* fp32 | tf32 (GPU batched critic/curiosity) */
+    char precision[8];                 /* fp32 | tf32 (GPU matmuls: batched critic and
+                                          curiosity, the update) */
+    char update_device[8];             /* same (the collection's device) | cpu */
     char out[FH_CONFIG_STRING_MAX];    /* run directory */
     char resume[FH_CONFIG_STRING_MAX]; /* checkpoint to resume from; "" = fresh */
     int episodes;                      /* N */

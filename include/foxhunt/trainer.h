@@ -24,6 +24,7 @@
 #include "foxhunt/train_config.h"
 
 struct fh_gpu_ppo_collector;
+struct fh_gpu_ppo_update;
 
 typedef struct {
     fh_train_config cfg;
@@ -34,6 +35,8 @@ typedef struct {
     fh_device_info device;
     fh_cpu_collector cpu;
     struct fh_gpu_ppo_collector *gpu;  /* NULL on the CPU path */
+    struct fh_gpu_ppo_update *gpu_update; /* the update on the GPU (the networks live there
+                                             between iterations), or NULL */
     fh_episode_state *episodes;        /* (N) the collector's episode states */
     fh_trajectory_batch batch;
     fh_ppo_workspace ws;

@@ -3,8 +3,9 @@
  * checkpoint's networks, Adam state, config and update stream; writes the new
  * checkpoint together with the update's record (each epoch's sample order, one row per
  * minibatch, the update's statistics), so that an independent implementation can check
- * the update step by step (issue 17; keys in docs/CHECKPOINTS.md). The CPU only for
- * now: the device update is issue 17's main part. */
+ * the update step by step (issue 17; keys in docs/CHECKPOINTS.md). --device cpu runs
+ * the reference update, --device cuda the GPU's (gpu_ppo_update.c) on the batch
+ * uploaded; both draw the same sample order from the checkpoint's update stream. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,6 +16,7 @@
 #include "foxhunt/checkpoint.h"
 #include "foxhunt/ppo.h"
 #include "foxhunt/trainer.h"
+#include "rl/collector.h"
 
 /* The statistics fh_ppo_update returns, in the order of update.stats. */
 static const char *const k_stats_columns =
@@ -48,7 +50,7 @@ int fh_cmd_update(int argc, char **argv)
         {"--checkpoint", FH_ARG_STRING, &checkpoint, "FILE", "checkpoint to update from: networks, Adam state, config, update stream (required)", NULL, 0, 0, 0},
         {"--batch", FH_ARG_STRING, &batch, "FILE.safetensors", "the collection (`foxhunt collect --checkpoint FILE`) to update on (required)", NULL, 0, 0, 0},
         {"--out", FH_ARG_STRING, &out, "FILE.safetensors", "where to write the new checkpoint and the update's record (required)", NULL, 0, 0, 0},
-        {"--device", FH_ARG_CHOICE, &device, NULL, "where to update (cuda: not yet, issue 17)", "cpu|cuda", 0, 0, 0},
+        {"--device", FH_ARG_CHOICE, &device, NULL, "where to update: cpu (the reference) or cuda (the GPU update the trainer uses under --device cuda)", "cpu|cuda", 0, 0, 0},
         {"--lr", FH_ARG_DOUBLE, &lr_flag, "LR", "learning rate (default: the run's for this iteration, annealed as train does)", NULL, 0, 100, 0},
         {"--iteration", FH_ARG_INT, &iteration_flag, "K", "which iteration this update is, 1-based: sets the annealed rate and the new run.iteration (default: the checkpoint's + 1)", NULL, 1, 2147483647, 0},
         {"--data", FH_ARG_STRING, &data, "FILE", "CSV (default: the data the checkpoint trained on; it must be the same data)", NULL, 0, 0, 0},
@@ -67,11 +69,6 @@ int fh_cmd_update(int argc, char **argv)
                      : !batch ? "--batch FILE.safetensors" : "--out FILE.safetensors");
         return fh_cli_report("update", &err);
     }
-    if (strcmp(device, "cuda") == 0) {
-        fh_error_set(&err, FH_ERR_INPUT, "--device cuda: the update runs on the CPU in this "
-                     "build (issue 17); pass --device cpu");
-        return fh_cli_report("update", &err);
-    }
     if (same_file(out, checkpoint) || same_file(out, batch)) {
         fh_error_set(&err, FH_ERR_INPUT, "--out %s is the %s; write the new checkpoint to "
                      "another file", out, same_file(out, checkpoint) ? "--checkpoint" : "--batch");
@@ -86,7 +83,8 @@ int fh_cmd_update(int argc, char **argv)
     if (data)
         snprintf(cfg.data, sizeof cfg.data, "%s", data);
     snprintf(cfg.resume, sizeof cfg.resume, "%s", checkpoint);
-    snprintf(cfg.device, sizeof cfg.device, "cpu");
+    snprintf(cfg.device, sizeof cfg.device, "%s", device);
+    snprintf(cfg.update_device, sizeof cfg.update_device, "same");
     cfg.checkpoint_every = 0;
     cfg.allow_other_data = 0;
 
@@ -146,8 +144,8 @@ int fh_cmd_update(int argc, char **argv)
     fh_ppo_stats stats;
     if (fh_ppo_trace_init(&trace, &cfg, (int64_t)cfg.episodes * cfg.steps, &err) != FH_OK)
         goto fail;
-    if (fh_ppo_update(&stats, &t.actor, &t.critic, &t.curiosity, &t.ws, &t.batch,
-                      &t.train_market, &t.cfg, lr, &t.update_rng, &trace, &err) != FH_OK) {
+    if (fh_collector_update(&t, &stats, lr, &trace, 1, &err) != FH_OK ||
+        fh_collector_sync_networks(&t, &err) != FH_OK) {
         fh_error_prefix(&err, "the update: ");
         size_t used = strlen(err.message);
         snprintf(err.message + used, sizeof err.message - used, "; %s not written", out);
@@ -175,7 +173,8 @@ int fh_cmd_update(int argc, char **argv)
     const char *keys[] = {"update.minibatch_records.columns", "update.stats.columns",
                           "update.lr", "update.iteration", "update.device",
                           "update.checkpoint", "update.batch", "update.batch_weights"};
-    const char *values[] = {columns, k_stats_columns, lr_text, iteration_text, "cpu",
+    const char *values[] = {columns, k_stats_columns, lr_text, iteration_text,
+                            fh_collector_update_device(&t),
                             checkpoint, batch, info.weights};
     if (fh_trainer_save_with(&t, out, more, 3, keys, values, (int)(sizeof keys / sizeof keys[0]),
                              &err) != FH_OK)
@@ -183,9 +182,10 @@ int fh_cmd_update(int argc, char **argv)
 
     printf("checkpoint: %s (iteration %lld)\nbatch: %s (%d x %d)\n", checkpoint,
            (long long)from_iteration, batch, cfg.episodes, cfg.steps);
-    printf("update %lld on the cpu: lr %.6g, %d epochs x %d minibatches of %d: policy loss "
+    printf("update %lld on the %s: lr %.6g, %d epochs x %d minibatches of %d: policy loss "
            "%.6f, value loss %.6f, entropy %.4f, approx kl %.3g, clip fraction %.3f, grad "
-           "norm %.4f, explained variance %.3f\n", (long long)iteration, lr, stats.epochs_run,
+           "norm %.4f, explained variance %.3f\n", (long long)iteration,
+           fh_collector_update_device(&t), lr, stats.epochs_run,
            trace.minibatches_per_epoch, cfg.minibatch, stats.policy_loss, stats.value_loss,
            stats.entropy, stats.approx_kl, stats.clip_fraction, stats.grad_norm,
            stats.explained_variance);

@@ -47,21 +47,29 @@ static uint32_t pointer_alignment(const void *p)
     return align;
 }
 
+static int same_key(const fh_gemm_key *k, const fh_gemm_key *key)
+{
+    return k->n_in == key->n_in && k->n_out == key->n_out && k->rows == key->rows &&
+           k->relu == key->relu && k->bias == key->bias && k->align_w == key->align_w &&
+           k->align_x == key->align_x && k->align_y == key->align_y;
+}
+
 static const cublasLtMatmulAlgo_t *tuned_algo(const fh_gemm *f, const fh_gemm_key *key)
 {
-    for (int i = 0; i < f->n_tuned; i++) {
-        const fh_gemm_key *k = &f->tuned[i].key;
-        if (k->n_in == key->n_in && k->n_out == key->n_out && k->rows == key->rows &&
-            k->relu == key->relu && k->bias == key->bias && k->align_w == key->align_w &&
-            k->align_x == key->align_x && k->align_y == key->align_y)
+    for (int i = 0; i < f->n_tuned; i++)
+        if (same_key(&f->tuned[i].key, key))
             return &f->tuned[i].algo;
-    }
     return NULL;
 }
 
 static const cublasLtMatmulAlgo_t *remember_algo(fh_gemm *f, const fh_gemm_key *key,
                                                  const cublasLtMatmulAlgo_t *algo)
 {
+    for (int i = 0; i < f->n_tuned; i++) /* a replacement (see fh_gemm_dense) */
+        if (same_key(&f->tuned[i].key, key)) {
+            f->tuned[i].algo = *algo;
+            return &f->tuned[i].algo;
+        }
     if (f->n_tuned == FH_GEMM_TUNED_MAX) /* full: use it without keeping it */
         return algo;
     f->tuned[f->n_tuned].key = *key;
@@ -187,8 +195,28 @@ fh_status fh_gemm_dense(fh_gemm *f, cudaStream_t stream, float *y, const float *
         }
         algo = remember_algo(f, &key, &heuristics[best].algo);
     }
-    LT_CHECK(cublasLtMatmul(f->lt, op, &one, w, la, x, lb, &zero, y, lc, y, lc, algo,
-                            f->workspace, BLAS_WORKSPACE_BYTES, stream), err);
+    cublasStatus_t run = cublasLtMatmul(f->lt, op, &one, w, la, x, lb, &zero, y, lc, y, lc, algo,
+                                        f->workspace, BLAS_WORKSPACE_BYTES, stream);
+    if (run == CUBLAS_STATUS_NOT_SUPPORTED) {
+        /* cublasLt refuses some of its own heuristic's algorithms when they are run (a TF32
+         * 512 x 536,576 x 56 matmul in a captured collection, session 9): the others, in
+         * the heuristic's order, and the first that runs is kept for the shape. A refusal
+         * launches nothing, so a graph being captured is unharmed. */
+        LT_CHECK(cublasLtMatmulAlgoGetHeuristic(f->lt, op, la, lb, lc, lc, pref,
+                                                FH_GEMM_MAX_CANDIDATES, heuristics, &found), err);
+        for (int k = 0; k < found && run == CUBLAS_STATUS_NOT_SUPPORTED; k++) {
+            run = cublasLtMatmul(f->lt, op, &one, w, la, x, lb, &zero, y, lc, y, lc,
+                                 &heuristics[k].algo, f->workspace, BLAS_WORKSPACE_BYTES, stream);
+            if (run == CUBLAS_STATUS_SUCCESS)
+                remember_algo(f, &key, &heuristics[k].algo);
+        }
+    }
+    if (run != CUBLAS_STATUS_SUCCESS)
+        st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: cublasLtMatmul of a %d x %lld x %d matmul "
+                          "(%s, %s epilogue, alignments w %u x %u y %u) failed: %s", __FILE__,
+                          __LINE__, n_out, rows, n_in, f->tf32 ? "TF32" : "fp32",
+                          !b ? "no" : relu ? "bias+ReLU" : "bias", align_w, align_x, align_y,
+                          cublasGetStatusString(run));
     goto done;
 fail:
     st = err->status;

@@ -36,7 +36,8 @@ void fh_gpu_ppo_collector_destroy(fh_gpu_ppo_collector *c)
     for (int k = 0; k < 2; k++)
         if (c->pinned[k])
             cudaHostUnregister(c->pinned[k]);
-    fh_gpu_weights_free(&c->weights);
+    if (!c->external_weights)
+        fh_gpu_weights_free(&c->weights);
     cudaFree(c->d_features);
     cudaFree(c->d_close);
     cudaFree(c->d_sigma);
@@ -273,8 +274,10 @@ static fh_status read_rollout_clocks(fh_gpu_ppo_collector *c, fh_error *err)
     return FH_OK;
 }
 
-fh_status fh_gpu_ppo_collector_collect(fh_gpu_ppo_collector *c, const fh_collect_params *p,
-                                       fh_trajectory_batch *b, fh_error *err)
+/* The collection, then the download of the whole batch (full) or of what the host's
+ * metrics read (rewards, actions, dones); the episode states either way. */
+static fh_status collect(fh_gpu_ppo_collector *c, const fh_collect_params *p,
+                         fh_trajectory_batch *b, int full, fh_error *err)
 {
     int N = c->n_episodes, L = c->n_steps;
     size_t nl = (size_t)N * L;
@@ -296,7 +299,8 @@ fh_status fh_gpu_ppo_collector_collect(fh_gpu_ppo_collector *c, const fh_collect
         cudaGetLastError(); /* an unpinned batch still works, only slower */
     }
     CUDA_CHECK(cudaEventRecord(c->ev_begin, c->stream), err);
-    if ((st = fh_gpu_weights_sync(&c->weights, p->actor, p->critic, p->curiosity, c->stream,
+    if (!c->external_weights &&
+        (st = fh_gpu_weights_sync(&c->weights, p->actor, p->critic, p->curiosity, c->stream,
                                   err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaEventRecord(c->ev_kernel_begin, c->stream), err);
@@ -306,23 +310,26 @@ fh_status fh_gpu_ppo_collector_collect(fh_gpu_ppo_collector *c, const fh_collect
     CUDA_CHECK(cudaEventRecord(c->ev_kernel_end, c->stream), err);
     struct { void *dst; const void *src; size_t bytes; } copies[] = {
         {b->actions, o->actions, nl * sizeof(int)},
-        {b->log_probs, o->log_probs, nl * sizeof(float)},
-        {b->values, o->values, nl * sizeof(float)},
         {b->rewards, o->rewards, nl * sizeof(float)},
         {b->dones, o->dones, nl * sizeof(int)},
+        {c->h_episodes, c->d_episodes, (size_t)N * sizeof(fh_episode_state)},
+        /* the rest: full downloads only */
+        {b->log_probs, o->log_probs, nl * sizeof(float)},
+        {b->values, o->values, nl * sizeof(float)},
         {b->terminals, o->terminals, nl * sizeof(int)},
         {b->trunc_values, o->trunc_values, nl * sizeof(float)},
         {b->advantages, o->advantages, nl * sizeof(float)},
         {b->returns, o->returns, nl * sizeof(float)},
         {b->exposures, o->exposures, nl * sizeof(float)},
         {b->bars, o->bars, nl * sizeof(int)},
-        {b->last_values, o->last_values, (size_t)N * sizeof(float)},
-        {c->h_episodes, c->d_episodes, (size_t)N * sizeof(fh_episode_state)}};
-    CUDA_CHECK(cudaMemcpy2DAsync(b->states, FH_STATE_DIM * sizeof(float), o->states,
-                                 (size_t)c->states_pitch * sizeof(float),
-                                 FH_STATE_DIM * sizeof(float), nl, cudaMemcpyDeviceToHost,
-                                 c->stream), err);
-    for (size_t i = 0; i < sizeof copies / sizeof copies[0]; i++)
+        {b->last_values, o->last_values, (size_t)N * sizeof(float)}};
+    if (full)
+        CUDA_CHECK(cudaMemcpy2DAsync(b->states, FH_STATE_DIM * sizeof(float), o->states,
+                                     (size_t)c->states_pitch * sizeof(float),
+                                     FH_STATE_DIM * sizeof(float), nl, cudaMemcpyDeviceToHost,
+                                     c->stream), err);
+    size_t n_copies = full ? sizeof copies / sizeof copies[0] : 4;
+    for (size_t i = 0; i < n_copies; i++)
         CUDA_CHECK(cudaMemcpyAsync(copies[i].dst, copies[i].src, copies[i].bytes,
                                    cudaMemcpyDeviceToHost, c->stream), err);
     CUDA_CHECK(cudaEventRecord(c->ev_end, c->stream), err);
@@ -340,4 +347,44 @@ fh_status fh_gpu_ppo_collector_collect(fh_gpu_ppo_collector *c, const fh_collect
     return FH_OK;
 fail:
     return err->status;
+}
+
+fh_status fh_gpu_ppo_collector_collect(fh_gpu_ppo_collector *c, const fh_collect_params *p,
+                                       fh_trajectory_batch *b, fh_error *err)
+{
+    return collect(c, p, b, 1, err);
+}
+
+fh_status fh_gpu_ppo_collector_collect_on_device(fh_gpu_ppo_collector *c,
+                                                 const fh_collect_params *p,
+                                                 fh_trajectory_batch *b, fh_error *err)
+{
+    return collect(c, p, b, 0, err);
+}
+
+void fh_gpu_ppo_collector_use_weights(fh_gpu_ppo_collector *c, const fh_gpu_weights *w)
+{
+    if (!c->external_weights)
+        fh_gpu_weights_free(&c->weights);
+    c->weights = *w;
+    c->external_weights = 1;
+    fh_fast_path *f = &c->fast; /* its graph holds the old pointers */
+    if (f->graph_exec) {
+        cudaGraphExecDestroy(f->graph_exec);
+        cudaGraphDestroy(f->graph);
+        f->graph_exec = NULL;
+        f->graph = NULL;
+    }
+}
+
+void fh_gpu_ppo_collector_device_batch(const fh_gpu_ppo_collector *c, fh_device_batch *b,
+                                       const float **features)
+{
+    const fh_ppo_outputs *o = &c->out;
+    *b = (fh_device_batch){
+        .states = o->states, .states_pitch = c->states_pitch, .actions = o->actions,
+        .log_probs = o->log_probs, .values = o->values, .advantages = o->advantages,
+        .returns = o->returns, .exposures = o->exposures, .bars = o->bars,
+        .n = (long long)c->n_episodes * c->n_steps};
+    *features = c->d_features;
 }

@@ -12,6 +12,8 @@
 #include "foxhunt/env.h"
 #include "foxhunt/rollout.h"
 #include "cuda/fast_plan.h"
+#include "cuda/gpu_weights.h"
+#include "cuda/kernels/update_args.h"
 #include "cuda/overrides.h"
 
 typedef struct fh_gpu_ppo_collector fh_gpu_ppo_collector;
@@ -35,6 +37,18 @@ void fh_gpu_ppo_collector_destroy(fh_gpu_ppo_collector *c);
 /* collect_rollouts on the GPU into batch (host). */
 fh_status fh_gpu_ppo_collector_collect(fh_gpu_ppo_collector *c, const fh_collect_params *p,
                                        fh_trajectory_batch *batch, fh_error *err);
+/* The same, the batch left on the device for the GPU update (fh_gpu_ppo_collector_
+ * device_batch); only rewards, actions and dones (the host's metrics) reach batch, and
+ * the episode states their host copy. */
+fh_status fh_gpu_ppo_collector_collect_on_device(fh_gpu_ppo_collector *c,
+                                                 const fh_collect_params *p,
+                                                 fh_trajectory_batch *batch, fh_error *err);
+/* From now on the collection reads its networks' params at w (the GPU update's), not
+ * from p's host networks; w must outlive the collector. */
+void fh_gpu_ppo_collector_use_weights(fh_gpu_ppo_collector *c, const fh_gpu_weights *w);
+/* The last collection's batch where it lies on the device, and the market's features. */
+void fh_gpu_ppo_collector_device_batch(const fh_gpu_ppo_collector *c, fh_device_batch *b,
+                                       const float **features);
 /* Host copy of the episode states (N): current after each collect; edit it and call
  * upload_episodes to push it (resume). */
 fh_episode_state *fh_gpu_ppo_collector_episodes(fh_gpu_ppo_collector *c);

@@ -61,6 +61,7 @@ struct fh_gpu_ppo_collector {
     fh_episode_state *d_episodes;
     fh_episode_state *h_episodes;
     fh_gpu_weights weights;
+    int external_weights;   /* 1: weights point at the device update's params (not ours) */
     fh_ppo_outputs out;     /* device pointers; in fast mode states/values/last_values
                                point into fast.critic_in / fast.values_all */
     int states_pitch;       /* floats between rows of out.states (54, or in_stride) */

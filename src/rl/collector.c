@@ -1,10 +1,11 @@
-/* collector.c — CPU/GPU collector dispatch for the trainer (collector.h). */
+/* collector.c — CPU/GPU dispatch for the trainer (collector.h). */
 #include "rl/collector.h"
 
 #include <string.h>
 
 #if FH_HAVE_CUDA
 #include "cuda/gpu_ppo_collector.h"
+#include "cuda/gpu_ppo_update.h"
 #endif
 
 fh_status fh_collector_create(fh_trainer *t, fh_error *err)
@@ -18,6 +19,15 @@ fh_status fh_collector_create(fh_trainer *t, fh_error *err)
         if (st != FH_OK)
             return st;
         t->episodes = fh_gpu_ppo_collector_episodes(t->gpu);
+        if (strcmp(cfg->update_device, "cpu") != 0) {
+            st = fh_gpu_ppo_update_create(&t->gpu_update, &t->device, cfg,
+                                          (long long)cfg->episodes * cfg->steps,
+                                          strcmp(cfg->precision, "tf32") == 0, err);
+            if (st != FH_OK)
+                return st;
+            fh_gpu_weights w = fh_gpu_ppo_update_weights(t->gpu_update);
+            fh_gpu_ppo_collector_use_weights(t->gpu, &w);
+        }
         return FH_OK;
     }
 #endif
@@ -37,6 +47,43 @@ fh_status fh_collector_collect(fh_trainer *t, const fh_collect_params *p, fh_err
     return fh_cpu_collect_rollouts(&t->cpu, p, &t->batch, err);
 }
 
+fh_status fh_collector_collect_for_update(fh_trainer *t, const fh_collect_params *p,
+                                          fh_error *err)
+{
+#if FH_HAVE_CUDA
+    if (t->gpu && t->gpu_update)
+        return fh_gpu_ppo_collector_collect_on_device(t->gpu, p, &t->batch, err);
+#endif
+    return fh_collector_collect(t, p, err);
+}
+
+fh_status fh_collector_update(fh_trainer *t, fh_ppo_stats *stats, double lr,
+                              fh_ppo_trace *trace, int batch_from_host, fh_error *err)
+{
+#if FH_HAVE_CUDA
+    if (t->gpu_update) {
+        if (!batch_from_host) {
+            fh_device_batch b;
+            const float *features;
+            fh_gpu_ppo_collector_device_batch(t->gpu, &b, &features);
+            return fh_gpu_ppo_update_run(t->gpu_update, stats, &b, features, lr,
+                                         &t->update_rng, 0, trace, err);
+        }
+        fh_gpu_batch g;
+        fh_status st = fh_gpu_batch_upload(&g, &t->batch, &t->train_market, err);
+        if (st != FH_OK)
+            return st;
+        st = fh_gpu_ppo_update_run(t->gpu_update, stats, &g.view, g.features, lr,
+                                   &t->update_rng, 0, trace, err);
+        fh_gpu_batch_free(&g);
+        return st;
+    }
+#endif
+    (void)batch_from_host;
+    return fh_ppo_update(stats, &t->actor, &t->critic, &t->curiosity, &t->ws, &t->batch,
+                         &t->train_market, &t->cfg, lr, &t->update_rng, trace, err);
+}
+
 fh_status fh_collector_set_episodes(fh_trainer *t, fh_error *err)
 {
 #if FH_HAVE_CUDA
@@ -48,12 +95,50 @@ fh_status fh_collector_set_episodes(fh_trainer *t, fh_error *err)
     return FH_OK; /* the CPU collector reads t->episodes directly */
 }
 
+fh_status fh_collector_set_networks(fh_trainer *t, fh_error *err)
+{
+#if FH_HAVE_CUDA
+    if (t->gpu_update)
+        return fh_gpu_ppo_update_upload(t->gpu_update, &t->actor, &t->critic, &t->curiosity,
+                                        err);
+#endif
+    (void)t;
+    (void)err;
+    return FH_OK;
+}
+
+fh_status fh_collector_sync_networks(fh_trainer *t, fh_error *err)
+{
+#if FH_HAVE_CUDA
+    if (t->gpu_update)
+        return fh_gpu_ppo_update_download(t->gpu_update, &t->actor, &t->critic, &t->curiosity,
+                                          err);
+#endif
+    (void)t;
+    (void)err;
+    return FH_OK;
+}
+
+const char *fh_collector_update_device(const fh_trainer *t)
+{
+#if FH_HAVE_CUDA
+    if (t->gpu_update)
+        return "gpu";
+#endif
+    (void)t;
+    return "cpu";
+}
+
 void fh_collector_destroy(fh_trainer *t)
 {
 #if FH_HAVE_CUDA
+    /* the collector reads the update's weights: it goes first */
     if (t->gpu)
         fh_gpu_ppo_collector_destroy(t->gpu);
     t->gpu = NULL;
+    if (t->gpu_update)
+        fh_gpu_ppo_update_destroy(t->gpu_update);
+    t->gpu_update = NULL;
 #endif
     fh_cpu_collector_free(&t->cpu);
     t->episodes = NULL;

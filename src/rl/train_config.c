@@ -34,7 +34,8 @@ const fh_config_field fh_train_config_fields[] = {
     RUN("algo", FH_FIELD_CHOICE, algo, "ppo|dqn", 0, 0, "algorithm"),
     RUN("device", FH_FIELD_CHOICE, device, "auto|cpu|cuda", 0, 0, "where to collect experience"),
     RUN("kernel", FH_FIELD_CHOICE, kernel, "fast|reference|fast/warp|fast/block|fast/lane", 0, 0, "GPU collection kernel (fast: its rollout mapping chosen from N; fast/warp, /block, /lane force one)"),
-    RUN("precision", FH_FIELD_CHOICE, precision, "fp32|tf32", 0, 0, "GPU batched critic/curiosity precision"),
+    RUN("precision", FH_FIELD_CHOICE, precision, "fp32|tf32", 0, 0, "GPU matmul precision (the batched critic and curiosity model, the update)"),
+    RUN("update_device", FH_FIELD_CHOICE, update_device, "same|cpu", 0, 0, "where the PPO update runs: same (the collection's device: the GPU under --device cuda) or cpu (the reference)"),
     RUN("out", FH_FIELD_STRING, out, NULL, 0, 0, "run directory (config, metrics, checkpoints); empty: a new runs/<UTC time> for each run"),
     RUN("resume", FH_FIELD_STRING, resume, NULL, 0, 0, "checkpoint to resume from"),
     RUN("episodes", FH_FIELD_INT, episodes, NULL, 1, 1 << 20, "N: parallel episodes per collection"),
@@ -88,6 +89,7 @@ void fh_train_config_default(fh_train_config *cfg)
     strcpy(cfg->device, "auto");
     strcpy(cfg->kernel, "fast");
     strcpy(cfg->precision, "fp32");
+    strcpy(cfg->update_device, "same");
     /* cfg->out "": `foxhunt train` picks a new runs/<UTC time> (fh_run_dir_new_name) */
     cfg->episodes = FH_DEFAULT_EPISODES;
     cfg->steps = FH_DEFAULT_STEPS;

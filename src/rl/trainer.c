@@ -334,8 +334,7 @@ fh_status fh_trainer_init_norm(fh_trainer *t, const fh_train_config *cfg,
         if ((st = fh_collector_set_episodes(t, err)) != FH_OK)
             return st;
     }
-
-    return FH_OK;
+    return fh_collector_set_networks(t, err);
 }
 
 fh_status fh_trainer_open_run(fh_trainer *t, fh_error *err)
@@ -434,7 +433,7 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
         double t0 = fh_clock_seconds();
         fh_collect_params params = {&t->actor, &t->critic, &t->curiosity,
                                     (float)cfg->gamma, (float)cfg->gae_lambda};
-        if ((st = fh_collector_collect(t, &params, err)) != FH_OK)
+        if ((st = fh_collector_collect_for_update(t, &params, err)) != FH_OK)
             break;
         double t1 = fh_clock_seconds();
         sum_totals(t->episodes, cfg->episodes, &after);
@@ -446,9 +445,7 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
             note_last_checkpoint(t, err);
             break;
         }
-        if ((st = fh_ppo_update(&m.ppo, &t->actor, &t->critic, &t->curiosity, &t->ws,
-                                &t->batch, &t->train_market, cfg, m.lr, &t->update_rng,
-                                NULL, err)) != FH_OK) {
+        if ((st = fh_collector_update(t, &m.ppo, m.lr, NULL, 0, err)) != FH_OK) {
             fh_error_prefix(err, "iteration %lld: ", (long long)it);
             note_last_checkpoint(t, err);
             break;
@@ -473,7 +470,8 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
         if (cfg->checkpoint_every > 0 && it % cfg->checkpoint_every == 0 &&
             it < cfg->iterations) {
             snprintf(path, sizeof path, "%s/checkpoint_%06lld.safetensors", cfg->out, (long long)it);
-            if ((st = fh_trainer_save(t, path, err)) != FH_OK)
+            if ((st = fh_collector_sync_networks(t, err)) != FH_OK ||
+                (st = fh_trainer_save(t, path, err)) != FH_OK)
                 break;
             snprintf(t->last_checkpoint, sizeof t->last_checkpoint, "%s", path);
         }
@@ -482,7 +480,9 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
     if (st == FH_OK) {
         snprintf(path, sizeof path, "%s/%s.safetensors", cfg->out,
                  t->iteration >= cfg->iterations ? "final" : "interrupted");
-        st = fh_trainer_save(t, path, err);
+        st = fh_collector_sync_networks(t, err);
+        if (st == FH_OK)
+            st = fh_trainer_save(t, path, err);
         if (st == FH_OK)
             snprintf(t->last_checkpoint, sizeof t->last_checkpoint, "%s", path);
     }

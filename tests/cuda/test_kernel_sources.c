@@ -10,6 +10,7 @@
 #include "cuda/embedded_sources.h"
 #include "cuda/fast_plan.h"
 #include "cuda/nvrtc_compile.h"
+#include "cuda/update_plan.h"
 #include "test_util.h"
 
 
@@ -128,6 +129,21 @@ static void test_compiles_to_ptx(void)
     CHECK_MSG(n_seen >= 8, "expected at least 8 distinct option sets, found %d", n_seen);
 }
 
+/* The update's program with its plan's options (update_plan.c: the same for every
+ * problem). */
+static void test_update_kernels(void)
+{
+    fh_update_problem q = {132, 64000, 512, 10, 1, 0};
+    fh_update_plan plan;
+    fh_error err;
+    CHECK(fh_update_plan_make(&q, &plan, &err) == FH_OK);
+    const char *const entries[] = {"ppo_gather_kernel", "curiosity_gather_kernel",
+                                   "ppo_loss_kernel", "mse_loss_kernel", "bias_grad_kernel", "bias_act_kernel",
+                                   "grad_sumsq_kernel", "adam_kernel",
+                                   "explained_variance_kernel", "update_summary_kernel", NULL};
+    check_compiles("update_kernels.cu", plan.options, plan.n_options, entries);
+}
+
 /* The actor table's rows reach shared memory by cp.async from sm_80 on, by a plain
  * copy before (the fast kernels are compiled for the device's own architecture). */
 static void test_actor_table_copies(void)
@@ -168,6 +184,7 @@ int main(void)
     test_program_text();
     test_compiles_to_ptx();
     test_actor_table_copies();
+    test_update_kernels();
     test_compile_error_reports_log();
     return fh_test_finish();
 }

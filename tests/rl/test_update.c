@@ -15,7 +15,7 @@
  *    the epochs' and the curiosity fit's keys; rows = epochs_run * ceil(N*L / minibatch);
  *  - C2 is a checkpoint: `foxhunt train --resume C2` continues, `foxhunt eval` reads it;
  *  - inputs are checked (exit 2, a message naming the fault, no file written):
- *    --device cuda, a collection of another N x L (both sizes named), a missing tensor
+ *    --device cuda without a GPU (with one: the GPU update runs), a collection of another N x L (both sizes named), a missing tensor
  *    (named), a wrong shape, an action outside [0, 45), a bar outside the split, a NaN
  *    advantage, a file that is not a collection, a collection of other data, --out
  *    naming the checkpoint, a run's last checkpoint without --lr (annealed lr 0), and a
@@ -27,6 +27,7 @@
 
 #include "env/common_device_functions.cuh"
 #include "env/minibatch_order.cuh"
+#include "foxhunt/device.h"
 #include "foxhunt/safetensors.h"
 #include "foxhunt/trainer.h"
 #include "test_util.h"
@@ -361,8 +362,20 @@ static void expect_update(const update_fixture *fx, const char *label, const cha
 static void test_inputs(const update_fixture *fx)
 {
     char path[400];
-    const char *cuda[] = {"the update runs on the CPU in this build (issue 17)", NULL};
-    expect_update(fx, "cuda", fx->c, fx->b, NULL, "--device", "cuda", 2, cuda);
+    /* --device cuda: the GPU update where there is a GPU (tests/cuda/test_gpu_update
+     * compares it with this one), else refused, saying why */
+    fh_device_info dev;
+    fh_error derr;
+    if (fh_device_select("auto", &dev, &derr) == FH_OK && dev.use_gpu) {
+        const char *none[] = {NULL};
+        char gpu_out[400];
+        snprintf(gpu_out, sizeof gpu_out, "%s/C2gpu.safetensors", fx->dir);
+        expect_update(fx, "cuda", fx->c, fx->b, gpu_out, "--device", "cuda", 0, none);
+        CHECK_MSG(fh_file_exists(gpu_out), "--device cuda wrote no checkpoint");
+    } else {
+        const char *cuda[] = {"--device cuda: ", "use --device cpu", NULL};
+        expect_update(fx, "cuda", fx->c, fx->b, NULL, "--device", "cuda", 2, cuda);
+    }
 
     snprintf(path, sizeof path, "%s/B4.safetensors", fx->dir);
     CHECK(fx_run_ok(fx, "collect4", "collect", "--device", "cpu", "--checkpoint", fx->c,

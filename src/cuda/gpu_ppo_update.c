@@ -1,0 +1,680 @@
+/* gpu_ppo_update.c — see gpu_ppo_update.h. The plan (update_plan.c) carried out: one
+ * stream; each step enqueued by ppo_step / curiosity_step (gather, forward, loss,
+ * backward, norm, Adam), `graph_steps` of them captured into one CUDA graph, replayed
+ * until the epochs are done; the step's position and the Adam step live on the device
+ * (update_args.h), so every replay of a graph is the same graph. */
+#include "cuda/gpu_ppo_update.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_module.h"
+#include "cuda/update_layers.h"
+#include "env/common_device_functions.cuh"
+#include "env/minibatch_order.cuh"
+
+#define UPDATE_KERNEL_FILE "update_kernels.cu"
+
+_Static_assert(FH_CURIOSITY_TARGET_DIM == 32, "curiosity_gather_kernel: one lane a target");
+_Static_assert(FH_UREC_COLS == FH_PPO_TRACE_COLS && FH_UREC_GRAD_NORM == FH_PPO_TRACE_GRAD_NORM &&
+                   FH_UREC_LOSS == FH_PPO_TRACE_LOSS && FH_UREC_EPOCH == FH_PPO_TRACE_EPOCH,
+               "the device record's columns are the trace's");
+
+typedef enum {
+    K_PPO_GATHER, K_CUR_GATHER, K_PPO_LOSS, K_MSE_LOSS, K_BIAS_GRAD, K_BIAS_ACT, K_SUMSQ,
+    K_ADAM, K_EXPLAINED_VARIANCE, K_SUMMARY, K_COUNT
+} kernel_id;
+
+static const char *const kernel_names[K_COUNT] = {
+    "ppo_gather_kernel", "curiosity_gather_kernel", "ppo_loss_kernel", "mse_loss_kernel",
+    "bias_grad_kernel", "bias_act_kernel", "grad_sumsq_kernel", "adam_kernel",
+    "explained_variance_kernel", "update_summary_kernel"};
+
+struct fh_gpu_ppo_update {
+    fh_device_info dev;
+    fh_update_plan plan;
+    fh_train_config cfg;       /* the losses' and optimiser's settings (baked into graphs) */
+    fh_cuda_module module;
+    cudaKernel_t k[K_COUNT];
+    cudaStream_t stream;
+    cudaEvent_t ev_begin, ev_end;
+    fh_update_blas blas;       /* the main stream: gather, critic, losses, optimiser */
+    fh_update_blas blas_actor; /* a second stream: the actor's forward and backward */
+    fh_update_blas blas_dw;    /* a third: the critic's weight gradients */
+    cudaStream_t side[2];
+    cudaEvent_t ev_fork, ev_actor_fwd, ev_loss, ev_actor_bwd;
+    float *ppo_mem;            /* (4, P): params | grads | m | v, actor then critic */
+    float *cur_mem;            /* (4, C) the curiosity model's */
+    fh_device_mlp actor, critic, curiosity;
+    int64_t adam_step, curiosity_adam_step; /* the device's, mirrored */
+    /* one minibatch (plan.problem.minibatch rows) */
+    float *mb_states, *mb_old_logp, *mb_adv, *mb_returns, *mb_old_values;
+    int *mb_actions;
+    float *dlogits, *dvalues, *cur_in, *cur_target, *cur_dpred;
+    double *partials, *records;
+    double *gather_partials, *loss_partials; /* the last-block reductions' */
+    unsigned *counters;        /* [0] the gather's, [1] the loss's */
+    fh_update_state *state;
+    unsigned long long *keys;  /* (epochs + curiosity_epochs) */
+    fh_update_summary *summary;
+    /* page-locked host side of the small transfers */
+    fh_update_state *h_state;
+    unsigned long long *h_keys;
+    fh_update_summary *h_summary;
+    /* graphs for one batch binding (its pointers are baked in) */
+    fh_device_batch bound;
+    const float *bound_features;
+    cudaGraphExec_t graphs[4]; /* PPO full, PPO tail, curiosity full, curiosity tail */
+    float last_ms;
+};
+
+enum { G_PPO_FULL, G_PPO_TAIL, G_CUR_FULL, G_CUR_TAIL };
+
+static long long ppo_params_count(void)
+{
+    return FH_ACTOR_N_PARAMS + FH_CRITIC_N_PARAMS;
+}
+
+static fh_status launch(fh_gpu_ppo_update *u, kernel_id id, unsigned grid, unsigned block,
+                        void *args, fh_error *err)
+{
+    void *params[] = {args};
+    dim3 g = {grid, 1, 1}, b = {block, 1, 1};
+    CUDA_CHECK(cudaLaunchKernel((const void *)u->k[id], g, b, params, 0, u->stream), err);
+    CUDA_CHECK(cudaGetLastError(), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+/* grad_sumsq_kernel then adam_kernel over one phase's buffer. */
+static fh_status optimizer_step(fh_gpu_ppo_update *u, int curiosity, fh_error *err)
+{
+    const fh_update_plan *p = &u->plan;
+    long long n = curiosity ? p->curiosity_params : p->ppo_params;
+    float *mem = curiosity ? u->cur_mem : u->ppo_mem;
+    fh_grad_sumsq_args s = {.grads = mem + n, .n = n, .partials = u->partials};
+    fh_status st = launch(u, K_SUMSQ, (unsigned)p->sumsq_blocks, (unsigned)p->reduce_threads,
+                          &s, err);
+    if (st != FH_OK)
+        return st;
+    fh_adam_args a = {
+        .state = u->state, .curiosity = curiosity, .params = mem, .grads = mem + n,
+        .adam_m = mem + 2 * n, .adam_v = mem + 3 * n, .n = n, .partials = u->partials,
+        .n_partials = p->sumsq_blocks,
+        .max_norm = curiosity ? INFINITY
+                              : (u->cfg.max_grad_norm > 0 ? u->cfg.max_grad_norm : INFINITY),
+        .beta1 = 0.9f, .beta2 = 0.999f,
+        .eps = curiosity ? 1e-8f : (float)u->cfg.adam_eps,
+        .records = curiosity ? NULL : u->records};
+    return launch(u, K_ADAM, (unsigned)(curiosity ? p->curiosity_adam_grid : p->adam_grid),
+                  (unsigned)p->adam_threads, &a, err);
+}
+
+/* One PPO step of `rows` rows at the device's position. Three streams, joined before
+ * the optimiser (in the graph: parallel branches): the actor's forward and backward
+ * beside the critic's, the critic's weight gradients beside its chain of input
+ * gradients. */
+static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
+{
+    const fh_update_plan *p = &u->plan;
+    cudaStream_t s0 = u->stream, s1 = u->blas_actor.stream;
+    fh_ppo_gather_args g = {
+        .batch = u->bound, .state = u->state, .keys = u->keys, .minibatch = p->problem.minibatch,
+        .rows = rows, .states = u->mb_states, .actions = u->mb_actions,
+        .old_logp = u->mb_old_logp, .adv = u->mb_adv, .returns = u->mb_returns,
+        .old_values = u->mb_old_values, .norm_adv = u->cfg.norm_adv,
+        .partials = u->gather_partials, .counter = &u->counters[0]};
+    int tail = rows != p->problem.minibatch;
+    unsigned grid = (unsigned)(tail ? p->tail_gather_grid : p->gather_grid);
+    fh_status st = launch(u, K_PPO_GATHER, grid, (unsigned)p->gather_threads, &g, err);
+    if (st != FH_OK)
+        return st;
+    CUDA_CHECK(cudaEventRecord(u->ev_fork, s0), err);
+    CUDA_CHECK(cudaStreamWaitEvent(s1, u->ev_fork, 0), err);
+    if ((st = fh_device_mlp_forward(&u->blas_actor, &u->actor, u->mb_states, rows, err)) != FH_OK)
+        return st;
+    CUDA_CHECK(cudaEventRecord(u->ev_actor_fwd, s1), err);
+    if ((st = fh_device_mlp_forward(&u->blas, &u->critic, u->mb_states, rows, err)) != FH_OK)
+        return st;
+    CUDA_CHECK(cudaStreamWaitEvent(s0, u->ev_actor_fwd, 0), err);
+    fh_ppo_loss_args l = {
+        .state = u->state, .logits = fh_device_mlp_output(&u->actor),
+        .values = fh_device_mlp_output(&u->critic), .actions = u->mb_actions,
+        .old_logp = u->mb_old_logp, .adv = u->mb_adv, .returns = u->mb_returns,
+        .old_values = u->mb_old_values, .rows = rows,
+        .minibatches_per_epoch = p->minibatches_per_epoch,
+        .clip_coef = (float)u->cfg.clip,
+        .vclip_coef = u->cfg.clip_vloss ? (float)u->cfg.clip : 0.0f,
+        .vf_coef = (float)u->cfg.vf_coef, .ent_coef = (float)u->cfg.ent_coef,
+        .norm_adv = u->cfg.norm_adv, .target_kl = u->cfg.target_kl > 0 ? u->cfg.target_kl : 0.0,
+        .dlogits = u->dlogits, .dvalues = u->dvalues, .records = u->records,
+        .partials = u->loss_partials, .counter = &u->counters[1]};
+    if ((st = launch(u, K_PPO_LOSS, (unsigned)(tail ? p->tail_loss_grid : p->loss_grid),
+                     (unsigned)p->loss_threads, &l, err)) != FH_OK)
+        return st;
+    CUDA_CHECK(cudaEventRecord(u->ev_loss, s0), err);
+    CUDA_CHECK(cudaStreamWaitEvent(s1, u->ev_loss, 0), err);
+    if ((st = fh_device_mlp_backward(&u->blas_actor, NULL, &u->actor, u->dlogits, rows,
+                                     err)) != FH_OK)
+        return st;
+    CUDA_CHECK(cudaEventRecord(u->ev_actor_bwd, s1), err);
+    if ((st = fh_device_mlp_backward(&u->blas, &u->blas_dw, &u->critic, u->dvalues, rows,
+                                     err)) != FH_OK)
+        return st;
+    CUDA_CHECK(cudaStreamWaitEvent(s0, u->ev_actor_bwd, 0), err);
+    return optimizer_step(u, 0, err);
+fail:
+    return err->status;
+}
+
+/* One step of the curiosity fit. */
+static fh_status curiosity_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
+{
+    const fh_update_plan *p = &u->plan;
+    fh_curiosity_gather_args g = {
+        .batch = u->bound, .features = u->bound_features, .state = u->state,
+        .keys = u->keys + p->problem.epochs, .minibatch = p->problem.minibatch, .rows = rows,
+        .inputs = u->cur_in, .targets = u->cur_target};
+    unsigned grid = (unsigned)(((long long)rows * 32 + p->gather_threads - 1) / p->gather_threads);
+    fh_status st = launch(u, K_CUR_GATHER, grid, (unsigned)p->gather_threads, &g, err);
+    if (st == FH_OK)
+        st = fh_device_mlp_forward(&u->blas, &u->curiosity, u->cur_in, rows, err);
+    if (st != FH_OK)
+        return st;
+    fh_mse_loss_args l = {
+        .state = u->state, .pred = fh_device_mlp_output(&u->curiosity), .target = u->cur_target,
+        .rows = rows, .minibatches_per_epoch = p->minibatches_per_epoch, .dpred = u->cur_dpred};
+    if ((st = launch(u, K_MSE_LOSS, 1, (unsigned)p->mse_threads, &l, err)) != FH_OK)
+        return st;
+    if ((st = fh_device_mlp_backward(&u->blas, NULL, &u->curiosity, u->cur_dpred, rows,
+                                     err)) != FH_OK)
+        return st;
+    return optimizer_step(u, 1, err);
+}
+
+static fh_status enqueue_steps(fh_gpu_ppo_update *u, int curiosity, int steps, int rows,
+                               fh_error *err)
+{
+    for (int s = 0; s < steps; s++) {
+        fh_status st = curiosity ? curiosity_step(u, rows, err) : ppo_step(u, rows, err);
+        if (st != FH_OK)
+            return st;
+    }
+    return FH_OK;
+}
+
+/* `steps` steps of `rows` rows captured into *exec. */
+static fh_status capture(fh_gpu_ppo_update *u, int curiosity, int steps, int rows,
+                         cudaGraphExec_t *exec, fh_error *err)
+{
+    cudaGraph_t graph = NULL;
+    CUDA_CHECK(cudaStreamBeginCapture(u->stream, cudaStreamCaptureModeThreadLocal), err);
+    fh_status st = enqueue_steps(u, curiosity, steps, rows, err);
+    cudaError_t end = cudaStreamEndCapture(u->stream, &graph);
+    if (st != FH_OK) {
+        if (graph)
+            cudaGraphDestroy(graph);
+        return st;
+    }
+    CUDA_CHECK(end, err);
+    CUDA_CHECK(cudaGraphInstantiate(exec, graph, 0), err);
+    cudaGraphDestroy(graph);
+    return FH_OK;
+fail:
+    if (graph)
+        cudaGraphDestroy(graph);
+    return err->status;
+}
+
+static void drop_graphs(fh_gpu_ppo_update *u)
+{
+    for (int i = 0; i < 4; i++)
+        if (u->graphs[i])
+            cudaGraphExecDestroy(u->graphs[i]);
+    memset(u->graphs, 0, sizeof u->graphs);
+}
+
+static int same_batch(const fh_device_batch *a, const fh_device_batch *b)
+{
+    return a->states == b->states && a->states_pitch == b->states_pitch &&
+           a->actions == b->actions && a->log_probs == b->log_probs && a->values == b->values &&
+           a->advantages == b->advantages && a->returns == b->returns &&
+           a->exposures == b->exposures && a->bars == b->bars && a->n == b->n;
+}
+
+/* The graphs for batch b (kept while the same buffers come back). */
+static fh_status bind_batch(fh_gpu_ppo_update *u, const fh_device_batch *b,
+                            const float *features, fh_error *err)
+{
+    if (u->graphs[G_PPO_FULL] && same_batch(&u->bound, b) &&
+        u->bound_features == features)
+        return FH_OK;
+    drop_graphs(u);
+    u->bound = *b;
+    u->bound_features = features;
+    const fh_update_plan *p = &u->plan;
+    int M = p->problem.minibatch;
+    fh_status st = FH_OK;
+    if (p->full_steps > 0)
+        st = capture(u, 0, p->graph_steps, M, &u->graphs[G_PPO_FULL], err);
+    if (st == FH_OK && p->tail_rows)
+        st = capture(u, 0, 1, p->tail_rows, &u->graphs[G_PPO_TAIL], err);
+    if (st == FH_OK && p->problem.curiosity_epochs > 0 && p->full_steps > 0)
+        st = capture(u, 1, p->graph_steps, M, &u->graphs[G_CUR_FULL], err);
+    if (st == FH_OK && p->problem.curiosity_epochs > 0 && p->tail_rows)
+        st = capture(u, 1, 1, p->tail_rows, &u->graphs[G_CUR_TAIL], err);
+    if (st != FH_OK)
+        drop_graphs(u);
+    return st;
+}
+
+/* ---- create / destroy ---- */
+
+void fh_gpu_ppo_update_destroy(fh_gpu_ppo_update *u)
+{
+    if (!u)
+        return;
+    if (u->stream)
+        cudaStreamSynchronize(u->stream);
+    drop_graphs(u);
+    fh_device_mlp_free(&u->actor);
+    fh_device_mlp_free(&u->critic);
+    fh_device_mlp_free(&u->curiosity);
+    fh_update_blas_free(&u->blas);
+    fh_update_blas_free(&u->blas_actor);
+    fh_update_blas_free(&u->blas_dw);
+    cudaEvent_t evs[] = {u->ev_fork, u->ev_actor_fwd, u->ev_loss, u->ev_actor_bwd};
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+        if (evs[i])
+            cudaEventDestroy(evs[i]);
+    for (int i = 0; i < 2; i++)
+        if (u->side[i])
+            cudaStreamDestroy(u->side[i]);
+    void *bufs[] = {u->ppo_mem, u->cur_mem, u->mb_states, u->mb_old_logp, u->mb_adv,
+                    u->mb_returns, u->mb_old_values, u->mb_actions, u->dlogits, u->dvalues,
+                    u->cur_in, u->cur_target, u->cur_dpred, u->partials, u->records, u->state,
+                    u->keys, u->summary, u->gather_partials, u->loss_partials, u->counters};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        cudaFree(bufs[i]);
+    cudaFreeHost(u->h_state);
+    cudaFreeHost(u->h_keys);
+    cudaFreeHost(u->h_summary);
+    if (u->ev_begin)
+        cudaEventDestroy(u->ev_begin);
+    if (u->ev_end)
+        cudaEventDestroy(u->ev_end);
+    if (u->stream)
+        cudaStreamDestroy(u->stream);
+    fh_cuda_module_free(&u->module);
+    free(u);
+}
+
+fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info *dev,
+                                   const fh_train_config *cfg, long long batch_size, int tf32,
+                                   fh_error *err)
+{
+    *out = NULL;
+    fh_gpu_ppo_update *u = calloc(1, sizeof *u);
+    if (!u)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+    u->dev = *dev;
+    u->cfg = *cfg;
+    fh_update_problem prob = {dev->sm_count, batch_size, cfg->minibatch, cfg->epochs,
+                              cfg->curiosity_epochs, tf32};
+    fh_status st = fh_update_plan_make(&prob, &u->plan, err);
+    if (st != FH_OK)
+        goto fail_status;
+    const fh_update_plan *p = &u->plan;
+    CUDA_CHECK(cudaSetDevice(dev->device_index), err);
+    if ((st = fh_cuda_module_load(&u->module, dev, UPDATE_KERNEL_FILE, p->options,
+                                  p->n_options, err)) != FH_OK)
+        goto fail_status;
+    for (int i = 0; i < K_COUNT; i++)
+        if ((st = fh_cuda_module_kernel(&u->module, kernel_names[i], &u->k[i], err)) != FH_OK)
+            goto fail_status;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&u->stream, cudaStreamNonBlocking), err);
+    CUDA_CHECK(cudaEventCreate(&u->ev_begin), err);
+    CUDA_CHECK(cudaEventCreate(&u->ev_end), err);
+    for (int i = 0; i < 2; i++)
+        CUDA_CHECK(cudaStreamCreateWithFlags(&u->side[i], cudaStreamNonBlocking), err);
+    cudaEvent_t *evs[] = {&u->ev_fork, &u->ev_actor_fwd, &u->ev_loss, &u->ev_actor_bwd};
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+        CUDA_CHECK(cudaEventCreateWithFlags(evs[i], cudaEventDisableTiming), err);
+    cudaKernel_t bg = u->k[K_BIAS_GRAD], ba = u->k[K_BIAS_ACT];
+    if ((st = fh_update_blas_init(&u->blas, u->stream, tf32, bg, ba, err)) != FH_OK ||
+        (st = fh_update_blas_init(&u->blas_actor, u->side[0], tf32, bg, ba, err)) != FH_OK ||
+        (st = fh_update_blas_init(&u->blas_dw, u->side[1], tf32, bg, ba, err)) != FH_OK)
+        goto fail_status;
+    long long P = p->ppo_params, C = p->curiosity_params;
+    size_t M = (size_t)p->problem.minibatch;
+    int total_keys = p->problem.epochs + p->problem.curiosity_epochs;
+    size_t records = (size_t)p->problem.epochs * p->minibatches_per_epoch * FH_UREC_COLS;
+    CUDA_CHECK(cudaMalloc((void **)&u->ppo_mem, 4 * (size_t)P * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->cur_mem, 4 * (size_t)C * sizeof(float)), err);
+    CUDA_CHECK(cudaMemset(u->ppo_mem, 0, 4 * (size_t)P * sizeof(float)), err);
+    CUDA_CHECK(cudaMemset(u->cur_mem, 0, 4 * (size_t)C * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->mb_states, M * FH_STATE_DIM * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->mb_actions, M * sizeof(int)), err);
+    float **vecs[] = {&u->mb_old_logp, &u->mb_adv, &u->mb_returns, &u->mb_old_values, &u->dvalues};
+    for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
+        CUDA_CHECK(cudaMalloc((void **)vecs[i], M * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->dlogits, M * FH_N_ACTIONS * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->cur_in, M * FH_CURIOSITY_INPUT_DIM * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->cur_target, M * FH_CURIOSITY_TARGET_DIM * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->cur_dpred, M * FH_CURIOSITY_TARGET_DIM * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->partials, (size_t)p->sumsq_blocks * sizeof(double)), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->records, records * sizeof(double)), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->gather_partials, 2 * (size_t)p->gather_grid *
+                                                            sizeof(double)), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->loss_partials, FH_LOSS_STATS * (size_t)p->loss_grid *
+                                                          sizeof(double)), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->counters, 2 * sizeof(unsigned)), err);
+    CUDA_CHECK(cudaMemset(u->counters, 0, 2 * sizeof(unsigned)), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->state, sizeof *u->state), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->keys, (size_t)(total_keys > 0 ? total_keys : 1) *
+                                                 sizeof(unsigned long long)), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->summary, sizeof *u->summary), err);
+    CUDA_CHECK(cudaMallocHost((void **)&u->h_state, sizeof *u->h_state), err);
+    CUDA_CHECK(cudaMallocHost((void **)&u->h_keys, (size_t)(total_keys > 0 ? total_keys : 1) *
+                                                       sizeof(unsigned long long)), err);
+    CUDA_CHECK(cudaMallocHost((void **)&u->h_summary, sizeof *u->h_summary), err);
+    if ((st = fh_device_mlp_init(&u->actor, FH_NET_ACTOR, u->ppo_mem, u->ppo_mem + P, (int)M,
+                                 err)) != FH_OK ||
+        (st = fh_device_mlp_init(&u->critic, FH_NET_CRITIC, u->ppo_mem + FH_ACTOR_N_PARAMS,
+                                 u->ppo_mem + P + FH_ACTOR_N_PARAMS, (int)M, err)) != FH_OK ||
+        (st = fh_device_mlp_init(&u->curiosity, FH_NET_CURIOSITY, u->cur_mem, u->cur_mem + C,
+                                 (int)M, err)) != FH_OK)
+        goto fail_status;
+    CUDA_CHECK(cudaDeviceSynchronize(), err); /* the memsets ran on the legacy stream */
+    *out = u;
+    return FH_OK;
+fail:
+fail_status:
+    fh_gpu_ppo_update_destroy(u);
+    return err->status;
+}
+
+const fh_update_plan *fh_gpu_ppo_update_plan(const fh_gpu_ppo_update *u)
+{
+    return &u->plan;
+}
+
+float fh_gpu_ppo_update_last_ms(const fh_gpu_ppo_update *u)
+{
+    return u->last_ms;
+}
+
+fh_gpu_weights fh_gpu_ppo_update_weights(const fh_gpu_ppo_update *u)
+{
+    fh_gpu_weights w = {u->ppo_mem, u->ppo_mem + FH_ACTOR_N_PARAMS, u->cur_mem};
+    return w;
+}
+
+/* ---- host <-> device ---- */
+
+/* params, m and v of one network at `base` (a phase buffer of n floats a region). */
+static fh_status copy_net(float *base, long long n, long long offset, fh_mlp *m, int upload,
+                          cudaStream_t stream, fh_error *err)
+{
+    float *host[3] = {m->params, m->adam_m, m->adam_v};
+    const int region[3] = {0, 2, 3};
+    size_t bytes = m->n_params * sizeof(float);
+    for (int k = 0; k < 3; k++) {
+        float *dev = base + region[k] * n + offset;
+        if (upload)
+            CUDA_CHECK(cudaMemcpyAsync(dev, host[k], bytes, cudaMemcpyHostToDevice, stream), err);
+        else
+            CUDA_CHECK(cudaMemcpyAsync(host[k], dev, bytes, cudaMemcpyDeviceToHost, stream), err);
+    }
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+static fh_status check_sizes(const fh_mlp *actor, const fh_mlp *critic,
+                             const fh_mlp *curiosity, fh_error *err)
+{
+    if (actor->n_params != FH_ACTOR_N_PARAMS || critic->n_params != FH_CRITIC_N_PARAMS ||
+        curiosity->n_params != FH_CURIOSITY_N_PARAMS)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: network sizes do not match shapes.h",
+                            __FILE__, __LINE__);
+    if (actor->adam_step != critic->adam_step)
+        return fh_error_set(err, FH_ERR_INPUT, "the actor has taken %lld Adam steps and the "
+                            "critic %lld; one update steps both", (long long)actor->adam_step,
+                            (long long)critic->adam_step);
+    return FH_OK;
+}
+
+fh_status fh_gpu_ppo_update_upload(fh_gpu_ppo_update *u, const fh_mlp *actor,
+                                   const fh_mlp *critic, const fh_mlp *curiosity, fh_error *err)
+{
+    fh_status st = check_sizes(actor, critic, curiosity, err);
+    if (st != FH_OK)
+        return st;
+    long long P = u->plan.ppo_params, C = u->plan.curiosity_params;
+    if ((st = copy_net(u->ppo_mem, P, 0, (fh_mlp *)actor, 1, u->stream, err)) != FH_OK ||
+        (st = copy_net(u->ppo_mem, P, FH_ACTOR_N_PARAMS, (fh_mlp *)critic, 1, u->stream,
+                       err)) != FH_OK ||
+        (st = copy_net(u->cur_mem, C, 0, (fh_mlp *)curiosity, 1, u->stream, err)) != FH_OK)
+        return st;
+    CUDA_CHECK(cudaStreamSynchronize(u->stream), err);
+    u->adam_step = actor->adam_step;
+    u->curiosity_adam_step = curiosity->adam_step;
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+fh_status fh_gpu_ppo_update_download(fh_gpu_ppo_update *u, fh_mlp *actor, fh_mlp *critic,
+                                     fh_mlp *curiosity, fh_error *err)
+{
+    fh_status st = check_sizes(actor, critic, curiosity, err);
+    if (st != FH_OK)
+        return st;
+    long long P = u->plan.ppo_params, C = u->plan.curiosity_params;
+    if ((st = copy_net(u->ppo_mem, P, 0, actor, 0, u->stream, err)) != FH_OK ||
+        (st = copy_net(u->ppo_mem, P, FH_ACTOR_N_PARAMS, critic, 0, u->stream, err)) != FH_OK ||
+        (st = copy_net(u->cur_mem, C, 0, curiosity, 0, u->stream, err)) != FH_OK)
+        return st;
+    CUDA_CHECK(cudaStreamSynchronize(u->stream), err);
+    actor->adam_step = critic->adam_step = u->adam_step;
+    curiosity->adam_step = u->curiosity_adam_step;
+    for (int k = 0; k < 3 && st == FH_OK; k++)
+        st = fh_mlp_check_finite(k == 0 ? actor : k == 1 ? critic : curiosity, err);
+    return st;
+fail:
+    return err->status;
+}
+
+fh_status fh_gpu_ppo_update_download_grads(fh_gpu_ppo_update *u, float *actor, float *critic,
+                                           float *curiosity, fh_error *err)
+{
+    long long P = u->plan.ppo_params, C = u->plan.curiosity_params;
+    CUDA_CHECK(cudaMemcpyAsync(actor, u->ppo_mem + P, FH_ACTOR_N_PARAMS * sizeof(float),
+                               cudaMemcpyDeviceToHost, u->stream), err);
+    CUDA_CHECK(cudaMemcpyAsync(critic, u->ppo_mem + P + FH_ACTOR_N_PARAMS,
+                               FH_CRITIC_N_PARAMS * sizeof(float), cudaMemcpyDeviceToHost,
+                               u->stream), err);
+    CUDA_CHECK(cudaMemcpyAsync(curiosity, u->cur_mem + C, C * sizeof(float),
+                               cudaMemcpyDeviceToHost, u->stream), err);
+    CUDA_CHECK(cudaStreamSynchronize(u->stream), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+/* ---- one update ---- */
+
+static const char *failure_name(int code)
+{
+    switch (code) {
+    case FH_UFAIL_POLICY_LOSS: return "policy loss";
+    case FH_UFAIL_VALUE_LOSS: return "value loss";
+    case FH_UFAIL_ENTROPY: return "entropy";
+    case FH_UFAIL_APPROX_KL: return "approximate KL";
+    case FH_UFAIL_GRAD_NORM: return "gradient norm";
+    case FH_UFAIL_CURIOSITY_LOSS: return "curiosity loss";
+    case FH_UFAIL_CURIOSITY_GRAD: return "curiosity gradient";
+    default: return "update";
+    }
+}
+
+/* The PPO epochs (or max_steps steps, eagerly), then the curiosity fit's. */
+static fh_status launch_epochs(fh_gpu_ppo_update *u, int max_steps, fh_error *err)
+{
+    const fh_update_plan *p = &u->plan;
+    int M = p->problem.minibatch;
+    fh_status st = FH_OK;
+    if (max_steps > 0) { /* tests: eagerly, step by step, no curiosity fit */
+        for (int s = 0; s < max_steps && st == FH_OK; s++) {
+            int last = s % p->minibatches_per_epoch == p->minibatches_per_epoch - 1;
+            st = ppo_step(u, last && p->tail_rows ? p->tail_rows : M, err);
+        }
+        return st;
+    }
+    for (int phase = 0; phase < 2; phase++) {
+        int epochs = phase == 0 ? p->problem.epochs : p->problem.curiosity_epochs;
+        cudaGraphExec_t full = u->graphs[phase == 0 ? G_PPO_FULL : G_CUR_FULL];
+        cudaGraphExec_t tail = u->graphs[phase == 0 ? G_PPO_TAIL : G_CUR_TAIL];
+        for (int e = 0; e < epochs; e++) {
+            for (int g = 0; g < p->graph_launches && full; g++)
+                CUDA_CHECK(cudaGraphLaunch(full, u->stream), err);
+            if (tail)
+                CUDA_CHECK(cudaGraphLaunch(tail, u->stream), err);
+        }
+    }
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+fh_status fh_gpu_ppo_update_run(fh_gpu_ppo_update *u, fh_ppo_stats *stats,
+                                const fh_device_batch *b, const float *features, double lr,
+                                fh_rng *rng, int max_steps, fh_ppo_trace *trace, fh_error *err)
+{
+    memset(stats, 0, sizeof *stats);
+    const fh_update_plan *p = &u->plan;
+    int epochs = p->problem.epochs, cur_epochs = p->problem.curiosity_epochs;
+    if (b->n != p->problem.batch)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: a batch of %lld samples, planned for "
+                            "%lld", __FILE__, __LINE__, b->n, p->problem.batch);
+    if (trace && (trace->batch_size != b->n || trace->max_epochs < epochs))
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: a record for %lld samples x %d epochs, "
+                            "an update of %lld x %d", __FILE__, __LINE__,
+                            (long long)trace->batch_size, trace->max_epochs, b->n, epochs);
+    fh_status st = bind_batch(u, b, features, err);
+    if (st != FH_OK)
+        return st;
+    /* the keys: every PPO epoch's, then the curiosity fit's (ppo_update.c's draws) */
+    for (int e = 0; e < epochs + cur_epochs; e++)
+        u->h_keys[e] = fh_minibatch_key(rng);
+    fh_update_state *s = u->h_state;
+    memset(s, 0, sizeof *s);
+    s->ppo.adam_step = u->adam_step;
+    s->curiosity.adam_step = u->curiosity_adam_step;
+    s->lr = (float)lr;
+    s->curiosity_lr = (float)u->cfg.curiosity_lr;
+    s->epochs = epochs;
+    s->curiosity_epochs = cur_epochs;
+    if (max_steps > 0)
+        s->curiosity_epochs = 0;
+    CUDA_CHECK(cudaEventRecord(u->ev_begin, u->stream), err);
+    CUDA_CHECK(cudaMemcpyAsync(u->state, s, sizeof *s, cudaMemcpyHostToDevice, u->stream), err);
+    CUDA_CHECK(cudaMemcpyAsync(u->keys, u->h_keys, (size_t)(epochs + cur_epochs) *
+                               sizeof(unsigned long long), cudaMemcpyHostToDevice, u->stream), err);
+    if ((st = launch_epochs(u, max_steps, err)) != FH_OK)
+        return st;
+    fh_explained_variance_args ev = {.values = b->values, .returns = b->returns, .n = b->n,
+                                     .summary = u->summary};
+    fh_update_summary_args sa = {.state = u->state, .records = u->records, .summary = u->summary};
+    if ((st = launch(u, K_EXPLAINED_VARIANCE, 1, 1024, &ev, err)) != FH_OK ||
+        (st = launch(u, K_SUMMARY, 1, 32, &sa, err)) != FH_OK)
+        return st;
+    CUDA_CHECK(cudaMemcpyAsync(u->h_summary, u->summary, sizeof *u->summary,
+                               cudaMemcpyDeviceToHost, u->stream), err);
+    CUDA_CHECK(cudaEventRecord(u->ev_end, u->stream), err);
+    CUDA_CHECK(cudaStreamSynchronize(u->stream), err);
+    CUDA_CHECK(cudaEventElapsedTime(&u->last_ms, u->ev_begin, u->ev_end), err);
+    const fh_update_summary *sum = u->h_summary;
+    if (trace) {
+        trace->epochs = sum->epochs_run;
+        trace->n_records = sum->minibatches;
+        for (int e = 0; e < sum->epochs_run; e++)
+            for (int64_t i = 0; i < b->n; i++)
+                trace->order[(size_t)e * (size_t)b->n + (size_t)i] =
+                    fh_minibatch_order(u->h_keys[e], b->n, i);
+        if (sum->minibatches > 0)
+            CUDA_CHECK(cudaMemcpy(trace->records, u->records, (size_t)sum->minibatches *
+                                  FH_UREC_COLS * sizeof(double), cudaMemcpyDeviceToHost), err);
+    }
+    u->adam_step = sum->adam_step;
+    u->curiosity_adam_step = sum->curiosity_adam_step;
+    if (sum->failed)
+        return fh_error_set(err, FH_ERR_FAILURE, "the %s is not finite (epoch %d, minibatch %d); "
+                            "the update stopped before that step", failure_name(sum->failed),
+                            sum->failed_epoch + 1, sum->failed_minibatch + 1);
+    if (sum->curiosity_failed)
+        return fh_error_set(err, FH_ERR_FAILURE, "the %s is not finite (epoch %d, minibatch %d)",
+                            failure_name(sum->curiosity_failed),
+                            sum->curiosity_failed_epoch + 1, sum->curiosity_failed_minibatch + 1);
+    stats->policy_loss = sum->policy_loss;
+    stats->value_loss = sum->value_loss;
+    stats->entropy = sum->entropy;
+    stats->approx_kl = sum->approx_kl;
+    stats->old_approx_kl = sum->old_approx_kl;
+    stats->clip_fraction = sum->clip_fraction;
+    stats->grad_norm = sum->grad_norm;
+    stats->explained_variance = sum->explained_variance;
+    stats->curiosity_loss = sum->curiosity_loss;
+    stats->epochs_run = sum->epochs_run;
+    stats->minibatches = sum->minibatches;
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+/* ---- a host batch on the device ---- */
+
+void fh_gpu_batch_free(fh_gpu_batch *g)
+{
+    cudaFree(g->mem);
+    memset(g, 0, sizeof *g);
+}
+
+fh_status fh_gpu_batch_upload(fh_gpu_batch *g, const fh_trajectory_batch *b,
+                              const fh_env_market *market, fh_error *err)
+{
+    memset(g, 0, sizeof *g);
+    size_t n = (size_t)b->n_episodes * b->n_steps;
+    size_t features = (size_t)market->n_bars * FH_N_MARKET_FEATURES;
+    /* one allocation: states, then 7 columns of n, then the features (all 4-byte) */
+    size_t floats = n * FH_STATE_DIM + 7 * n + features;
+    CUDA_CHECK(cudaMalloc(&g->mem, floats * sizeof(float)), err);
+    float *f = g->mem;
+    struct { float *dst; const void *src; size_t count; } parts[] = {
+        {f, b->states, n * FH_STATE_DIM},
+        {f + n * FH_STATE_DIM, b->actions, n},
+        {f + n * (FH_STATE_DIM + 1), b->log_probs, n},
+        {f + n * (FH_STATE_DIM + 2), b->values, n},
+        {f + n * (FH_STATE_DIM + 3), b->advantages, n},
+        {f + n * (FH_STATE_DIM + 4), b->returns, n},
+        {f + n * (FH_STATE_DIM + 5), b->exposures, n},
+        {f + n * (FH_STATE_DIM + 6), b->bars, n},
+        {f + n * (FH_STATE_DIM + 7), market->features, features}};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        CUDA_CHECK(cudaMemcpy(parts[i].dst, parts[i].src, parts[i].count * sizeof(float),
+                              cudaMemcpyHostToDevice), err);
+    g->view = (fh_device_batch){
+        .states = f, .states_pitch = FH_STATE_DIM, .actions = (const int *)parts[1].dst,
+        .log_probs = parts[2].dst, .values = parts[3].dst, .advantages = parts[4].dst,
+        .returns = parts[5].dst, .exposures = parts[6].dst, .bars = (const int *)parts[7].dst,
+        .n = (long long)n};
+    g->features = parts[8].dst;
+    return FH_OK;
+fail:
+    fh_gpu_batch_free(g);
+    return err->status;
+}

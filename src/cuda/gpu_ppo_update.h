@@ -1,0 +1,75 @@
+/* gpu_ppo_update.h — the PPO update and the curiosity fit on the GPU (issue 17; design
+ * note: update_mlp). The networks live on the device between updates (params, grads,
+ * Adam moments in nn.h's layout, actor and critic in one buffer so that clipping and
+ * Adam are one pass); the collector reads their params in place; the host sees only a
+ * summary of each update (a few hundred bytes) unless it asks for the record.
+ *
+ * Semantics are the CPU update's (ppo_update.c): the same minibatch order for the same
+ * update stream (minibatch_order.cuh), per-minibatch advantage normalisation, clipped
+ * surrogate and value losses, entropy bonus, global gradient-norm clipping, Adam with
+ * bias correction, target-KL early stop after an epoch, the curiosity model's MSE fit
+ * with its own Adam, and the same failures (a loss or gradient that is not finite stops
+ * the update before its step). Sums run in other orders and the matmuls are cuBLAS's,
+ * so results agree within the tolerances of tests/cuda/test_gpu_update.c; on one GPU
+ * they are bit-identical run to run (fixed reduction trees, fixed cuBLAS algorithms). */
+#ifndef FOXHUNT_GPU_PPO_UPDATE_H
+#define FOXHUNT_GPU_PPO_UPDATE_H
+
+#include <cuda_runtime_api.h>
+
+#include "cuda/gpu_weights.h"
+#include "cuda/kernels/update_args.h"
+#include "cuda/update_plan.h"
+#include "foxhunt/device.h"
+#include "foxhunt/env.h"
+#include "foxhunt/ppo.h"
+#include "foxhunt/rollout.h"
+#include "foxhunt/train_config.h"
+
+typedef struct fh_gpu_ppo_update fh_gpu_ppo_update;
+
+/* For updates of cfg (minibatch, epochs, losses' coefficients) over batches of
+ * batch_size samples; tf32: the matmuls on TF32 tensor cores. */
+fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info *dev,
+                                   const fh_train_config *cfg, long long batch_size, int tf32,
+                                   fh_error *err);
+void fh_gpu_ppo_update_destroy(fh_gpu_ppo_update *u);
+const fh_update_plan *fh_gpu_ppo_update_plan(const fh_gpu_ppo_update *u);
+
+/* The three networks' params, Adam moments and steps, host -> device (start, resume)
+ * and device -> host (checkpoints, evaluation, the end of a run; the host copies are
+ * then checked for NaN and infinities). */
+fh_status fh_gpu_ppo_update_upload(fh_gpu_ppo_update *u, const fh_mlp *actor,
+                                   const fh_mlp *critic, const fh_mlp *curiosity, fh_error *err);
+fh_status fh_gpu_ppo_update_download(fh_gpu_ppo_update *u, fh_mlp *actor, fh_mlp *critic,
+                                     fh_mlp *curiosity, fh_error *err);
+/* Where the params live on the device (for the collector). */
+fh_gpu_weights fh_gpu_ppo_update_weights(const fh_gpu_ppo_update *u);
+/* The gradients of the last step (params' layout: actor, critic, curiosity), host
+ * copies (tests: the first step's gradient against the CPU's). */
+fh_status fh_gpu_ppo_update_download_grads(fh_gpu_ppo_update *u, float *actor, float *critic,
+                                           float *curiosity, fh_error *err);
+
+/* One update on the device batch b (features: the market's (n_bars, 51) on the device,
+ * for the curiosity targets). lr: this iteration's; rng: the update's stream (advanced
+ * as the CPU update advances it). max_steps > 0 stops after that many PPO steps and
+ * skips the curiosity fit (tests); 0 runs the whole update. trace: NULL, or filled as
+ * fh_ppo_update fills it. */
+fh_status fh_gpu_ppo_update_run(fh_gpu_ppo_update *u, fh_ppo_stats *stats,
+                                const fh_device_batch *b, const float *features, double lr,
+                                fh_rng *rng, int max_steps, fh_ppo_trace *trace, fh_error *err);
+/* Device milliseconds of the last run (events around it). */
+float fh_gpu_ppo_update_last_ms(const fh_gpu_ppo_update *u);
+
+/* A host batch copied to the device (tests, `foxhunt update --device cuda`). */
+typedef struct {
+    fh_device_batch view;
+    float *features; /* the market's, on the device */
+    void *mem;
+} fh_gpu_batch;
+
+fh_status fh_gpu_batch_upload(fh_gpu_batch *g, const fh_trajectory_batch *b,
+                              const fh_env_market *market, fh_error *err);
+void fh_gpu_batch_free(fh_gpu_batch *g);
+
+#endif

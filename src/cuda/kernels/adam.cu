@@ -1,0 +1,75 @@
+/* adam.cu — the optimiser step of one phase over its flat parameter buffer (params,
+ * grads, m, v in one layout: optim.c's fh_adam_update and fh_mlp_clip_grad_norm):
+ *
+ *   grad_sumsq_kernel: block b sums g^2 over its fixed slice (double);
+ *   adam_kernel: every block adds the partial sums in block order (so each gets the
+ *     same norm), and, when the phase's step is applied and the norm is finite, scales
+ *     the gradient by max_norm / (norm + 1e-6) where that is < 1, then takes the Adam
+ *     step with bias correction. A norm that is not finite fails the update instead
+ *     (the step would spread it through every weight). */
+
+extern "C" __global__ void grad_sumsq_kernel(fh_grad_sumsq_args a)
+{
+    __shared__ double shm[33];
+    long long chunk = (a.n + gridDim.x - 1) / gridDim.x;
+    long long begin = (long long)blockIdx.x * chunk;
+    long long end = begin + chunk < a.n ? begin + chunk : a.n;
+    double s = 0.0;
+    for (long long i = begin + threadIdx.x; i < end; i += blockDim.x) {
+        double g = a.grads[i];
+        s += g * g;
+    }
+    s = fh_block_sum(s, shm);
+    if (threadIdx.x == 0)
+        a.partials[blockIdx.x] = s;
+}
+
+extern "C" __global__ void adam_kernel(fh_adam_args a)
+{
+    __shared__ double s_norm;
+    fh_update_phase *ph = a.curiosity ? &a.state->curiosity : &a.state->ppo;
+    if (!ph->apply) /* set by the loss kernel before this launch: uniform */
+        return;
+    if (threadIdx.x == 0) {
+        double ss = 0.0;
+        for (int b = 0; b < a.n_partials; b++)
+            ss += a.partials[b];
+        s_norm = sqrt(ss);
+    }
+    __syncthreads();
+    double norm = s_norm;
+    int first = blockIdx.x == 0 && threadIdx.x == 0;
+    if (!isfinite(norm)) {
+        if (first) { /* the step is undone: not recorded, not counted */
+            ph->failed = a.curiosity ? FH_UFAIL_CURIOSITY_GRAD : FH_UFAIL_GRAD_NORM;
+            ph->failed_epoch = ph->step_epoch;
+            ph->failed_minibatch = ph->step_minibatch;
+            ph->n_records--;
+            ph->adam_step--;
+        }
+        return;
+    }
+    if (first && a.records)
+        a.records[(long long)(ph->n_records - 1) * FH_UREC_COLS + FH_UREC_GRAD_NORM] = norm;
+    double coef = a.max_norm / (norm + 1e-6);
+    int clip = coef < 1.0;
+    float cf = (float)coef;
+    long long t = ph->adam_step;
+    float lr = a.curiosity ? a.state->curiosity_lr : a.state->lr;
+    float b1 = a.beta1, b2 = a.beta2;
+    double bc1 = 1.0 - pow((double)b1, (double)t);
+    double bc2 = 1.0 - pow((double)b2, (double)t);
+    float step_size = (float)(lr / bc1);
+    float inv_sqrt_bc2 = (float)(1.0 / sqrt(bc2));
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += stride) {
+        float gi = a.grads[i];
+        if (clip)
+            gi *= cf;
+        float mi = b1 * a.adam_m[i] + (1.0f - b1) * gi;
+        float vi = b2 * a.adam_v[i] + (1.0f - b2) * gi * gi;
+        a.adam_m[i] = mi;
+        a.adam_v[i] = vi;
+        a.params[i] -= step_size * mi / (sqrtf(vi) * inv_sqrt_bc2 + a.eps);
+    }
+}

@@ -1,0 +1,65 @@
+/* layer_elementwise.cu — a dense layer's elementwise parts around its cuBLAS matmuls
+ * (update_layers.c):
+ *
+ *   bias_grad_kernel: the backward pass's ReLU gradient (dz masked in place where the
+ *     layer's output act was not positive) and the bias gradient (db = the column sums
+ *     of dz), in one pass. Block (32, FH_BIAS_GRAD_ROWS): 32 adjacent columns
+ *     (coalesced) of a chunk of FH_BIAS_GRAD_CHUNK rows; each column's chunk sums go to
+ *     partials, and the last chunk to finish a column tile adds them in chunk order;
+ *   bias_act_kernel: the forward pass's bias and ReLU, for the layers whose widths
+ *     cublasLt's bias epilogue cannot take. */
+
+extern "C" __global__ void bias_grad_kernel(fh_bias_grad_args a)
+{
+    __shared__ double part[FH_BIAS_GRAD_ROWS][32];
+    int col = blockIdx.x * 32 + threadIdx.x;
+    int begin = blockIdx.y * FH_BIAS_GRAD_CHUNK;
+    int end = begin + FH_BIAS_GRAD_CHUNK < a.rows ? begin + FH_BIAS_GRAD_CHUNK : a.rows;
+    double s = 0.0;
+    if (col < a.width) {
+        for (int i = begin + threadIdx.y; i < end; i += FH_BIAS_GRAD_ROWS) {
+            long long at = (long long)i * a.width + col;
+            float g = a.dz[at];
+            if (a.act) {
+                g = a.act[at] > 0.0f ? g : 0.0f;
+                a.dz[at] = g;
+            }
+            s += g;
+        }
+    }
+    part[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && col < a.width) {
+        double t = 0.0;
+        for (int y = 0; y < FH_BIAS_GRAD_ROWS; y++)
+            t += part[y][threadIdx.x];
+        a.partials[(long long)blockIdx.y * a.width + col] = t;
+    }
+    if (!fh_last_block(&a.counters[blockIdx.x], gridDim.y))
+        return;
+    /* the tile's columns over every chunk: FH_BIAS_GRAD_ROWS threads a column, each
+     * taking every FH_BIAS_GRAD_ROWS-th chunk in order, then in thread order */
+    s = 0.0;
+    if (col < a.width)
+        for (int c = threadIdx.y; c < (int)gridDim.y; c += FH_BIAS_GRAD_ROWS)
+            s += a.partials[(long long)c * a.width + col];
+    __syncthreads();
+    part[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && col < a.width) {
+        double t = 0.0;
+        for (int y = 0; y < FH_BIAS_GRAD_ROWS; y++)
+            t += part[y][threadIdx.x];
+        a.db[col] = (float)t;
+    }
+}
+
+extern "C" __global__ void bias_act_kernel(fh_bias_act_args a)
+{
+    long long n = a.rows * a.width;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        float v = a.y[i] + a.b[i % a.width];
+        a.y[i] = a.relu && !(v > 0.0f) ? 0.0f : v;
+    }
+}

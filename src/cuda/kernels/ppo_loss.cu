@@ -1,0 +1,200 @@
+/* ppo_loss.cu — the PPO objective of one minibatch and its gradient with respect to the
+ * logits and the values (ppo_loss.c's arithmetic; the sums over actions and rows run
+ * in fixed trees instead of serially), one warp a row, and, in the last block to
+ * finish, the step's bookkeeping: the sums, the record, the Adam step, target-KL stop,
+ * the next position.
+ *
+ *   ratio = exp(newlogp - oldlogp), A normalised per minibatch (unbiased std, + 1e-8)
+ *   pg    = mean max(-A ratio, -A clip(ratio, 1 - c, 1 + c))
+ *   v     = 0.5 mean (V - R)^2, or max with the clipped value's when vclip_coef > 0
+ *   loss  = pg - ent_coef entropy + vf_coef v */
+
+__device__ __forceinline__ float fh_clampf(float x, float lo, float hi)
+{
+    return x < lo ? lo : (x > hi ? hi : x);
+}
+
+/* The step that ran at (epoch, minibatch) is done: note it and move to the next. */
+__device__ void fh_phase_advance(fh_update_phase *ph, int minibatches_per_epoch)
+{
+    ph->step_epoch = ph->epoch;
+    ph->step_minibatch = ph->minibatch;
+    if (++ph->minibatch == minibatches_per_epoch) {
+        ph->minibatch = 0;
+        ph->epoch++;
+    }
+}
+
+__device__ void fh_phase_fail(fh_update_phase *ph, int code)
+{
+    ph->failed = code;
+    ph->failed_epoch = ph->epoch;
+    ph->failed_minibatch = ph->minibatch;
+    ph->apply = 0;
+}
+
+/* One warp a row: lane k holds logits k and k + 32 (k + 32 < 45). */
+#define FH_LOSS_HI (FH_N_ACTIONS - 32)
+
+extern "C" __global__ void ppo_loss_kernel(fh_ppo_loss_args a)
+{
+    __shared__ double rows_stats[FH_LOSS_ROWS][FH_LOSS_STATS];
+    fh_update_phase *ph = &a.state->ppo;
+    int skip = ph->failed || ph->stopped; /* uniform: nobody writes before the last block */
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int i = blockIdx.x * FH_LOSS_ROWS + warp;
+    double st[FH_LOSS_STATS] = {0, 0, 0, 0, 0, 0}; /* pg, v, entropy, kl, kl_old, clipped */
+    if (!skip && i < a.rows) {
+        int B = a.rows;
+        const float *z = a.logits + (long long)i * FH_N_ACTIONS;
+        int has_hi = lane < FH_LOSS_HI;
+        float z0 = z[lane], z1 = has_hi ? z[lane + 32] : -__int_as_float(0x7f800000); /* -inf */
+        float m = fh_warp_max(fmaxf(z0, z1));
+        double se = fh_warp_sum(exp((double)(z0 - m)) + (has_hi ? exp((double)(z1 - m)) : 0.0));
+        float lse = m + (float)log(se);
+        float lp0 = z0 - lse, lp1 = z1 - lse;
+        float p0 = expf(lp0), p1 = has_hi ? expf(lp1) : 0.0f;
+        int act = a.actions[i];
+        float newlp = __shfl_sync(0xffffffffu, act < 32 ? lp0 : lp1, act & 31);
+        double h = -fh_warp_sum((double)p0 * lp0 + (has_hi ? (double)p1 * lp1 : 0.0));
+        float adv = a.norm_adv ? (float)((a.adv[i] - a.state->adv_mean) * a.state->adv_inv)
+                               : a.adv[i];
+        float old = a.old_logp[i];
+        double lrd = (double)newlp - old;
+        double rd = exp(lrd);
+        float r = expf(newlp - old);
+        float l1 = -adv * r, l2 = -adv * fh_clampf(r, 1.0f - a.clip_coef, 1.0f + a.clip_coef);
+        float c = 1.0f / (float)B, dent = -a.ent_coef / (float)B;
+        float dnewlp = l1 >= l2 ? c * (-adv * r) : 0.0f;
+        /* d/dlogp: the log-prob's (at the action) plus the entropy bonus's; then the
+         * log-softmax's backward */
+        float t0 = dent * (-p0 * (lp0 + 1.0f)), t1 = dent * (-p1 * (lp1 + 1.0f));
+        float g0 = act == lane ? dnewlp + t0 : t0;
+        float g1 = has_hi ? (act == lane + 32 ? dnewlp + t1 : t1) : 0.0f;
+        float gs = (float)fh_warp_sum((double)g0 + (double)g1);
+        float *dz = a.dlogits + (long long)i * FH_N_ACTIONS;
+        dz[lane] = g0 - p0 * gs;
+        if (has_hi)
+            dz[lane + 32] = g1 - p1 * gs;
+        /* the value loss and its gradient */
+        float v = a.values[i], ret = a.returns[i], cv = a.vf_coef / (float)B;
+        float e = v - ret, sq = e * e, dv, vterm;
+        if (a.vclip_coef > 0.0f) {
+            float dvo = v - a.old_values[i];
+            float vc = a.old_values[i] + fh_clampf(dvo, -a.vclip_coef, a.vclip_coef);
+            float ec = vc - ret, sqc = ec * ec;
+            vterm = sq > sqc ? sq : sqc;
+            dv = sq >= sqc ? cv * e
+                 : (dvo >= -a.vclip_coef && dvo <= a.vclip_coef) ? cv * ec : 0.0f;
+        } else {
+            vterm = sq;
+            dv = cv * e;
+        }
+        if (lane == 0) {
+            a.dvalues[i] = dv;
+            st[0] = l1 > l2 ? l1 : l2;
+            st[1] = vterm;
+            st[2] = (float)h;
+            st[3] = (rd - 1.0) - lrd;
+            st[4] = -lrd;
+            st[5] = fabs(rd - 1.0) > a.clip_coef ? 1.0 : 0.0;
+        }
+    }
+    if (lane == 0)
+        for (int k = 0; k < FH_LOSS_STATS; k++)
+            rows_stats[warp][k] = st[k];
+    __syncthreads();
+    if (threadIdx.x < FH_LOSS_STATS) {
+        double t = 0.0;
+        for (int w = 0; w < FH_LOSS_ROWS; w++)
+            t += rows_stats[w][threadIdx.x];
+        a.partials[(long long)blockIdx.x * FH_LOSS_STATS + threadIdx.x] = t;
+    }
+    if (!fh_last_block(a.counter, gridDim.x) || threadIdx.x != 0)
+        return;
+    if (skip) {
+        ph->apply = 0;
+        fh_phase_advance(ph, a.minibatches_per_epoch);
+        return;
+    }
+    double sum[FH_LOSS_STATS] = {0, 0, 0, 0, 0, 0};
+    for (unsigned b = 0; b < gridDim.x; b++)
+        for (int k = 0; k < FH_LOSS_STATS; k++)
+            sum[k] += a.partials[(long long)b * FH_LOSS_STATS + k];
+    int B = a.rows;
+    double pg_loss = (float)(sum[0] / B), v_loss = (float)(0.5 * sum[1] / B);
+    double entropy = sum[2] / B, approx_kl = sum[3] / B;
+    const double seen[4] = {pg_loss, v_loss, entropy, approx_kl};
+    for (int k = 0; k < 4; k++)
+        if (!isfinite(seen[k])) {
+            fh_phase_fail(ph, FH_UFAIL_POLICY_LOSS + k);
+            fh_phase_advance(ph, a.minibatches_per_epoch);
+            return;
+        }
+    double *row = a.records + (long long)ph->n_records * FH_UREC_COLS;
+    row[FH_UREC_EPOCH] = ph->epoch;
+    row[FH_UREC_MINIBATCH] = ph->minibatch;
+    row[FH_UREC_SAMPLES] = B;
+    row[FH_UREC_POLICY_LOSS] = pg_loss;
+    row[FH_UREC_VALUE_LOSS] = v_loss;
+    row[FH_UREC_ENTROPY] = entropy;
+    row[FH_UREC_APPROX_KL] = approx_kl;
+    row[FH_UREC_OLD_APPROX_KL] = sum[4] / B;
+    row[FH_UREC_CLIP_FRACTION] = sum[5] / B;
+    row[FH_UREC_GRAD_NORM] = 0.0; /* adam_kernel's */
+    row[FH_UREC_LR] = a.state->lr;
+    row[FH_UREC_LOSS] = pg_loss - a.ent_coef * entropy + a.vf_coef * v_loss;
+    ph->n_records++;
+    ph->adam_step++;
+    ph->apply = 1;
+    /* target KL: after the epoch's last step, its mean approximate KL (the steps of an
+     * epoch are the last rows: none was skipped, or this one would be) */
+    if (a.target_kl > 0.0 && ph->minibatch == a.minibatches_per_epoch - 1) {
+        double epoch_kl = 0.0;
+        const double *first = a.records + (long long)(ph->n_records - a.minibatches_per_epoch) *
+                                              FH_UREC_COLS;
+        for (int j = 0; j < a.minibatches_per_epoch; j++)
+            epoch_kl += first[(long long)j * FH_UREC_COLS + FH_UREC_APPROX_KL];
+        if (epoch_kl / a.minibatches_per_epoch > a.target_kl)
+            ph->stopped = 1;
+    }
+    fh_phase_advance(ph, a.minibatches_per_epoch);
+}
+
+/* The curiosity model's loss: mean squared error over every element (fh_mse_forward /
+ * fh_mse_backward), its gradient, and the phase's bookkeeping. */
+extern "C" __global__ void __launch_bounds__(1024) mse_loss_kernel(fh_mse_loss_args a)
+{
+    __shared__ double shm[33];
+    fh_update_phase *ph = &a.state->curiosity;
+    int skip = ph->failed || a.state->ppo.failed; /* the CPU's update returns first */
+    __syncthreads();
+    if (skip) {
+        if (threadIdx.x == 0) {
+            ph->apply = 0;
+            fh_phase_advance(ph, a.minibatches_per_epoch);
+        }
+        return;
+    }
+    long long n = (long long)a.rows * FH_CURIOSITY_TARGET_DIM;
+    float c = 2.0f / (float)n;
+    double s = 0.0;
+    for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+        double e = (double)a.pred[i] - a.target[i];
+        s += e * e;
+        a.dpred[i] = c * (a.pred[i] - a.target[i]);
+    }
+    s = fh_block_sum(s, shm);
+    if (threadIdx.x != 0)
+        return;
+    float loss = (float)(s / (double)n);
+    if (!isfinite(loss)) {
+        fh_phase_fail(ph, FH_UFAIL_CURIOSITY_LOSS);
+    } else {
+        ph->loss_sum += loss;
+        ph->n_records++;
+        ph->adam_step++;
+        ph->apply = 1;
+    }
+    fh_phase_advance(ph, a.minibatches_per_epoch);
+}

@@ -1,0 +1,191 @@
+/* update_args.h — the host/device contract of the PPO update on the GPU (issue 17;
+ * gpu_ppo_update.c): the update's state on the device, one argument struct per kernel
+ * (passed by value, `void *args[] = {&a}`), and the record columns. Plain C, included
+ * by the kernels (NVRTC, after common_device_functions.cuh) and by the host.
+ *
+ * The update is a sequence of identical steps replayed from CUDA graphs, so what
+ * changes from step to step lives on the device, in fh_update_state: the position
+ * (epoch, minibatch), whether this step is applied, the Adam step, the failure that
+ * stopped the update. The loss kernel (one block) owns it: it reads the position the
+ * gather used, decides, records, and advances it; the Adam kernel only reads it. */
+#ifndef FOXHUNT_UPDATE_ARGS_H
+#define FOXHUNT_UPDATE_ARGS_H
+
+/* Record columns: the same as fh_ppo_trace's (foxhunt/ppo.h, FH_PPO_TRACE_*). */
+#define FH_UREC_EPOCH 0
+#define FH_UREC_MINIBATCH 1
+#define FH_UREC_SAMPLES 2
+#define FH_UREC_POLICY_LOSS 3
+#define FH_UREC_VALUE_LOSS 4
+#define FH_UREC_ENTROPY 5
+#define FH_UREC_APPROX_KL 6
+#define FH_UREC_OLD_APPROX_KL 7
+#define FH_UREC_CLIP_FRACTION 8
+#define FH_UREC_GRAD_NORM 9
+#define FH_UREC_LR 10
+#define FH_UREC_LOSS 11
+#define FH_UREC_COLS 12
+
+/* Why an update stopped (fh_update_state.failed); names in gpu_ppo_update.c. */
+#define FH_UFAIL_NONE 0
+#define FH_UFAIL_POLICY_LOSS 1
+#define FH_UFAIL_VALUE_LOSS 2
+#define FH_UFAIL_ENTROPY 3
+#define FH_UFAIL_APPROX_KL 4
+#define FH_UFAIL_GRAD_NORM 5
+#define FH_UFAIL_CURIOSITY_LOSS 6
+#define FH_UFAIL_CURIOSITY_GRAD 7
+
+/* One optimisation phase (PPO: actor + critic; curiosity: its fit). */
+typedef struct {
+    long long adam_step; /* steps taken; the loss kernel increments it before Adam reads */
+    int epoch, minibatch; /* the position of the step now running */
+    int step_epoch, step_minibatch; /* the position of the last step the loss kernel ran */
+    int apply;            /* 1: this step's gradients are applied */
+    int stopped;          /* target KL reached: later steps are skipped */
+    int n_records;        /* applied steps so far (rows of records) */
+    int failed, failed_epoch, failed_minibatch; /* FH_UFAIL_*, 0-based */
+    double loss_sum;      /* curiosity: sum of its minibatch losses */
+} fh_update_phase;
+
+typedef struct {
+    fh_update_phase ppo, curiosity;
+    double adv_mean, adv_inv;     /* this PPO step's advantage normalisation (gather's) */
+    float lr, curiosity_lr;       /* this update's learning rates */
+    int epochs, curiosity_epochs; /* epochs the host launches */
+} fh_update_state;
+
+/* What the host reads back after an update (fh_update_summary_kernel). */
+typedef struct {
+    double policy_loss, value_loss, entropy, approx_kl, old_approx_kl, clip_fraction,
+        grad_norm, explained_variance, curiosity_loss;
+    int minibatches, epochs_run;
+    int failed, failed_epoch, failed_minibatch;
+    int curiosity_failed, curiosity_failed_epoch, curiosity_failed_minibatch;
+    long long adam_step, curiosity_adam_step;
+} fh_update_summary;
+
+/* The collected batch on the device (n rows; states `states_pitch` floats apart). */
+typedef struct {
+    const float *states;
+    int states_pitch;
+    const int *actions;
+    const float *log_probs, *values, *advantages, *returns, *exposures;
+    const int *bars;
+    long long n;
+} fh_device_batch;
+
+/* ppo_gather_kernel: rows [0, rows) of this step's minibatch, one warp a row. */
+typedef struct {
+    fh_device_batch batch;
+    fh_update_state *state;
+    const unsigned long long *keys; /* (epochs) */
+    int minibatch;                  /* the full minibatch size (positions per step) */
+    int rows;                       /* rows this step (the tail's may be fewer) */
+    float *states;                  /* (rows, 54) */
+    int *actions;
+    float *old_logp, *adv, *returns, *old_values;
+    int norm_adv;                   /* the advantages' mean and 1/(std + 1e-8) into state */
+    double *partials;               /* (blocks, 2): each block's sum and sum of squares */
+    unsigned *counter;              /* blocks done; the last one reduces, resets it to 0 */
+} fh_ppo_gather_args;
+
+/* curiosity_gather_kernel: inputs (rows, 35) and targets (rows, 32). */
+typedef struct {
+    fh_device_batch batch;
+    const float *features; /* the market's (n_bars, 51) */
+    const fh_update_state *state;
+    const unsigned long long *keys; /* (curiosity_epochs) */
+    int minibatch, rows;
+    float *inputs, *targets;
+} fh_curiosity_gather_args;
+
+/* ppo_loss_kernel (one warp a row, FH_LOSS_ROWS rows a block): the loss, its gradient,
+ * and, in the last block to finish, the sums, the record and the position. */
+#define FH_LOSS_ROWS 8
+#define FH_LOSS_STATS 6
+typedef struct {
+    fh_update_state *state;
+    const float *logits;  /* (rows, 45) */
+    const float *values;  /* (rows) */
+    const int *actions;
+    const float *old_logp, *adv, *returns, *old_values;
+    int rows, minibatches_per_epoch;
+    float clip_coef, vclip_coef, vf_coef, ent_coef;
+    int norm_adv;
+    double target_kl;     /* 0: off */
+    float *dlogits;       /* (rows, 45) */
+    float *dvalues;       /* (rows) */
+    double *records;      /* (epochs * minibatches_per_epoch, FH_UREC_COLS) */
+    double *partials;     /* (blocks, FH_LOSS_STATS) */
+    unsigned *counter;
+} fh_ppo_loss_args;
+
+/* mse_loss_kernel (one block): the curiosity loss, its gradient, the position. */
+typedef struct {
+    fh_update_state *state;
+    const float *pred, *target; /* (rows, 32) */
+    int rows, minibatches_per_epoch;
+    float *dpred;
+} fh_mse_loss_args;
+
+/* bias_grad_kernel: db = column sums of dz (rows, width); with act, dz is first masked
+ * in place by act > 0 (the ReLU's gradient, act its output). Grid (column tiles of 32,
+ * chunks of FH_BIAS_GRAD_CHUNK rows); the last chunk to finish a tile adds the tile's
+ * partial sums in chunk order. */
+#define FH_BIAS_GRAD_CHUNK 64
+#define FH_BIAS_GRAD_ROWS 8
+typedef struct {
+    float *dz;
+    const float *act;
+    float *db;
+    int rows, width;
+    double *partials;   /* (chunks, width) */
+    unsigned *counters; /* (column tiles) */
+} fh_bias_grad_args;
+
+/* bias_act_kernel: y (rows, width) += b, then the ReLU where relu (after a cuBLAS
+ * matmul, for layers cublasLt's bias epilogue cannot take). */
+typedef struct {
+    float *y;
+    const float *b;
+    long long rows;
+    int width, relu;
+} fh_bias_act_args;
+
+/* grad_sumsq_kernel: partials[b] = the sum of g^2 over block b's slice. */
+typedef struct {
+    const float *grads;
+    long long n;
+    double *partials;
+} fh_grad_sumsq_args;
+
+/* adam_kernel: global-norm clipping (max_norm; INFINITY: none) and Adam, when the
+ * phase's step is applied and the norm is finite; block 0 records the norm. */
+typedef struct {
+    fh_update_state *state;
+    int curiosity;          /* 0: the PPO phase, 1: the curiosity phase */
+    float *params, *adam_m, *adam_v;
+    float *grads;
+    long long n;
+    const double *partials;
+    int n_partials;
+    double max_norm;
+    float beta1, beta2, eps;
+    double *records;        /* PPO: the norm goes into the step's row */
+} fh_adam_args;
+
+/* explained_variance_kernel (one block) and update_summary_kernel (one thread). */
+typedef struct {
+    const float *values, *returns;
+    long long n;
+    fh_update_summary *summary;
+} fh_explained_variance_args;
+
+typedef struct {
+    const fh_update_state *state;
+    const double *records;
+    fh_update_summary *summary;
+} fh_update_summary_args;
+
+#endif

@@ -1,0 +1,84 @@
+/* update_gather.cu — a step's minibatch gathered from the batch on the device, in the
+ * order of minibatch_order.cuh (the CPU update's order, position for position). One
+ * warp a row: every lane computes the row's sample (cheap integer work), then the lanes
+ * copy its columns. The position (epoch, minibatch) is the phase's, on the device. */
+
+extern "C" __global__ void ppo_gather_kernel(fh_ppo_gather_args a)
+{
+    __shared__ double sums[2][32];
+    int row = (int)((blockIdx.x * (unsigned)blockDim.x + threadIdx.x) >> 5);
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    double adv = 0.0;
+    if (row < a.rows) {
+        const fh_update_phase *ph = &a.state->ppo;
+        long long pos = (long long)ph->minibatch * a.minibatch + row;
+        long long r = fh_minibatch_order(a.keys[ph->epoch], a.batch.n, pos);
+        const float *s = a.batch.states + r * a.batch.states_pitch;
+        for (int k = lane; k < FH_STATE_DIM; k += 32)
+            a.states[(long long)row * FH_STATE_DIM + k] = s[k];
+        adv = a.batch.advantages[r];
+        if (lane == 0) {
+            a.actions[row] = a.batch.actions[r];
+            a.old_logp[row] = a.batch.log_probs[r];
+            a.adv[row] = (float)adv;
+            a.returns[row] = a.batch.returns[r];
+            a.old_values[row] = a.batch.values[r];
+        }
+    }
+    if (!a.norm_adv)
+        return;
+    /* the minibatch's advantage mean and unbiased std (ppo_loss.c's normalisation):
+     * sums of a and a^2 in double, by warp, block, then the last block in block order */
+    if (lane == 0) {
+        sums[0][warp] = adv;
+        sums[1][warp] = adv * adv;
+    }
+    __syncthreads();
+    if (threadIdx.x < 2) {
+        double t = 0.0;
+        for (int w = 0; w < (int)(blockDim.x >> 5); w++)
+            t += sums[threadIdx.x][w];
+        a.partials[2 * blockIdx.x + threadIdx.x] = t;
+    }
+    if (!fh_last_block(a.counter, gridDim.x))
+        return;
+    if (threadIdx.x == 0) {
+        double s1 = 0.0, s2 = 0.0;
+        for (unsigned b = 0; b < gridDim.x; b++) {
+            s1 += a.partials[2 * b];
+            s2 += a.partials[2 * b + 1];
+        }
+        int B = a.rows;
+        double mean = s1 / B;
+        double var = s2 - s1 * mean; /* sum (a - mean)^2, in double */
+        double sd = B > 1 ? sqrt((var > 0.0 ? var : 0.0) / (B - 1)) : 0.0;
+        a.state->adv_mean = mean;
+        a.state->adv_inv = B == 1 ? 1.0 : 1.0 / (sd + 1e-8);
+    }
+}
+
+/* The curiosity model's input (state features 0..31, the action's exposure and
+ * urgency, the exposure held) and its target (the next bar's features 0..31), as
+ * ppo_update.c's fit_curiosity builds them. */
+extern "C" __global__ void curiosity_gather_kernel(fh_curiosity_gather_args a)
+{
+    int row = (int)((blockIdx.x * (unsigned)blockDim.x + threadIdx.x) >> 5);
+    int lane = threadIdx.x & 31;
+    if (row >= a.rows)
+        return;
+    const fh_update_phase *ph = &a.state->curiosity;
+    long long pos = (long long)ph->minibatch * a.minibatch + row;
+    long long r = fh_minibatch_order(a.keys[ph->epoch], a.batch.n, pos);
+    const float *s = a.batch.states + r * a.batch.states_pitch;
+    const float *next = a.features + (long long)(a.batch.bars[r] + 1) * FH_N_MARKET_FEATURES;
+    float *in = a.inputs + (long long)row * FH_CURIOSITY_INPUT_DIM;
+    float *target = a.targets + (long long)row * FH_CURIOSITY_TARGET_DIM;
+    in[lane] = s[lane]; /* FH_CURIOSITY_TARGET_DIM == 32 lanes */
+    target[lane] = next[lane];
+    if (lane == 0) {
+        int act = a.batch.actions[r];
+        in[FH_CURIOSITY_TARGET_DIM] = action_to_exposure(act);
+        in[FH_CURIOSITY_TARGET_DIM + 1] = action_to_urgency(act);
+        in[FH_CURIOSITY_TARGET_DIM + 2] = a.batch.exposures[r];
+    }
+}

@@ -1,0 +1,20 @@
+/* update_kernels.cu — the PPO update's NVRTC program (issue 17; docs/ARCHITECTURE.md):
+ * compiled after common_device_functions.cuh, without fast math (the update follows
+ * the CPU's arithmetic), launched by gpu_ppo_update.c. One step of the update is:
+ *
+ *   ppo_gather_kernel -> the actor's and the critic's forward (cublasLt, bias+ReLU
+ *   epilogues) -> ppo_loss_kernel -> per layer, top down: bias_grad_kernel (ReLU
+ *   gradient and bias gradient), the weight gradient and the input gradient (cuBLAS)
+ *   -> grad_sumsq_kernel -> adam_kernel
+ *
+ * and the curiosity fit's step the same with curiosity_gather_kernel and
+ * mse_loss_kernel; steps are captured into CUDA graphs and replayed, their position on
+ * the device (update_args.h), then update_summary_kernel. */
+#include "minibatch_order.cuh"
+#include "update_args.h"
+#include "block_reduce.cuh"
+#include "update_gather.cu"
+#include "ppo_loss.cu"
+#include "layer_elementwise.cu"
+#include "adam.cu"
+#include "update_summary.cu"

@@ -1,0 +1,62 @@
+/* update_summary.cu — what the host reads after an update (a few hundred bytes): the
+ * means of the applied steps' records (in step order, as ppo_update.c sums them), the
+ * curiosity loss, failures, Adam steps; and the explained variance of the batch's
+ * values against its returns. */
+
+extern "C" __global__ void __launch_bounds__(1024) explained_variance_kernel(fh_explained_variance_args a)
+{
+    __shared__ double shm[33];
+    double sr = 0.0, sd = 0.0;
+    for (long long i = threadIdx.x; i < a.n; i += blockDim.x) {
+        sr += a.returns[i];
+        sd += a.returns[i] - a.values[i];
+    }
+    double mr = fh_block_sum(sr, shm) / (double)a.n;
+    double md = fh_block_sum(sd, shm) / (double)a.n;
+    double vr = 0.0, vd = 0.0;
+    for (long long i = threadIdx.x; i < a.n; i += blockDim.x) {
+        double r = a.returns[i] - mr, d = (a.returns[i] - a.values[i]) - md;
+        vr += r * r;
+        vd += d * d;
+    }
+    vr = fh_block_sum(vr, shm);
+    vd = fh_block_sum(vd, shm);
+    if (threadIdx.x == 0)
+        a.summary->explained_variance =
+            vr > 0.0 ? 1.0 - vd / vr : __longlong_as_double(0x7ff8000000000000LL); /* NaN */
+}
+
+extern "C" __global__ void update_summary_kernel(fh_update_summary_args a)
+{
+    if (blockIdx.x != 0 || threadIdx.x != 0)
+        return;
+    const fh_update_phase *ph = &a.state->ppo, *cur = &a.state->curiosity;
+    fh_update_summary *s = a.summary;
+    double sums[7] = {0, 0, 0, 0, 0, 0, 0};
+    const int cols[7] = {FH_UREC_POLICY_LOSS, FH_UREC_VALUE_LOSS, FH_UREC_ENTROPY,
+                         FH_UREC_APPROX_KL, FH_UREC_OLD_APPROX_KL, FH_UREC_CLIP_FRACTION,
+                         FH_UREC_GRAD_NORM};
+    int mbs = ph->n_records;
+    for (int j = 0; j < mbs; j++)
+        for (int k = 0; k < 7; k++)
+            sums[k] += a.records[(long long)j * FH_UREC_COLS + cols[k]];
+    double div = mbs > 0 ? (double)mbs : 1.0;
+    s->policy_loss = sums[0] / div;
+    s->value_loss = sums[1] / div;
+    s->entropy = sums[2] / div;
+    s->approx_kl = sums[3] / div;
+    s->old_approx_kl = sums[4] / div;
+    s->clip_fraction = sums[5] / div;
+    s->grad_norm = sums[6] / div;
+    s->minibatches = mbs;
+    s->epochs_run = mbs > 0 ? (int)a.records[(long long)(mbs - 1) * FH_UREC_COLS + FH_UREC_EPOCH] + 1 : 0;
+    s->failed = ph->failed;
+    s->failed_epoch = ph->failed_epoch;
+    s->failed_minibatch = ph->failed_minibatch;
+    s->curiosity_failed = cur->failed;
+    s->curiosity_failed_epoch = cur->failed_epoch;
+    s->curiosity_failed_minibatch = cur->failed_minibatch;
+    s->curiosity_loss = cur->n_records > 0 ? cur->loss_sum / cur->n_records : 0.0;
+    s->adam_step = ph->adam_step;
+    s->curiosity_adam_step = cur->adam_step;
+}

@@ -1,0 +1,71 @@
+/* update_layers.h — a network's forward and backward pass over a minibatch on the
+ * device, for the update (issue 17): the forward as cublasLt matmuls with bias(+ReLU)
+ * epilogues (gemm.h, cublasLt's first heuristic algorithm: no timing, so the same
+ * algorithm every run and bit-identical results), the backward as cuBLAS matmuls
+ * (weight and input gradients) and bias_grad_kernel (the ReLU's gradient and the bias
+ * gradient). Forward and backward side by side; gradients are written, not added. */
+#ifndef FOXHUNT_CUDA_UPDATE_LAYERS_H
+#define FOXHUNT_CUDA_UPDATE_LAYERS_H
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include "cuda/gemm.h"
+#include "foxhunt/nn.h"
+
+/* The matmul engines of one stream. */
+typedef struct {
+    fh_gemm lt;          /* forward, layers whose widths are multiples of 4 floats */
+    cublasHandle_t blas; /* backward, and the forward of the other layers (cublasLt's
+                            kernels need 16-byte rows; cuBLAS takes any) + bias_act */
+    void *workspace;     /* cuBLAS's, set explicitly (graph capture allocates nothing) */
+    cudaKernel_t bias_grad, bias_act;
+    cudaStream_t stream;
+} fh_update_blas;
+
+fh_status fh_update_blas_init(fh_update_blas *b, cudaStream_t stream, int tf32,
+                              cudaKernel_t bias_grad, cudaKernel_t bias_act, fh_error *err);
+void fh_update_blas_free(fh_update_blas *b);
+
+/* A network's device view: its parameters and gradients (flat, nn.h's layout, owned
+ * by the caller) and the activations of up to max_rows rows (owned here). */
+typedef struct {
+    const fh_net_desc *desc;
+    fh_tensor_desc tensors[FH_NN_MAX_TENSORS];
+    float *params, *grads;
+    int max_rows;
+    const float *input;                  /* act[0]: the last forward's input */
+    float *act[FH_NN_MAX_LAYERS + 1];    /* act[l + 1] (max_rows, dims[l + 1]) */
+    float *dz[FH_NN_MAX_LAYERS];         /* dz[l] (max_rows, dims[l + 1]): the gradient at
+                                            hidden layer l's pre-activation; one buffer a
+                                            layer, as a weight gradient on another stream
+                                            may still read it */
+    cudaEvent_t ev[FH_NN_MAX_LAYERS + 1];/* ev[l]: dz of layer l ready; ev[L]: all done */
+    int any_width[FH_NN_MAX_LAYERS];     /* 1: layer l's forward through cuBLAS +
+                                            bias_act_kernel (its widths are not multiples
+                                            of 4, or cublasLt refused its shape) */
+    double *bias_partials[FH_NN_MAX_LAYERS]; /* bias_grad_kernel's, layer l's bias */
+    unsigned *bias_counters[FH_NN_MAX_LAYERS];
+} fh_device_mlp;
+
+fh_status fh_device_mlp_init(fh_device_mlp *m, fh_net_kind kind, float *params, float *grads,
+                             int max_rows, fh_error *err);
+void fh_device_mlp_free(fh_device_mlp *m);
+/* The output (rows, dims[L]) of the network on x (rows, dims[0]): m->act[L]. */
+static inline float *fh_device_mlp_output(const fh_device_mlp *m)
+{
+    return m->act[m->desc->n_layers];
+}
+
+/* act[L] = net(x); x must stay valid until the backward pass. */
+fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float *x, int rows,
+                                fh_error *err);
+/* m->grads = d loss / d params from dout (rows, dims[L]), the gradient with respect to
+ * the output of the last forward (no input gradient: the inputs are data). The chain of
+ * input gradients runs on b's stream; with dw (another stream's engines) the weight
+ * gradients run there, each as soon as its layer's gradient is ready, and b's stream
+ * waits for them before returning (in a graph capture: parallel branches). */
+fh_status fh_device_mlp_backward(fh_update_blas *b, fh_update_blas *dw, fh_device_mlp *m,
+                                 float *dout, int rows, fh_error *err);
+
+#endif

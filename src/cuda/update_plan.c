@@ -1,0 +1,94 @@
+/* update_plan.c — see update_plan.h. Each constant names why it is what it is. */
+#include "cuda/update_plan.h"
+
+#include <string.h>
+
+#include "foxhunt/shapes.h"
+
+/* One warp gathers a row; 8 rows a block. */
+#define GATHER_THREADS 256
+/* ppo_loss_kernel: one warp a row, 8 rows a block (= FH_LOSS_ROWS of update_args.h; one
+ * block of 1024 threads over the whole minibatch took 53 us a step at 512 rows, session
+ * 9's ncu profile). mse_loss_kernel stays one block (once a minibatch of the curiosity
+ * fit, 32 floats a row). */
+#define LOSS_ROWS_PER_BLOCK 8
+#define MSE_THREADS 1024
+/* Partial sums of the squared gradients: 132 SMs, ~383k parameters, ~2.9k each. */
+#define SUMSQ_BLOCKS 128
+#define REDUCE_THREADS 256
+#define ADAM_THREADS 256
+
+static long long ceil_div(long long a, long long b)
+{
+    return (a + b - 1) / b;
+}
+
+fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out,
+                              fh_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->problem = *prob;
+    if (prob->batch < 1)
+        return fh_error_set(err, FH_ERR_INPUT, "update plan: a batch of %lld samples",
+                            prob->batch);
+    if (prob->minibatch < 1 || prob->minibatch > prob->batch)
+        return fh_error_set(err, FH_ERR_INPUT, "update plan: minibatch %d outside [1, %lld] "
+                            "(the batch N*L)", prob->minibatch, prob->batch);
+    if (prob->epochs < 1 || prob->curiosity_epochs < 0)
+        return fh_error_set(err, FH_ERR_INPUT, "update plan: %d epochs, %d curiosity epochs",
+                            prob->epochs, prob->curiosity_epochs);
+    if (ceil_div(prob->batch, prob->minibatch) > (1LL << 30))
+        return fh_error_set(err, FH_ERR_INPUT, "update plan: %lld minibatches an epoch",
+                            ceil_div(prob->batch, prob->minibatch));
+    out->minibatches_per_epoch = (int)ceil_div(prob->batch, prob->minibatch);
+    out->full_steps = (int)(prob->batch / prob->minibatch);
+    out->tail_rows = (int)(prob->batch % prob->minibatch);
+    out->graph_steps = 1;
+    for (int s = FH_UPDATE_GRAPH_MAX_STEPS; s >= 1; s--)
+        if (out->full_steps % s == 0) {
+            out->graph_steps = s;
+            break;
+        }
+    out->graph_launches = out->full_steps / out->graph_steps;
+    out->gather_threads = GATHER_THREADS;
+    out->gather_grid = (int)ceil_div((long long)prob->minibatch * 32, GATHER_THREADS);
+    out->tail_gather_grid = (int)ceil_div((long long)out->tail_rows * 32, GATHER_THREADS);
+    out->loss_threads = LOSS_ROWS_PER_BLOCK * 32;
+    out->loss_grid = (int)ceil_div(prob->minibatch, LOSS_ROWS_PER_BLOCK);
+    out->tail_loss_grid = (int)ceil_div(out->tail_rows, LOSS_ROWS_PER_BLOCK);
+    out->mse_threads = MSE_THREADS;
+    out->sumsq_blocks = SUMSQ_BLOCKS;
+    out->reduce_threads = REDUCE_THREADS;
+    out->ppo_params = FH_ACTOR_N_PARAMS + FH_CRITIC_N_PARAMS;
+    out->curiosity_params = FH_CURIOSITY_N_PARAMS;
+    out->adam_threads = ADAM_THREADS;
+    int waves = prob->sm_count > 0 ? prob->sm_count : 1;
+    long long ppo_blocks = ceil_div(out->ppo_params, ADAM_THREADS);
+    long long cur_blocks = ceil_div(out->curiosity_params, ADAM_THREADS);
+    out->adam_grid = (int)(ppo_blocks < 4LL * waves ? ppo_blocks : 4LL * waves);
+    out->curiosity_adam_grid = (int)cur_blocks;
+    /* the update follows the CPU's arithmetic: no fused multiply-adds, IEEE division
+     * and square roots (NVRTC's defaults, stated) */
+    out->options[out->n_options++] = "--fmad=false";
+    out->options[out->n_options++] = "--prec-div=true";
+    out->options[out->n_options++] = "--prec-sqrt=true";
+    return FH_OK;
+}
+
+void fh_update_plan_print(FILE *f, const fh_update_plan *p)
+{
+    const fh_update_problem *q = &p->problem;
+    fprintf(f, "update plan: %lld samples, %d epochs x %d minibatches of %d%s, %d curiosity "
+            "epochs, %s\n", q->batch, q->epochs, p->minibatches_per_epoch, q->minibatch,
+            p->tail_rows ? " (the last short)" : "", q->curiosity_epochs,
+            q->tf32 ? "TF32" : "fp32");
+    fprintf(f, "  graphs:    %d steps a graph, %d launches an epoch%s\n", p->graph_steps,
+            p->graph_launches, p->tail_rows ? " and a tail step" : "");
+    fprintf(f, "  kernels:   gather %d x %d, loss %d x %d, norm %d blocks, Adam %d x %d "
+            "(curiosity %d)\n", p->gather_grid, p->gather_threads, p->loss_grid, p->loss_threads,
+            p->sumsq_blocks, p->adam_grid, p->adam_threads, p->curiosity_adam_grid);
+    fprintf(f, "  NVRTC:    ");
+    for (int i = 0; i < p->n_options; i++)
+        fprintf(f, " %s", p->options[i]);
+    fprintf(f, "\n");
+}

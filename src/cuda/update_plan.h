@@ -1,0 +1,55 @@
+/* update_plan.h — every choice the PPO update on the GPU makes, in one pure function
+ * (as fast_plan.h is for the collection): from the device and the problem (batch size,
+ * minibatch, epochs, precision) the launch shapes of the update's kernels and how its
+ * steps are grouped into CUDA graphs. gpu_ppo_update.c carries it out; `foxhunt bench`
+ * and `foxhunt info --device cuda` print it; tests/cuda/test_update_plan.c checks it on
+ * the CPU. Pure C: no CUDA headers. */
+#ifndef FOXHUNT_CUDA_UPDATE_PLAN_H
+#define FOXHUNT_CUDA_UPDATE_PLAN_H
+
+#include <stdio.h>
+
+#include "foxhunt/error.h"
+
+/* Steps per captured graph at most: a graph of S steps has ~40 S nodes; instantiating
+ * tens of thousands costs seconds and memory for no gain over relaunching. */
+#define FH_UPDATE_GRAPH_MAX_STEPS 64
+
+typedef struct {
+    int sm_count;
+    long long batch;        /* N * L samples */
+    int minibatch;          /* rows per step (the last of an epoch may have fewer) */
+    int epochs;             /* PPO epochs */
+    int curiosity_epochs;   /* the curiosity fit's */
+    int tf32;               /* matmuls on TF32 tensor cores */
+} fh_update_problem;
+
+typedef struct {
+    fh_update_problem problem;
+    int minibatches_per_epoch; /* ceil(batch / minibatch) */
+    int full_steps;            /* steps of `minibatch` rows an epoch */
+    int tail_rows;             /* rows of the epoch's last step when short, else 0 */
+    int graph_steps;           /* full steps per graph: the largest divisor of full_steps
+                                  up to FH_UPDATE_GRAPH_MAX_STEPS */
+    int graph_launches;        /* full-step graphs launched an epoch */
+    int gather_threads, gather_grid;       /* one warp a row */
+    int tail_gather_grid;
+    int loss_threads, loss_grid; /* ppo_loss_kernel: one warp a row */
+    int tail_loss_grid;
+    int mse_threads;           /* mse_loss_kernel: one block */
+    int sumsq_blocks;          /* grad_sumsq_kernel's partial sums (fixed: determinism) */
+    int reduce_threads;        /* grad_sumsq, explained variance */
+    int adam_threads, adam_grid, curiosity_adam_grid;
+    long long ppo_params, curiosity_params;
+    /* NVRTC options, in the order passed */
+    int n_options;
+    const char *options[4];
+} fh_update_plan;
+
+/* FH_ERR_INPUT when the problem cannot be run (a minibatch of 0 rows, or larger than
+ * the batch, no epochs); the message says which field. */
+fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out,
+                              fh_error *err);
+void fh_update_plan_print(FILE *f, const fh_update_plan *p);
+
+#endif

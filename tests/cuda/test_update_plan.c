@@ -1,0 +1,105 @@
+/* test_update_plan.c — the GPU update's plan (src/cuda/update_plan.c), on the CPU:
+ *  - hand-computed plans: the SPEC defaults (64,000 samples, minibatch 512: 125 steps an
+ *    epoch, graphs of 25 steps launched 5 times, 64 gather blocks of 8 rows) and a
+ *    minibatch that does not divide the batch (64,000 / 600: 106 full steps and a tail of
+ *    400 rows; 106 = 2 x 53, graphs of 53 steps launched twice);
+ *  - 3,000 random problems: the steps cover the batch exactly, every graph holds a whole
+ *    number of steps within FH_UPDATE_GRAPH_MAX_STEPS, the gathers cover their rows;
+ *  - refused problems name the field. */
+#include <stdint.h>
+#include <string.h>
+
+#include "cuda/kernels/update_args.h"
+#include "cuda/update_plan.h"
+#include "foxhunt/shapes.h"
+#include "test_util.h"
+
+static fh_update_plan plan_of(long long batch, int minibatch, int epochs, fh_status *st)
+{
+    fh_update_problem q = {132, batch, minibatch, epochs, 1, 0};
+    fh_update_plan p;
+    fh_error err;
+    *st = fh_update_plan_make(&q, &p, &err);
+    return p;
+}
+
+static void test_hand_computed(void)
+{
+    fh_status st;
+    fh_update_plan p = plan_of(64000, 512, 10, &st);
+    CHECK(st == FH_OK);
+    CHECK(p.minibatches_per_epoch == 125 && p.full_steps == 125 && p.tail_rows == 0);
+    CHECK(p.graph_steps == 25 && p.graph_launches == 5);   /* 125 = 5 x 25; 25 <= 64 */
+    CHECK(p.gather_grid == 64 && p.gather_threads == 256); /* 512 rows x 32 lanes / 256 */
+    CHECK(p.loss_grid == 64 && p.loss_threads == 256);     /* a warp a row, 8 a block */
+    CHECK(p.loss_threads == FH_LOSS_ROWS * 32);            /* the kernel's own constant */
+    CHECK(p.ppo_params == FH_ACTOR_N_PARAMS + FH_CRITIC_N_PARAMS);
+    CHECK(p.adam_grid == 4 * 132); /* ~383k params / 256 = 1,497 blocks, capped at 4 waves */
+    CHECK(p.curiosity_adam_grid == (FH_CURIOSITY_N_PARAMS + 255) / 256);
+    int fmad = 0;
+    for (int i = 0; i < p.n_options; i++)
+        fmad |= strcmp(p.options[i], "--fmad=false") == 0;
+    CHECK_MSG(fmad, "the update's kernels must be compiled without fused multiply-adds");
+
+    p = plan_of(64000, 600, 10, &st);
+    CHECK(st == FH_OK);
+    CHECK(p.minibatches_per_epoch == 107 && p.full_steps == 106 && p.tail_rows == 400);
+    CHECK(p.graph_steps == 53 && p.graph_launches == 2);
+    CHECK(p.tail_gather_grid == 50); /* 400 x 32 / 256 */
+
+    p = plan_of(524288, 16384, 2, &st); /* the throughput configuration */
+    CHECK(st == FH_OK);
+    CHECK(p.full_steps == 32 && p.graph_steps == 32 && p.graph_launches == 1 && !p.tail_rows);
+}
+
+static void test_random(void)
+{
+    uint64_t s = 12345;
+    for (int i = 0; i < 3000; i++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        long long batch = 1 + (long long)((s >> 33) % 2000000);
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        int minibatch = 1 + (int)((s >> 33) % (unsigned long long)(batch < 40000 ? batch : 40000));
+        fh_status st;
+        fh_update_plan p = plan_of(batch, minibatch, 3, &st);
+        CHECK_MSG(st == FH_OK, "batch %lld minibatch %d refused", batch, minibatch);
+        if (st != FH_OK)
+            continue;
+        CHECK_MSG((long long)p.full_steps * minibatch + p.tail_rows == batch,
+                  "batch %lld minibatch %d: steps do not cover it", batch, minibatch);
+        CHECK(p.minibatches_per_epoch == p.full_steps + (p.tail_rows > 0));
+        CHECK(p.tail_rows >= 0 && p.tail_rows < minibatch);
+        CHECK(p.graph_steps >= 1 && p.graph_steps <= FH_UPDATE_GRAPH_MAX_STEPS);
+        CHECK(p.full_steps == 0 || p.graph_steps * p.graph_launches == p.full_steps);
+        CHECK((long long)p.gather_grid * p.gather_threads >= (long long)minibatch * 32);
+        CHECK((long long)p.tail_gather_grid * p.gather_threads >= (long long)p.tail_rows * 32);
+        CHECK(p.loss_threads % 32 == 0 && p.loss_threads <= 1024 && p.mse_threads <= 1024);
+        CHECK((long long)p.loss_grid * (p.loss_threads / 32) >= minibatch);
+        CHECK((long long)p.tail_loss_grid * (p.loss_threads / 32) >= p.tail_rows);
+        CHECK(p.reduce_threads % 32 == 0 && p.sumsq_blocks >= 1);
+    }
+}
+
+static void test_refused(void)
+{
+    fh_update_problem q = {132, 1000, 0, 10, 1, 0};
+    fh_update_plan p;
+    fh_error err;
+    CHECK(fh_update_plan_make(&q, &p, &err) == FH_ERR_INPUT && strstr(err.message, "minibatch"));
+    q.minibatch = 1001;
+    CHECK(fh_update_plan_make(&q, &p, &err) == FH_ERR_INPUT && strstr(err.message, "minibatch"));
+    q.minibatch = 100;
+    q.epochs = 0;
+    CHECK(fh_update_plan_make(&q, &p, &err) == FH_ERR_INPUT && strstr(err.message, "epochs"));
+    q.epochs = 1;
+    q.batch = 0;
+    CHECK(fh_update_plan_make(&q, &p, &err) == FH_ERR_INPUT && strstr(err.message, "batch"));
+}
+
+int main(void)
+{
+    test_hand_computed();
+    test_random();
+    test_refused();
+    return fh_test_finish();
+}
