@@ -2,7 +2,7 @@
  * grads, m, v in one layout: optim.c's fh_adam_update and fh_mlp_clip_grad_norm):
  *
  *   grad_sumsq_kernel: block b sums g^2 over its fixed slice (double);
- *   adam_kernel: every block adds the partial sums in block order (so each gets the
+ *   adam_kernel: every block adds the partial sums in one fixed order (so each gets the
  *     same norm), and, when the phase's step is applied and the norm is finite, scales
  *     the gradient by max_norm / (norm + 1e-6) where that is < 1, then takes the Adam
  *     step with bias correction. A norm that is not finite fails the update instead
@@ -30,11 +30,10 @@ extern "C" __global__ void adam_kernel(fh_adam_args a)
     fh_update_phase *ph = a.curiosity ? &a.state->curiosity : &a.state->ppo;
     if (!ph->apply) /* set by the loss kernel before this launch: uniform */
         return;
-    if (threadIdx.x == 0) {
-        double ss = 0.0;
-        for (int b = 0; b < a.n_partials; b++)
-            ss += a.partials[b];
-        s_norm = sqrt(ss);
+    if (threadIdx.x < 32) {
+        double ss = fh_warp_sum_strided(a.partials, a.n_partials, 1);
+        if (threadIdx.x == 0)
+            s_norm = sqrt(ss);
     }
     __syncthreads();
     double norm = s_norm;

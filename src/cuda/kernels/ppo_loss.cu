@@ -110,17 +110,18 @@ extern "C" __global__ void ppo_loss_kernel(fh_ppo_loss_args a)
             t += rows_stats[w][threadIdx.x];
         a.partials[(long long)blockIdx.x * FH_LOSS_STATS + threadIdx.x] = t;
     }
-    if (!fh_last_block(a.counter, gridDim.x) || threadIdx.x != 0)
+    if (!fh_last_block(a.counter, gridDim.x) || threadIdx.x >= 32)
+        return;
+    double sum[FH_LOSS_STATS];
+    for (int k = 0; k < FH_LOSS_STATS; k++)
+        sum[k] = fh_warp_sum_strided(a.partials + k, (int)gridDim.x, FH_LOSS_STATS);
+    if (threadIdx.x != 0)
         return;
     if (skip) {
         ph->apply = 0;
         fh_phase_advance(ph, a.minibatches_per_epoch);
         return;
     }
-    double sum[FH_LOSS_STATS] = {0, 0, 0, 0, 0, 0};
-    for (unsigned b = 0; b < gridDim.x; b++)
-        for (int k = 0; k < FH_LOSS_STATS; k++)
-            sum[k] += a.partials[(long long)b * FH_LOSS_STATS + k];
     int B = a.rows;
     double pg_loss = (float)(sum[0] / B), v_loss = (float)(0.5 * sum[1] / B);
     double entropy = sum[2] / B, approx_kl = sum[3] / B;

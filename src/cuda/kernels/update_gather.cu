@@ -28,7 +28,7 @@ extern "C" __global__ void ppo_gather_kernel(fh_ppo_gather_args a)
     if (!a.norm_adv)
         return;
     /* the minibatch's advantage mean and unbiased std (ppo_loss.c's normalisation):
-     * sums of a and a^2 in double, by warp, block, then the last block in block order */
+     * sums of a and a^2 in double, by warp, block, then the last block in a fixed order */
     if (lane == 0) {
         sums[0][warp] = adv;
         sums[1][warp] = adv * adv;
@@ -42,12 +42,11 @@ extern "C" __global__ void ppo_gather_kernel(fh_ppo_gather_args a)
     }
     if (!fh_last_block(a.counter, gridDim.x))
         return;
-    if (threadIdx.x == 0) {
-        double s1 = 0.0, s2 = 0.0;
-        for (unsigned b = 0; b < gridDim.x; b++) {
-            s1 += a.partials[2 * b];
-            s2 += a.partials[2 * b + 1];
-        }
+    if (threadIdx.x < 32) {
+        double s1 = fh_warp_sum_strided(a.partials, (int)gridDim.x, 2);
+        double s2 = fh_warp_sum_strided(a.partials + 1, (int)gridDim.x, 2);
+        if (threadIdx.x != 0)
+            return;
         int B = a.rows;
         double mean = s1 / B;
         double var = s2 - s1 * mean; /* sum (a - mean)^2, in double */

@@ -1,5 +1,5 @@
 /* update_summary.cu — what the host reads after an update (a few hundred bytes): the
- * means of the applied steps' records (in step order, as ppo_update.c sums them), the
+ * means of the applied steps' records (summed by one warp in a fixed order), the
  * curiosity loss, failures, Adam steps; and the explained variance of the batch's
  * values against its returns. */
 
@@ -28,18 +28,19 @@ extern "C" __global__ void __launch_bounds__(1024) explained_variance_kernel(fh_
 
 extern "C" __global__ void update_summary_kernel(fh_update_summary_args a)
 {
-    if (blockIdx.x != 0 || threadIdx.x != 0)
+    if (blockIdx.x != 0 || threadIdx.x >= 32)
         return;
     const fh_update_phase *ph = &a.state->ppo, *cur = &a.state->curiosity;
     fh_update_summary *s = a.summary;
-    double sums[7] = {0, 0, 0, 0, 0, 0, 0};
     const int cols[7] = {FH_UREC_POLICY_LOSS, FH_UREC_VALUE_LOSS, FH_UREC_ENTROPY,
                          FH_UREC_APPROX_KL, FH_UREC_OLD_APPROX_KL, FH_UREC_CLIP_FRACTION,
                          FH_UREC_GRAD_NORM};
     int mbs = ph->n_records;
-    for (int j = 0; j < mbs; j++)
-        for (int k = 0; k < 7; k++)
-            sums[k] += a.records[(long long)j * FH_UREC_COLS + cols[k]];
+    double sums[7];
+    for (int k = 0; k < 7; k++) /* one warp, a fixed order */
+        sums[k] = fh_warp_sum_strided(a.records + cols[k], mbs, FH_UREC_COLS);
+    if (threadIdx.x != 0)
+        return;
     double div = mbs > 0 ? (double)mbs : 1.0;
     s->policy_loss = sums[0] / div;
     s->value_loss = sums[1] / div;
