@@ -217,9 +217,30 @@ static void test_cli(void)
     CHECK_MSG(!fx_exists(bad), "the non-UTF-8 run directory was created");
 }
 
+/* The shipped configurations (configs/ quickstart.ini and throughput.ini) load and say
+ * what their comments claim. */
+static void test_shipped_configs(void)
+{
+    char path[1024];
+    fh_train_config cfg;
+    fh_error err;
+    snprintf(path, sizeof path, "%s/configs/throughput.ini", FH_SOURCE_DIR);
+    fh_train_config_default(&cfg);
+    CHECK_MSG(fh_train_config_load_ini(path, &cfg, &err) == FH_OK, "%s", err.message);
+    CHECK(cfg.episodes == 4096 && cfg.steps == 128 && cfg.epochs == 2 &&
+          cfg.minibatch == 16384 && strcmp(cfg.precision, "tf32") == 0 &&
+          strcmp(cfg.device, "cuda") == 0 && cfg.iterations == 20);
+    CHECK_MSG(fh_train_config_validate(&cfg, &err) == FH_OK, "%s", err.message);
+    snprintf(path, sizeof path, "%s/configs/quickstart.ini", FH_SOURCE_DIR);
+    fh_train_config_default(&cfg);
+    CHECK_MSG(fh_train_config_load_ini(path, &cfg, &err) == FH_OK, "%s", err.message);
+    CHECK_MSG(fh_train_config_validate(&cfg, &err) == FH_OK, "%s", err.message);
+}
+
 int main(void)
 {
     fx_make_dir();
+    test_shipped_configs();
     test_number_ranges();
     test_saved_config();
     test_ini();
