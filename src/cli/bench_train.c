@@ -47,7 +47,8 @@ static fh_status bench_device(const char *device, const fh_bench_train_options *
         fh_collect_params p = {&t.actor, &t.critic, &t.curiosity, (float)cfg.gamma,
                                (float)cfg.gae_lambda};
         double t0 = fh_clock_seconds();
-        st = fh_collector_collect_for_update(&t, &p, err);
+        fh_iteration_sums sums;
+        st = fh_collector_collect_for_update(&t, &p, &sums, err);
         double t1 = fh_clock_seconds();
         if (st == FH_OK)
             st = fh_collector_update(&t, &stats, fh_train_config_lr(&cfg, r + 1), NULL, 0, err);

@@ -145,7 +145,7 @@ int fh_cmd_update(int argc, char **argv)
     if (fh_ppo_trace_init(&trace, &cfg, (int64_t)cfg.episodes * cfg.steps, &err) != FH_OK)
         goto fail;
     if (fh_collector_update(&t, &stats, lr, &trace, 1, &err) != FH_OK ||
-        fh_collector_sync_networks(&t, &err) != FH_OK) {
+        fh_collector_sync_host(&t, &err) != FH_OK) {
         fh_error_prefix(&err, "the update: ");
         size_t used = strlen(err.message);
         snprintf(err.message + used, sizeof err.message - used, "; %s not written", out);

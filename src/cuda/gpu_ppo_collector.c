@@ -274,8 +274,8 @@ static fh_status read_rollout_clocks(fh_gpu_ppo_collector *c, fh_error *err)
     return FH_OK;
 }
 
-/* The collection, then the download of the whole batch (full) or of what the host's
- * metrics read (rewards, actions, dones); the episode states either way. */
+/* The collection, then the download of the whole batch and the episode states (full),
+ * or nothing (the batch stays on the device for the GPU update and its metrics). */
 static fh_status collect(fh_gpu_ppo_collector *c, const fh_collect_params *p,
                          fh_trajectory_batch *b, int full, fh_error *err)
 {
@@ -328,7 +328,7 @@ static fh_status collect(fh_gpu_ppo_collector *c, const fh_collect_params *p,
                                      (size_t)c->states_pitch * sizeof(float),
                                      FH_STATE_DIM * sizeof(float), nl, cudaMemcpyDeviceToHost,
                                      c->stream), err);
-    size_t n_copies = full ? sizeof copies / sizeof copies[0] : 4;
+    size_t n_copies = full ? sizeof copies / sizeof copies[0] : 0;
     for (size_t i = 0; i < n_copies; i++)
         CUDA_CHECK(cudaMemcpyAsync(copies[i].dst, copies[i].src, copies[i].bytes,
                                    cudaMemcpyDeviceToHost, c->stream), err);
@@ -375,6 +375,27 @@ void fh_gpu_ppo_collector_use_weights(fh_gpu_ppo_collector *c, const fh_gpu_weig
         f->graph_exec = NULL;
         f->graph = NULL;
     }
+}
+
+fh_status fh_gpu_ppo_collector_download_episodes(fh_gpu_ppo_collector *c, fh_error *err)
+{
+    CUDA_CHECK(cudaMemcpyAsync(c->h_episodes, c->d_episodes,
+                               (size_t)c->n_episodes * sizeof(fh_episode_state),
+                               cudaMemcpyDeviceToHost, c->stream), err);
+    CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+void fh_gpu_ppo_collector_device_outputs(const fh_gpu_ppo_collector *c, const float **rewards,
+                                         const int **actions, const int **dones,
+                                         const fh_episode_state **episodes)
+{
+    *rewards = c->out.rewards;
+    *actions = c->out.actions;
+    *dones = c->out.dones;
+    *episodes = c->d_episodes;
 }
 
 void fh_gpu_ppo_collector_device_batch(const fh_gpu_ppo_collector *c, fh_device_batch *b,

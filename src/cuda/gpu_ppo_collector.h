@@ -37,15 +37,23 @@ void fh_gpu_ppo_collector_destroy(fh_gpu_ppo_collector *c);
 /* collect_rollouts on the GPU into batch (host). */
 fh_status fh_gpu_ppo_collector_collect(fh_gpu_ppo_collector *c, const fh_collect_params *p,
                                        fh_trajectory_batch *batch, fh_error *err);
-/* The same, the batch left on the device for the GPU update (fh_gpu_ppo_collector_
- * device_batch); only rewards, actions and dones (the host's metrics) reach batch, and
- * the episode states their host copy. */
+/* The same, the batch and the episode states left on the device for the GPU update
+ * (fh_gpu_ppo_collector_device_batch) and its metrics (..._device_outputs): nothing is
+ * downloaded, and the host copy of the episodes is stale until
+ * fh_gpu_ppo_collector_download_episodes. */
 fh_status fh_gpu_ppo_collector_collect_on_device(fh_gpu_ppo_collector *c,
                                                  const fh_collect_params *p,
                                                  fh_trajectory_batch *batch, fh_error *err);
 /* From now on the collection reads its networks' params at w (the GPU update's), not
  * from p's host networks; w must outlive the collector. */
 void fh_gpu_ppo_collector_use_weights(fh_gpu_ppo_collector *c, const fh_gpu_weights *w);
+/* The episode states' host copy brought up to date (before a checkpoint). */
+fh_status fh_gpu_ppo_collector_download_episodes(fh_gpu_ppo_collector *c, fh_error *err);
+/* What the iteration's metrics read, on the device: rewards, actions, dones (N, L) and
+ * the episode states (N). */
+void fh_gpu_ppo_collector_device_outputs(const fh_gpu_ppo_collector *c, const float **rewards,
+                                         const int **actions, const int **dones,
+                                         const fh_episode_state **episodes);
 /* The last collection's batch where it lies on the device, and the market's features. */
 void fh_gpu_ppo_collector_device_batch(const fh_gpu_ppo_collector *c, fh_device_batch *b,
                                        const float **features);

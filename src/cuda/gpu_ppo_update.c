@@ -24,13 +24,15 @@ _Static_assert(FH_UREC_COLS == FH_PPO_TRACE_COLS && FH_UREC_GRAD_NORM == FH_PPO_
 
 typedef enum {
     K_PPO_GATHER, K_CUR_GATHER, K_PPO_LOSS, K_MSE_LOSS, K_BIAS_GRAD, K_BIAS_ACT, K_SUMSQ,
-    K_ADAM, K_EXPLAINED_VARIANCE, K_SUMMARY, K_COUNT
+    K_ADAM, K_EXPLAINED_VARIANCE, K_SUMMARY, K_METRICS, K_COUNT
 } kernel_id;
 
 static const char *const kernel_names[K_COUNT] = {
     "ppo_gather_kernel", "curiosity_gather_kernel", "ppo_loss_kernel", "mse_loss_kernel",
     "bias_grad_kernel", "bias_act_kernel", "grad_sumsq_kernel", "adam_kernel",
-    "explained_variance_kernel", "update_summary_kernel"};
+    "explained_variance_kernel", "update_summary_kernel", "iteration_metrics_kernel"};
+
+#define METRICS_THREADS 128
 
 struct fh_gpu_ppo_update {
     fh_device_info dev;
@@ -68,6 +70,13 @@ struct fh_gpu_ppo_update {
     const float *bound_features;
     cudaGraphExec_t graphs[4]; /* PPO full, PPO tail, curiosity full, curiosity tail */
     float last_ms;
+    /* the iteration's metrics (fh_gpu_ppo_update_set_episodes) */
+    int n_episodes;
+    double *episode_return, *totals, *metric_partials;
+    int *episode_length;
+    long long *int_totals;
+    unsigned *metric_counter;
+    fh_iteration_sums *sums, *h_sums;
 };
 
 enum { G_PPO_FULL, G_PPO_TAIL, G_CUR_FULL, G_CUR_TAIL };
@@ -296,12 +305,15 @@ void fh_gpu_ppo_update_destroy(fh_gpu_ppo_update *u)
     void *bufs[] = {u->ppo_mem, u->cur_mem, u->mb_states, u->mb_old_logp, u->mb_adv,
                     u->mb_returns, u->mb_old_values, u->mb_actions, u->dlogits, u->dvalues,
                     u->cur_in, u->cur_target, u->cur_dpred, u->partials, u->records, u->state,
-                    u->keys, u->summary, u->gather_partials, u->loss_partials, u->counters};
+                    u->keys, u->summary, u->gather_partials, u->loss_partials, u->counters,
+                    u->episode_return, u->totals, u->metric_partials, u->episode_length,
+                    u->int_totals, u->metric_counter, u->sums};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         cudaFree(bufs[i]);
     cudaFreeHost(u->h_state);
     cudaFreeHost(u->h_keys);
     cudaFreeHost(u->h_summary);
+    cudaFreeHost(u->h_sums);
     if (u->ev_begin)
         cudaEventDestroy(u->ev_begin);
     if (u->ev_end)
@@ -631,6 +643,106 @@ fh_status fh_gpu_ppo_update_run(fh_gpu_ppo_update *u, fh_ppo_stats *stats,
     stats->curiosity_loss = sum->curiosity_loss;
     stats->epochs_run = sum->epochs_run;
     stats->minibatches = sum->minibatches;
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+/* ---- the iteration's metrics ---- */
+
+static void free_metrics(fh_gpu_ppo_update *u)
+{
+    void *bufs[] = {u->episode_return, u->totals, u->metric_partials, u->episode_length,
+                    u->int_totals, u->metric_counter, u->sums};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        cudaFree(bufs[i]);
+    cudaFreeHost(u->h_sums);
+    u->episode_return = u->totals = u->metric_partials = NULL;
+    u->episode_length = NULL;
+    u->int_totals = NULL;
+    u->metric_counter = NULL;
+    u->sums = u->h_sums = NULL;
+    u->n_episodes = 0;
+}
+
+fh_status fh_gpu_ppo_update_set_episodes(fh_gpu_ppo_update *u, const double *totals,
+                                         const long long *int_totals,
+                                         const double *episode_return,
+                                         const int32_t *episode_length, int n_episodes,
+                                         fh_error *err)
+{
+    size_t N = (size_t)n_episodes;
+    if (n_episodes < 1)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %d episodes", __FILE__, __LINE__,
+                            n_episodes);
+    if (u->n_episodes != n_episodes) {
+        free_metrics(u);
+        size_t blocks = (N + METRICS_THREADS - 1) / METRICS_THREADS;
+        CUDA_CHECK(cudaMalloc((void **)&u->episode_return, N * sizeof(double)), err);
+        CUDA_CHECK(cudaMalloc((void **)&u->episode_length, N * sizeof(int)), err);
+        CUDA_CHECK(cudaMalloc((void **)&u->totals, N * FH_EPISODE_TOTALS * sizeof(double)), err);
+        CUDA_CHECK(cudaMalloc((void **)&u->int_totals,
+                              N * (1 + FH_BARRIER_N_KINDS) * sizeof(long long)), err);
+        CUDA_CHECK(cudaMalloc((void **)&u->metric_partials,
+                              blocks * FH_METRIC_SUMS * sizeof(double)), err);
+        CUDA_CHECK(cudaMalloc((void **)&u->metric_counter, sizeof(unsigned)), err);
+        CUDA_CHECK(cudaMemset(u->metric_counter, 0, sizeof(unsigned)), err);
+        CUDA_CHECK(cudaMalloc((void **)&u->sums, sizeof *u->sums), err);
+        CUDA_CHECK(cudaMallocHost((void **)&u->h_sums, sizeof *u->h_sums), err);
+        u->n_episodes = n_episodes;
+    }
+    _Static_assert(sizeof(int32_t) == sizeof(int), "episode lengths are int on the device");
+    struct { void *dst; const void *src; size_t bytes; } copies[] = {
+        {u->totals, totals, N * FH_EPISODE_TOTALS * sizeof(double)},
+        {u->int_totals, int_totals, N * (1 + FH_BARRIER_N_KINDS) * sizeof(long long)},
+        {u->episode_return, episode_return, N * sizeof(double)},
+        {u->episode_length, episode_length, N * sizeof(int)}};
+    for (size_t i = 0; i < sizeof copies / sizeof copies[0]; i++)
+        CUDA_CHECK(cudaMemcpy(copies[i].dst, copies[i].src, copies[i].bytes,
+                              cudaMemcpyHostToDevice), err);
+    return FH_OK;
+fail:
+    free_metrics(u);
+    return err->status;
+}
+
+fh_status fh_gpu_ppo_update_get_episode_stats(fh_gpu_ppo_update *u, double *episode_return,
+                                              int32_t *episode_length, fh_error *err)
+{
+    size_t N = (size_t)u->n_episodes;
+    if (N == 0)
+        return FH_OK;
+    CUDA_CHECK(cudaMemcpy(episode_return, u->episode_return, N * sizeof(double),
+                          cudaMemcpyDeviceToHost), err);
+    CUDA_CHECK(cudaMemcpy(episode_length, u->episode_length, N * sizeof(int),
+                          cudaMemcpyDeviceToHost), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+fh_status fh_gpu_ppo_update_iteration_sums(fh_gpu_ppo_update *u, const float *rewards,
+                                           const int *actions, const int *dones,
+                                           const fh_episode_state *episodes, int n_steps,
+                                           fh_iteration_sums *out, fh_error *err)
+{
+    if (u->n_episodes < 1)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the episodes were never set",
+                            __FILE__, __LINE__);
+    fh_iteration_metrics_args a = {
+        .rewards = rewards, .actions = actions, .dones = dones, .episodes = episodes,
+        .n_episodes = u->n_episodes, .n_steps = n_steps, .episode_return = u->episode_return,
+        .episode_length = u->episode_length, .totals = u->totals, .int_totals = u->int_totals,
+        .partials = u->metric_partials, .counter = u->metric_counter, .out = u->sums};
+    unsigned grid = (unsigned)((u->n_episodes + METRICS_THREADS - 1) / METRICS_THREADS);
+    CUDA_CHECK(cudaMemsetAsync(u->sums, 0, sizeof *u->sums, u->stream), err);
+    fh_status st = launch(u, K_METRICS, grid, METRICS_THREADS, &a, err);
+    if (st != FH_OK)
+        return st;
+    CUDA_CHECK(cudaMemcpyAsync(u->h_sums, u->sums, sizeof *u->sums, cudaMemcpyDeviceToHost,
+                               u->stream), err);
+    CUDA_CHECK(cudaStreamSynchronize(u->stream), err);
+    *out = *u->h_sums;
     return FH_OK;
 fail:
     return err->status;

@@ -58,6 +58,25 @@ fh_status fh_gpu_ppo_update_download_grads(fh_gpu_ppo_update *u, float *actor, f
 fh_status fh_gpu_ppo_update_run(fh_gpu_ppo_update *u, fh_ppo_stats *stats,
                                 const fh_device_batch *b, const float *features, double lr,
                                 fh_rng *rng, int max_steps, fh_ppo_trace *trace, fh_error *err);
+/* The iteration's metrics on the device (iteration_metrics_kernel): the episodes'
+ * running returns and lengths and their lifetime totals at the last call live here.
+ * set_episodes: from the host (start, resume): the totals as fh_episode_totals_of
+ * (src/rl/iteration_sums.h) computes them;
+ * get_episode_stats: the running returns and lengths back (checkpoints);
+ * iteration_sums: the sums of the collection whose rewards, actions, dones (N, L) and
+ * episodes (N) lie at the given device pointers (~500 bytes come back). */
+fh_status fh_gpu_ppo_update_set_episodes(fh_gpu_ppo_update *u, const double *totals,
+                                         const long long *int_totals,
+                                         const double *episode_return,
+                                         const int32_t *episode_length, int n_episodes,
+                                         fh_error *err);
+fh_status fh_gpu_ppo_update_get_episode_stats(fh_gpu_ppo_update *u, double *episode_return,
+                                              int32_t *episode_length, fh_error *err);
+fh_status fh_gpu_ppo_update_iteration_sums(fh_gpu_ppo_update *u, const float *rewards,
+                                           const int *actions, const int *dones,
+                                           const fh_episode_state *episodes, int n_steps,
+                                           fh_iteration_sums *out, fh_error *err);
+
 /* Device milliseconds of the last run (events around it). */
 float fh_gpu_ppo_update_last_ms(const fh_gpu_ppo_update *u);
 

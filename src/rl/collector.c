@@ -1,6 +1,7 @@
 /* collector.c — CPU/GPU dispatch for the trainer (collector.h). */
 #include "rl/collector.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #if FH_HAVE_CUDA
@@ -48,13 +49,30 @@ fh_status fh_collector_collect(fh_trainer *t, const fh_collect_params *p, fh_err
 }
 
 fh_status fh_collector_collect_for_update(fh_trainer *t, const fh_collect_params *p,
-                                          fh_error *err)
+                                          fh_iteration_sums *sums, fh_error *err)
 {
 #if FH_HAVE_CUDA
-    if (t->gpu && t->gpu_update)
-        return fh_gpu_ppo_collector_collect_on_device(t->gpu, p, &t->batch, err);
+    if (t->gpu && t->gpu_update) {
+        fh_status st = fh_gpu_ppo_collector_collect_on_device(t->gpu, p, &t->batch, err);
+        if (st != FH_OK)
+            return st;
+        const float *rewards;
+        const int *actions, *dones;
+        const fh_episode_state *episodes;
+        fh_gpu_ppo_collector_device_outputs(t->gpu, &rewards, &actions, &dones, &episodes);
+        return fh_gpu_ppo_update_iteration_sums(t->gpu_update, rewards, actions, dones, episodes,
+                                                t->cfg.steps, sums, err);
+    }
 #endif
-    return fh_collector_collect(t, p, err);
+    fh_life_totals before, after;
+    fh_life_totals_of(&before, t->episodes, t->cfg.episodes);
+    fh_status st = fh_collector_collect(t, p, err);
+    if (st != FH_OK)
+        return st;
+    fh_life_totals_of(&after, t->episodes, t->cfg.episodes);
+    fh_iteration_sums_host(sums, &t->batch, &before, &after, t->episode_return,
+                           t->episode_length);
+    return FH_OK;
 }
 
 fh_status fh_collector_update(fh_trainer *t, fh_ppo_stats *stats, double lr,
@@ -98,21 +116,44 @@ fh_status fh_collector_set_episodes(fh_trainer *t, fh_error *err)
 fh_status fh_collector_set_networks(fh_trainer *t, fh_error *err)
 {
 #if FH_HAVE_CUDA
-    if (t->gpu_update)
-        return fh_gpu_ppo_update_upload(t->gpu_update, &t->actor, &t->critic, &t->curiosity,
-                                        err);
+    if (t->gpu_update) {
+        fh_status st = fh_gpu_ppo_update_upload(t->gpu_update, &t->actor, &t->critic,
+                                                &t->curiosity, err);
+        if (st != FH_OK)
+            return st;
+        int N = t->cfg.episodes;
+        double *totals = malloc((size_t)N * FH_EPISODE_TOTALS * sizeof(double));
+        long long *int_totals = malloc((size_t)N * (1 + FH_BARRIER_N_KINDS) * sizeof(long long));
+        if (!totals || !int_totals)
+            st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+        if (st == FH_OK) {
+            fh_episode_totals_of(totals, int_totals, t->episodes, N);
+            st = fh_gpu_ppo_update_set_episodes(t->gpu_update, totals, int_totals,
+                                                t->episode_return, t->episode_length, N, err);
+        }
+        free(totals);
+        free(int_totals);
+        return st;
+    }
 #endif
     (void)t;
     (void)err;
     return FH_OK;
 }
 
-fh_status fh_collector_sync_networks(fh_trainer *t, fh_error *err)
+fh_status fh_collector_sync_host(fh_trainer *t, fh_error *err)
 {
 #if FH_HAVE_CUDA
-    if (t->gpu_update)
-        return fh_gpu_ppo_update_download(t->gpu_update, &t->actor, &t->critic, &t->curiosity,
-                                          err);
+    if (t->gpu_update) {
+        fh_status st = fh_gpu_ppo_update_download(t->gpu_update, &t->actor, &t->critic,
+                                                  &t->curiosity, err);
+        if (st == FH_OK)
+            st = fh_gpu_ppo_update_get_episode_stats(t->gpu_update, t->episode_return,
+                                                     t->episode_length, err);
+        if (st == FH_OK)
+            st = fh_gpu_ppo_collector_download_episodes(t->gpu, err);
+        return st;
+    }
 #endif
     (void)t;
     (void)err;

@@ -8,14 +8,17 @@
 #define FOXHUNT_COLLECTOR_H
 
 #include "foxhunt/trainer.h"
+#include "rl/iteration_sums.h"
 
 fh_status fh_collector_create(fh_trainer *t, fh_error *err);
 /* The whole batch into t->batch (foxhunt collect). */
 fh_status fh_collector_collect(fh_trainer *t, const fh_collect_params *p, fh_error *err);
-/* The trainer's collection: with the GPU update the batch stays on the device and only
- * rewards, actions and dones (the metrics') reach t->batch. */
+/* The trainer's collection and the sums of its metrics: with the GPU update the batch
+ * stays on the device and the sums are computed there (nothing else comes back); else
+ * the batch lands in t->batch and the host sums it. Either way t's running episode
+ * returns and lengths move on (on the device until fh_collector_sync_host). */
 fh_status fh_collector_collect_for_update(fh_trainer *t, const fh_collect_params *p,
-                                          fh_error *err);
+                                          fh_iteration_sums *sums, fh_error *err);
 /* One PPO update of t's networks with learning rate lr: on the GPU when t->gpu_update
  * (on the device batch of the last collection, or on t->batch uploaded when
  * batch_from_host), else fh_ppo_update on t->batch. trace: NULL or fh_ppo_trace_init's. */
@@ -23,11 +26,13 @@ fh_status fh_collector_update(fh_trainer *t, fh_ppo_stats *stats, double lr,
                               fh_ppo_trace *trace, int batch_from_host, fh_error *err);
 /* After t->episodes was overwritten (resume): make the collector use it. */
 fh_status fh_collector_set_episodes(fh_trainer *t, fh_error *err);
-/* After t's networks were set (init, resume): hand them to the GPU update. */
+/* After t's networks, episodes and running returns were set (init, resume): hand them
+ * to the GPU update. */
 fh_status fh_collector_set_networks(fh_trainer *t, fh_error *err);
-/* Before the host reads t's networks (checkpoint, evaluation): the GPU update's copies
- * (params, Adam moments, steps) brought back. Nothing to do on the CPU path. */
-fh_status fh_collector_sync_networks(fh_trainer *t, fh_error *err);
+/* Before the host reads t's state (checkpoint, evaluation): the GPU update's networks
+ * (params, Adam moments, steps), the episode states and the running returns and
+ * lengths brought back. Nothing to do on the CPU path. */
+fh_status fh_collector_sync_host(fh_trainer *t, fh_error *err);
 /* The update's device, for messages: "gpu" or "cpu". */
 const char *fh_collector_update_device(const fh_trainer *t);
 void fh_collector_destroy(fh_trainer *t);

@@ -13,6 +13,7 @@
 #include "foxhunt/run_dir.h"
 #include "foxhunt/timing.h"
 #include "rl/collector.h"
+#include "rl/iteration_sums.h"
 
 /* Streams of the run seed: episodes use 0..N-1, these sit far above any N. */
 #define STREAM_UPDATE (1ULL << 62)
@@ -344,56 +345,6 @@ fh_status fh_trainer_open_run(fh_trainer *t, fh_error *err)
 
 /* ---- the loop ---- */
 
-typedef struct {
-    double cost, turnover;
-    long reversals, hits[FH_BARRIER_N_KINDS];
-} env_totals;
-
-static void sum_totals(const fh_episode_state *eps, int N, env_totals *out)
-{
-    memset(out, 0, sizeof *out);
-    for (int n = 0; n < N; n++) {
-        out->cost += eps[n].life_cost / eps[n].initial_equity;
-        out->turnover += eps[n].life_turnover;
-        out->reversals += eps[n].life_reversals;
-        for (int k = 0; k < FH_BARRIER_N_KINDS; k++)
-            out->hits[k] += eps[n].life_barrier_hits[k];
-    }
-}
-
-static void batch_metrics(fh_trainer *t, fh_iteration_metrics *m)
-{
-    const fh_trajectory_batch *b = &t->batch;
-    int N = b->n_episodes, L = b->n_steps;
-    double reward_sum = 0, ret_sum = 0, len_sum = 0;
-    long finished = 0, counts[FH_N_ACTIONS] = {0};
-    for (int n = 0; n < N; n++) {
-        for (int s = 0; s < L; s++) {
-            int64_t i = (int64_t)n * L + s;
-            reward_sum += b->rewards[i];
-            counts[b->actions[i]]++;
-            t->episode_return[n] += b->rewards[i];
-            t->episode_length[n] += 1;
-            if (b->dones[i]) {
-                ret_sum += t->episode_return[n];
-                len_sum += t->episode_length[n];
-                finished++;
-                t->episode_return[n] = 0;
-                t->episode_length[n] = 0;
-            }
-        }
-    }
-    double total = (double)N * L, h = 0;
-    for (int a = 0; a < FH_N_ACTIONS; a++)
-        if (counts[a])
-            h -= counts[a] / total * log(counts[a] / total);
-    m->mean_reward = reward_sum / total;
-    m->episodes_finished = finished;
-    m->mean_episode_return = finished ? ret_sum / finished : NAN;
-    m->mean_episode_length = finished ? len_sum / finished : NAN;
-    m->action_entropy = h;
-}
-
 /* After a failed iteration: no checkpoint is written; which one the run can go on from. */
 static void note_last_checkpoint(const fh_trainer *t, fh_error *err)
 {
@@ -428,16 +379,14 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
         m.global_step = it * per_iteration;
         m.lr = fh_train_config_lr(cfg, it);
 
-        env_totals before, after;
-        sum_totals(t->episodes, cfg->episodes, &before);
         double t0 = fh_clock_seconds();
         fh_collect_params params = {&t->actor, &t->critic, &t->curiosity,
                                     (float)cfg->gamma, (float)cfg->gae_lambda};
-        if ((st = fh_collector_collect_for_update(t, &params, err)) != FH_OK)
+        fh_iteration_sums sums;
+        if ((st = fh_collector_collect_for_update(t, &params, &sums, err)) != FH_OK)
             break;
         double t1 = fh_clock_seconds();
-        sum_totals(t->episodes, cfg->episodes, &after);
-        batch_metrics(t, &m);
+        fh_iteration_metrics_from_sums(&m, &sums, per_iteration);
         if (!isfinite(m.mean_reward)) { /* a NaN reward would reach every weight */
             st = fh_error_set(err, FH_ERR_FAILURE, "iteration %lld: the collected batch's mean "
                               "reward is %s (a reward is not finite); stopped before the "
@@ -457,12 +406,6 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
         m.update_seconds = t2 - t1;
         m.steps_per_second = (double)per_iteration / (t2 - t0);
         m.collect_steps_per_second = (double)per_iteration / (t1 - t0);
-        m.costs = after.cost - before.cost;
-        m.turnover = (after.turnover - before.turnover) / (double)per_iteration;
-        m.reversals = after.reversals - before.reversals;
-        m.barrier_profit_take = after.hits[FH_BARRIER_PROFIT_TAKE] - before.hits[FH_BARRIER_PROFIT_TAKE];
-        m.barrier_stop_loss = after.hits[FH_BARRIER_STOP_LOSS] - before.hits[FH_BARRIER_STOP_LOSS];
-        m.barrier_time_limit = after.hits[FH_BARRIER_TIME_LIMIT] - before.hits[FH_BARRIER_TIME_LIMIT];
         if ((st = fh_run_dir_write_metrics(&t->run, &m, err)) != FH_OK)
             break;
         if (on_iteration)
@@ -470,7 +413,7 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
         if (cfg->checkpoint_every > 0 && it % cfg->checkpoint_every == 0 &&
             it < cfg->iterations) {
             snprintf(path, sizeof path, "%s/checkpoint_%06lld.safetensors", cfg->out, (long long)it);
-            if ((st = fh_collector_sync_networks(t, err)) != FH_OK ||
+            if ((st = fh_collector_sync_host(t, err)) != FH_OK ||
                 (st = fh_trainer_save(t, path, err)) != FH_OK)
                 break;
             snprintf(t->last_checkpoint, sizeof t->last_checkpoint, "%s", path);
@@ -480,7 +423,7 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
     if (st == FH_OK) {
         snprintf(path, sizeof path, "%s/%s.safetensors", cfg->out,
                  t->iteration >= cfg->iterations ? "final" : "interrupted");
-        st = fh_collector_sync_networks(t, err);
+        st = fh_collector_sync_host(t, err);
         if (st == FH_OK)
             st = fh_trainer_save(t, path, err);
         if (st == FH_OK)

@@ -29,12 +29,15 @@
  *  (f) a minibatch that does not divide the batch (1000 of 8192: a tail of 192), 2
  *      epochs: as (b) within DRIFT_REL;
  *  (g) TF32 (--precision tf32): each network's change points the CPU's way (cosine >=
- *      TF32_COSINE; measured drift printed). */
+ *      TF32_COSINE; measured drift printed);
+ *  (h) the iteration's metrics computed on the device from a GPU collection against the
+ *      host's sums of the same collection, two collections in a row. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/gpu_ppo_collector.h"
 #include "cuda/gpu_ppo_update.h"
 #include "env/common_device_functions.cuh"
 #include "env/minibatch_order.cuh"
@@ -43,6 +46,7 @@
 #include "foxhunt/rollout.h"
 #include "foxhunt/run_data.h"
 #include "foxhunt/train_config.h"
+#include "rl/iteration_sums.h"
 #include "test_util.h"
 
 #define N_EPISODES 64
@@ -507,6 +511,72 @@ static void test_nan(fixture *f)
     f->batch.advantages[r0] = saved;
 }
 
+/* (h) the iteration's metrics on the device (iteration_metrics_kernel) against the
+ * host's sums of the same collections (fh_iteration_sums_host), two collections in a
+ * row (running returns carried across): counts exact, sums of doubles within 1e-9
+ * relative (the same float inputs added in another order). */
+static void test_iteration_metrics(const fixture *f)
+{
+    fh_error err;
+    const int N = 64, L = 128;
+    fh_gpu_ppo_collector *c = NULL;
+    fh_gpu_ppo_update *u = NULL;
+    fh_trajectory_batch b;
+    memset(&b, 0, sizeof b);
+    double ret[64] = {0}, dret[64];
+    int32_t len[64] = {0}, dlen[64];
+    double totals[64 * FH_EPISODE_TOTALS];
+    long long int_totals[64 * (1 + FH_BARRIER_N_KINDS)];
+    CHECK_MSG(fh_gpu_ppo_collector_create(&c, &g_dev, N, L, &f->cfg.env, &f->view, 9, "fast",
+                                          "fp32", NULL, &err) == FH_OK, "%s", err.message);
+    CHECK_MSG(fh_gpu_ppo_update_create(&u, &g_dev, &f->cfg, (long long)N * L, 0, &err) == FH_OK,
+              "%s", err.message);
+    CHECK(fh_trajectory_batch_alloc(&b, N, L, &err) == FH_OK);
+    if (!c || !u || !b.mem)
+        goto done;
+    fh_episode_state *eps = fh_gpu_ppo_collector_episodes(c);
+    fh_episode_totals_of(totals, int_totals, eps, N);
+    CHECK(fh_gpu_ppo_update_set_episodes(u, totals, int_totals, ret, len, N, &err) == FH_OK);
+    fh_collect_params p = {&f->nets[0], &f->nets[1], &f->nets[2], (float)f->cfg.gamma,
+                           (float)f->cfg.gae_lambda};
+    for (int k = 0; k < 2; k++) {
+        fh_life_totals before, after;
+        fh_life_totals_of(&before, eps, N);
+        CHECK_MSG(fh_gpu_ppo_collector_collect(c, &p, &b, &err) == FH_OK, "%s", err.message);
+        fh_life_totals_of(&after, eps, N);
+        fh_iteration_sums host, dev;
+        fh_iteration_sums_host(&host, &b, &before, &after, ret, len);
+        const float *rw;
+        const int *ac, *dn;
+        const fh_episode_state *de;
+        fh_gpu_ppo_collector_device_outputs(c, &rw, &ac, &dn, &de);
+        CHECK_MSG(fh_gpu_ppo_update_iteration_sums(u, rw, ac, dn, de, L, &dev, &err) == FH_OK,
+                  "%s", err.message);
+        printf("metrics, collection %d: %lld episodes ended, reward sum %.9g (device %.9g), "
+               "cost %.6g (%.6g), %lld reversals, hits %lld/%lld/%lld\n", k + 1, host.finished,
+               host.reward_sum, dev.reward_sum, host.cost, dev.cost, host.reversals,
+               host.hits[1], host.hits[2], host.hits[3]);
+        CHECK(memcmp(host.action_counts, dev.action_counts, sizeof host.action_counts) == 0);
+        CHECK(host.finished == dev.finished && host.reversals == dev.reversals);
+        CHECK(memcmp(host.hits, dev.hits, sizeof host.hits) == 0);
+        const double hs[5] = {host.reward_sum, host.return_sum, host.length_sum, host.cost, host.turnover};
+        const double ds[5] = {dev.reward_sum, dev.return_sum, dev.length_sum, dev.cost, dev.turnover};
+        for (int j = 0; j < 5; j++)
+            CHECK_MSG(fabs(hs[j] - ds[j]) <= 1e-9 * fmax(fabs(hs[j]), 1.0), "sum %d: host %.12g "
+                      "device %.12g", j, hs[j], ds[j]);
+        CHECK_MSG(k == 0 || host.finished > 0, "no episode ended in two collections of %d steps", L);
+    }
+    CHECK(fh_gpu_ppo_update_get_episode_stats(u, dret, dlen, &err) == FH_OK);
+    for (int n = 0; n < N; n++)
+        CHECK_MSG(dlen[n] == len[n] && fabs(dret[n] - ret[n]) <= 1e-9 * fmax(fabs(ret[n]), 1.0),
+                  "episode %d: running return %.12g / length %d, host %.12g / %d", n, dret[n],
+                  dlen[n], ret[n], len[n]);
+done:
+    fh_trajectory_batch_free(&b);
+    fh_gpu_ppo_update_destroy(u);
+    fh_gpu_ppo_collector_destroy(c);
+}
+
 int main(void)
 {
     fh_error err;
@@ -548,6 +618,7 @@ int main(void)
     tail.epochs = 2;
     compare_whole(&f, &tail, &g, 0, DRIFT_REL, "tail minibatch");
     compare_whole(&f, &f.cfg, &g, 1, 0, "tf32");
+    test_iteration_metrics(&f);
 
     fh_gpu_batch_free(&g);
     fixture_free(&f);

@@ -11,6 +11,12 @@
 #ifndef FOXHUNT_UPDATE_ARGS_H
 #define FOXHUNT_UPDATE_ARGS_H
 
+#ifndef __CUDACC_RTC__ /* the host; NVRTC has them from common_device_functions.cuh */
+#include "foxhunt/env_types.h"
+#include "foxhunt/shapes.h"
+#endif
+#include "iteration_sums.h"
+
 /* Record columns: the same as fh_ppo_trace's (foxhunt/ppo.h, FH_PPO_TRACE_*). */
 #define FH_UREC_EPOCH 0
 #define FH_UREC_MINIBATCH 1
@@ -187,5 +193,21 @@ typedef struct {
     const double *records;
     fh_update_summary *summary;
 } fh_update_summary_args;
+
+/* iteration_metrics_kernel: one thread an episode (iteration_metrics.cu). */
+#define FH_METRIC_SUMS 5
+typedef struct {
+    const float *rewards;
+    const int *actions, *dones;
+    const fh_episode_state *episodes; /* (N) after the collection */
+    int n_episodes, n_steps;
+    double *episode_return;           /* (N) running, across collections */
+    int *episode_length;              /* (N) */
+    double *totals;                   /* (N, FH_EPISODE_TOTALS) at the last call */
+    long long *int_totals;            /* (N, 1 + FH_BARRIER_N_KINDS): reversals, hits */
+    double *partials;                 /* (blocks, FH_METRIC_SUMS) */
+    unsigned *counter;
+    fh_iteration_sums *out;           /* zeroed before the launch */
+} fh_iteration_metrics_args;
 
 #endif

@@ -9,7 +9,8 @@
  *
  * and the curiosity fit's step the same with curiosity_gather_kernel and
  * mse_loss_kernel; steps are captured into CUDA graphs and replayed, their position on
- * the device (update_args.h), then update_summary_kernel. */
+ * the device (update_args.h), then update_summary_kernel. iteration_metrics_kernel
+ * computes the iteration's metrics from the collection where it lies. */
 #include "minibatch_order.cuh"
 #include "update_args.h"
 #include "block_reduce.cuh"
@@ -18,3 +19,4 @@
 #include "layer_elementwise.cu"
 #include "adam.cu"
 #include "update_summary.cu"
+#include "iteration_metrics.cu"
