@@ -9,6 +9,20 @@
  *   bias_act_kernel: the forward pass's bias and ReLU, for the layers whose widths
  *     cublasLt's bias epilogue cannot take. */
 
+/* The sum over threadIdx.y of each column's s, in row-group order, to the threads of
+ * row group 0 (the others get 0). */
+__device__ double fh_column_sum(double part[FH_BIAS_GRAD_ROWS][32], double s)
+{
+    __syncthreads(); /* part may still be read */
+    part[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    double t = 0.0;
+    if (threadIdx.y == 0)
+        for (int y = 0; y < FH_BIAS_GRAD_ROWS; y++)
+            t += part[y][threadIdx.x];
+    return t;
+}
+
 extern "C" __global__ void bias_grad_kernel(fh_bias_grad_args a)
 {
     __shared__ double part[FH_BIAS_GRAD_ROWS][32];
@@ -27,14 +41,9 @@ extern "C" __global__ void bias_grad_kernel(fh_bias_grad_args a)
             s += g;
         }
     }
-    part[threadIdx.y][threadIdx.x] = s;
-    __syncthreads();
-    if (threadIdx.y == 0 && col < a.width) {
-        double t = 0.0;
-        for (int y = 0; y < FH_BIAS_GRAD_ROWS; y++)
-            t += part[y][threadIdx.x];
+    double t = fh_column_sum(part, s);
+    if (threadIdx.y == 0 && col < a.width)
         a.partials[(long long)blockIdx.y * a.width + col] = t;
-    }
     if (!fh_last_block(&a.counters[blockIdx.x], gridDim.y))
         return;
     /* the tile's columns over every chunk: FH_BIAS_GRAD_ROWS threads a column, each
@@ -43,15 +52,9 @@ extern "C" __global__ void bias_grad_kernel(fh_bias_grad_args a)
     if (col < a.width)
         for (int c = threadIdx.y; c < (int)gridDim.y; c += FH_BIAS_GRAD_ROWS)
             s += a.partials[(long long)c * a.width + col];
-    __syncthreads();
-    part[threadIdx.y][threadIdx.x] = s;
-    __syncthreads();
-    if (threadIdx.y == 0 && col < a.width) {
-        double t = 0.0;
-        for (int y = 0; y < FH_BIAS_GRAD_ROWS; y++)
-            t += part[y][threadIdx.x];
+    t = fh_column_sum(part, s);
+    if (threadIdx.y == 0 && col < a.width)
         a.db[col] = (float)t;
-    }
 }
 
 extern "C" __global__ void bias_act_kernel(fh_bias_act_args a)
