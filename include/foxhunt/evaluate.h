@@ -38,6 +38,14 @@ typedef enum {
 
 const char *fh_policy_name(fh_policy_kind kind);
 
+/* A backtest's path, bar by bar (eval --returns): each array the caller's, or NULL. */
+typedef struct {
+    double *equity;   /* (view.n) equity at each bar, [0] the initial equity */
+    double *exposure; /* (view.n - 1) the exposure held over step t (0 when flat) */
+    double *cost;     /* (view.n - 1) costs paid at step t, in currency */
+    double *turnover; /* (view.n - 1) |exposure traded| at step t */
+} fh_backtest_path;
+
 /* Runs one policy over the whole view. actor is needed for greedy/sampled;
  * expected_return (view.n) for the oracle (else NULL). seed drives sampled/random.
  * exposure_held (view.n - 1, or NULL) gets the exposure held over each price move
@@ -46,5 +54,11 @@ fh_status fh_backtest_run(fh_backtest_metrics *m, fh_policy_kind kind, const fh_
                           const fh_env_config *cfg, const fh_market_view *view,
                           const double *expected_return, double periods_per_year,
                           uint64_t seed, double *exposure_held, fh_error *err);
+/* The same, writing the path (path NULL: none). */
+fh_status fh_backtest_run_path(fh_backtest_metrics *m, fh_policy_kind kind,
+                               const fh_mlp *actor, const fh_env_config *cfg,
+                               const fh_market_view *view, const double *expected_return,
+                               double periods_per_year, uint64_t seed,
+                               const fh_backtest_path *path, fh_error *err);
 
 #endif

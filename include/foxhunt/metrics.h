@@ -10,7 +10,14 @@
  *   turnover = sum |delta exposure| (and per year); trades = steps that traded;
  *   hit rate = share of steps holding a position whose return was > 0;
  *   costs = sum_t cost_t / equity[t]: the return given up to costs (a share of the
- *   equity of the moment, so it stays meaningful when equity compounds).
+ *   equity of the moment, so it stays meaningful when equity compounds);
+ *   Sharpe's standard error (Mertens 2002, i.i.d. returns, any distribution):
+ *   sqrt((1 - skew SR + (kurt - 1)/4 SR^2) / T) * sqrt(P), SR the per-step Sharpe,
+ *   skew and kurt (not excess) of r; time in market = share of steps holding a
+ *   position; mean exposure (signed) and mean |exposure| over all steps; a round trip =
+ *   a run of steps holding a position of one sign (opened from flat or by a reversal,
+ *   closed by going flat, a reversal or the end), its return equity[end+1]/equity[start]
+ *   - 1 with its costs; round-trip hit rate = share of round trips with return > 0.
  * P (periods per year) comes from the bar interval: fh_periods_per_year. */
 #ifndef FOXHUNT_METRICS_H
 #define FOXHUNT_METRICS_H
@@ -31,6 +38,12 @@ typedef struct {
     double hit_rate;
     double costs;              /* sum of cost_t / equity[t] */
     double final_equity;
+    double sharpe_se;          /* standard error of the annualised Sharpe */
+    double time_in_market;     /* share of steps holding a position */
+    double mean_exposure;      /* signed, over all steps */
+    double mean_abs_exposure;
+    int round_trips;
+    double round_trip_hit_rate;
 } fh_backtest_metrics;
 
 /* 252 for bars of 20 hours or more (trading days), else seconds-per-year / interval

@@ -12,7 +12,7 @@
 
 int fh_cmd_eval(int argc, char **argv)
 {
-    const char *checkpoint = NULL, *data = NULL, *device = "auto", *json = NULL;
+    const char *checkpoint = NULL, *data = NULL, *device = "auto", *json = NULL, *returns = NULL;
     const char *split_name = "test";
     uint64_t seed = 1;
     fh_arg args[] = {
@@ -20,6 +20,7 @@ int fh_cmd_eval(int argc, char **argv)
         {"--data", FH_ARG_STRING, &data, "FILE", "CSV to evaluate on (default: the data the checkpoint trained on)", NULL, 0, 0, 0},
         {"--device", FH_ARG_CHOICE, &device, NULL, "device (backtests step one bar at a time on the CPU)", "auto|cpu|cuda", 0, 0, 0},
         {"--json", FH_ARG_STRING, &json, "FILE", "also write the results as JSON", NULL, 0, 0, 0},
+        {"--returns", FH_ARG_STRING, &returns, "FILE.csv", "also write every policy's path bar by bar: time, equity, return, exposure, cost, turnover (pandas: read_csv(FILE, index_col='time', parse_dates=True); docs/EVALUATION.md)", NULL, 0, 0, 0},
         {"--split", FH_ARG_CHOICE, &split_name, NULL, "which split to backtest", "test|train|all", 0, 0, 0},
         {"--seed", FH_ARG_U64, &seed, "S", "seed of the sampled and random policies", NULL, 0, 0, 0},
     };
@@ -59,12 +60,14 @@ int fh_cmd_eval(int argc, char **argv)
     fh_run_data rd;
     memset(&rd, 0, sizeof rd);
     fh_eval_report report;
+    memset(&report, 0, sizeof report);
     fh_split split = !strcmp(split_name, "train") ? FH_SPLIT_TRAIN
                    : !strcmp(split_name, "all") ? FH_SPLIT_ALL : FH_SPLIT_TEST;
     if (fh_checkpoint_load(checkpoint, &ck, NULL, &err) != FH_OK ||
         fh_run_data_load(&rd, &cfg, &norm, &err) != FH_OK ||
-        fh_eval_report_run(&report, &actor, &cfg, &rd, split, seed, &err) != FH_OK ||
-        (json && fh_eval_report_write_json(&report, checkpoint, json, &err) != FH_OK)) {
+        fh_eval_report_run(&report, &actor, &cfg, &rd, split, seed, returns != NULL, &err) != FH_OK ||
+        (json && fh_eval_report_write_json(&report, checkpoint, json, &err) != FH_OK) ||
+        (returns && fh_eval_report_write_returns(&report, returns, &err) != FH_OK)) {
         rc = fh_cli_report("eval", &err);
     } else {
         printf("checkpoint: %s\ndata: %s\n", checkpoint, rd.description);
@@ -73,7 +76,10 @@ int fh_cmd_eval(int argc, char **argv)
         fh_eval_report_print(&report, "evaluation", stdout);
         if (json)
             printf("(written to %s)\n", json);
+        if (returns)
+            printf("(returns per bar written to %s)\n", returns);
     }
+    fh_eval_report_free(&report);
     fh_run_data_free(&rd);
     fh_mlp_free(&actor);
     return rc;

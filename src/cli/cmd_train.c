@@ -158,15 +158,19 @@ int fh_cmd_train(int argc, char **argv)
     int rc = 0;
     if (cfg.eval_at_end) {
         fh_eval_report report;
-        char json[FH_CONFIG_STRING_MAX + 32];
+        char json[FH_CONFIG_STRING_MAX + 32], returns[FH_CONFIG_STRING_MAX + 32];
         snprintf(json, sizeof json, "%s/eval.json", cfg.out);
-        if (fh_eval_report_run(&report, &t.actor, &cfg, &t.data, FH_SPLIT_TEST, cfg.seed, &err) != FH_OK ||
-            fh_eval_report_write_json(&report, t.last_checkpoint, json, &err) != FH_OK) {
+        snprintf(returns, sizeof returns, "%s/returns.csv", cfg.out);
+        if (fh_eval_report_run(&report, &t.actor, &cfg, &t.data, FH_SPLIT_TEST, cfg.seed, 1,
+                               &err) != FH_OK ||
+            fh_eval_report_write_json(&report, t.last_checkpoint, json, &err) != FH_OK ||
+            fh_eval_report_write_returns(&report, returns, &err) != FH_OK) {
             rc = fh_cli_report("train", &err);
         } else {
             fh_eval_report_print(&report, "evaluation", stdout);
-            printf("(written to %s)\n", json);
+            printf("(written to %s and %s)\n", json, returns);
         }
+        fh_eval_report_free(&report);
     }
     fh_trainer_free(&t);
     return rc;

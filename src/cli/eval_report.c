@@ -4,49 +4,204 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#define PATH_ARRAYS 4 /* equity, exposure, cost, turnover */
+
+static void format_time(char *out, size_t size, int64_t t)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (gmtime_r(&tt, &tm))
+        strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    else
+        snprintf(out, size, "%lld", (long long)t);
+}
+
+void fh_eval_report_free(fh_eval_report *r)
+{
+    free(r->paths);
+    free(r->time);
+    r->paths = NULL;
+    r->time = NULL;
+}
 
 fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
                              const fh_train_config *cfg, const fh_run_data *data,
-                             fh_split split, uint64_t seed, fh_error *err)
+                             fh_split split, uint64_t seed, int keep_paths, fh_error *err)
 {
     memset(r, 0, sizeof *r);
     fh_market_view view = fh_market_view_of(&data->market, split);
     r->bars = view.n;
     snprintf(r->split, sizeof r->split, "%s",
              split == FH_SPLIT_TEST ? "test" : split == FH_SPLIT_TRAIN ? "train" : "all");
+    r->in_sample = split != FH_SPLIT_TEST;
+    if (view.n > 0 && view.time) {
+        format_time(r->first_time, sizeof r->first_time, view.time[0]);
+        format_time(r->last_time, sizeof r->last_time, view.time[view.n - 1]);
+    }
     r->periods_per_year = fh_periods_per_year(data->market.interval_seconds);
+    if (keep_paths && view.n >= 2) {
+        r->paths = malloc((size_t)FH_POLICY_COUNT * PATH_ARRAYS * view.n * sizeof(double));
+        r->time = malloc(view.n * sizeof(int64_t));
+        if (!r->paths || !r->time) {
+            fh_eval_report_free(r);
+            return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory for the paths of "
+                                "%zu bars", __FILE__, __LINE__, view.n);
+        }
+        memcpy(r->time, view.time, view.n * sizeof(int64_t));
+    }
     const double *oracle = view.expected_return;
     for (int k = 0; k < FH_POLICY_COUNT; k++) {
         if (k == FH_POLICY_ORACLE && !oracle)
             continue;
         if ((k == FH_POLICY_GREEDY || k == FH_POLICY_SAMPLED) && !actor)
             continue;
-        fh_status st = fh_backtest_run(&r->metrics[r->n_policies], (fh_policy_kind)k, actor,
-                                       &cfg->env, &view, oracle, r->periods_per_year, seed, NULL,
-                                       err);
-        if (st != FH_OK)
+        fh_backtest_path path = {0}, *pp = NULL;
+        if (r->paths) {
+            double *base = r->paths + (size_t)r->n_policies * PATH_ARRAYS * view.n;
+            path = (fh_backtest_path){base, base + view.n, base + 2 * view.n, base + 3 * view.n};
+            pp = &path;
+        }
+        fh_status st = fh_backtest_run_path(&r->metrics[r->n_policies], (fh_policy_kind)k,
+                                            actor, &cfg->env, &view, oracle, r->periods_per_year,
+                                            seed, pp, err);
+        if (st != FH_OK) {
+            fh_eval_report_free(r);
             return st;
+        }
         r->kinds[r->n_policies++] = (fh_policy_kind)k;
     }
     return FH_OK;
 }
 
+static const fh_backtest_metrics *find(const fh_eval_report *r, fh_policy_kind kind)
+{
+    for (int i = 0; i < r->n_policies; i++)
+        if (r->kinds[i] == kind)
+            return &r->metrics[i];
+    return NULL;
+}
+
+/* Two standard errors of the difference, the errors taken as independent (the two
+ * paths share the market's moves, so this overstates the error: a verdict of "beat" or
+ * "lost" is the more conservative for it). */
+#define VERDICT_STANDARD_ERRORS 2.0
+
+void fh_eval_report_verdict(const fh_eval_report *r, char *out, size_t size)
+{
+    const fh_backtest_metrics *g = find(r, FH_POLICY_GREEDY), *b = find(r, FH_POLICY_BUY_AND_HOLD);
+    const char *prefix = r->in_sample ? "IN-SAMPLE (trained on these bars, says nothing about "
+                                        "new data): " : "";
+    if (!g || !b) {
+        snprintf(out, size, "%sno verdict: the greedy policy or buy-and-hold is missing", prefix);
+        return;
+    }
+    double d = g->sharpe - b->sharpe;
+    double se = sqrt(g->sharpe_se * g->sharpe_se + b->sharpe_se * b->sharpe_se);
+    const char *word = d > VERDICT_STANDARD_ERRORS * se ? "BEAT"
+                       : d < -VERDICT_STANDARD_ERRORS * se ? "LOST TO"
+                                                           : "is NOT DISTINGUISHABLE from";
+    snprintf(out, size, "%sverdict: the greedy policy %s buy-and-hold on the %s split "
+             "(Sharpe %.2f +- %.2f against %.2f +- %.2f; difference %+.2f, %s 2 standard "
+             "errors = %.2f)", prefix, word, r->split, g->sharpe, g->sharpe_se, b->sharpe,
+             b->sharpe_se, d, fabs(d) > VERDICT_STANDARD_ERRORS * se ? "beyond" : "within",
+             VERDICT_STANDARD_ERRORS * se);
+}
+
 void fh_eval_report_print(const fh_eval_report *r, const char *title, FILE *out)
 {
-    fprintf(out, "%s: %s split, %zu bars, %.0f periods/year\n", title, r->split, r->bars,
+    if (r->in_sample)
+        fprintf(out, "*** IN-SAMPLE: the %s split holds the bars the policy was trained on; "
+                "these numbers say nothing about unseen data (use --split test) ***\n",
+                r->split);
+    fprintf(out, "%s: %s split, %zu bars from %s to %s, %.0f periods/year\n", title, r->split,
+            r->bars, r->first_time[0] ? r->first_time : "?", r->last_time[0] ? r->last_time : "?",
             r->periods_per_year);
-    fprintf(out, "%-13s %9s %9s %8s %7s %7s %7s %7s %6s %9s %7s %6s %7s\n", "policy",
-            "cum.ret", "ann.ret", "ann.vol", "Sharpe", "Sortino", "Calmar", "max.DD",
+    fprintf(out, "%-13s %9s %9s %8s %7s %5s %7s %7s %7s %6s %9s %7s %6s %7s\n", "policy",
+            "cum.ret", "ann.ret", "ann.vol", "Sharpe", "+-se", "Sortino", "Calmar", "max.DD",
             "DD.len", "turnover", "trades", "hit", "costs");
     for (int i = 0; i < r->n_policies; i++) {
         const fh_backtest_metrics *m = &r->metrics[i];
-        fprintf(out, "%-13s %8.2f%% %8.2f%% %7.2f%% %7.2f %7.2f %7.2f %6.2f%% %6d %9.1f %7d %5.1f%% %6.2f%%\n",
+        fprintf(out, "%-13s %8.2f%% %8.2f%% %7.2f%% %7.2f %5.2f %7.2f %7.2f %6.2f%% %6d %9.1f %7d %5.1f%% %6.2f%%\n",
                 fh_policy_name(r->kinds[i]), 100 * m->cumulative_return,
                 100 * m->annualised_return, 100 * m->annualised_volatility, m->sharpe,
-                m->sortino, m->calmar, 100 * m->max_drawdown, m->max_drawdown_duration,
-                m->turnover, m->trades, 100 * m->hit_rate, 100 * m->costs);
+                m->sharpe_se, m->sortino, m->calmar, 100 * m->max_drawdown,
+                m->max_drawdown_duration, m->turnover, m->trades, 100 * m->hit_rate,
+                100 * m->costs);
     }
+    fprintf(out, "%-13s %9s %9s %9s %11s %9s\n", "positions", "in mkt", "mean exp",
+            "mean |exp|", "round trips", "RT hit");
+    for (int i = 0; i < r->n_policies; i++) {
+        const fh_backtest_metrics *m = &r->metrics[i];
+        fprintf(out, "%-13s %8.1f%% %9.3f %9.3f %11d %8.1f%%\n", fh_policy_name(r->kinds[i]),
+                100 * m->time_in_market, m->mean_exposure, m->mean_abs_exposure, m->round_trips,
+                100 * m->round_trip_hit_rate);
+    }
+    char verdict[512];
+    fh_eval_report_verdict(r, verdict, sizeof verdict);
+    fprintf(out, "%s\n", verdict);
+}
+
+/* PATH.tmp written, then renamed over PATH. */
+static fh_status write_atomically(const char *path, const char *text, fh_error *err)
+{
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%.1000s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    int ok = f && fputs(text, f) >= 0;
+    if (f)
+        ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        int e = errno;
+        remove(tmp);
+        return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s", path, strerror(e));
+    }
+    return FH_OK;
+}
+
+fh_status fh_eval_report_write_returns(const fh_eval_report *r, const char *path,
+                                       fh_error *err)
+{
+    if (!r->paths)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the report kept no paths", __FILE__,
+                            __LINE__);
+    size_t n = r->bars, cap = 4096 + n * (size_t)r->n_policies * 5 * 26 + n * 24;
+    char *text = malloc(cap);
+    if (!text)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+    size_t used = (size_t)snprintf(text, cap, "time");
+    const char *cols[5] = {"equity", "return", "exposure", "cost", "turnover"};
+    for (int i = 0; i < r->n_policies; i++)
+        for (int c = 0; c < 5; c++)
+            used += (size_t)snprintf(text + used, cap - used, ",%s_%s",
+                                     fh_policy_name(r->kinds[i]), cols[c]);
+    used += (size_t)snprintf(text + used, cap - used, "\n");
+    /* row t: bar t's time and equity; the return, exposure, cost and turnover of the step
+     * into bar t (empty at bar 0) */
+    for (size_t t = 0; t < n && used < cap; t++) {
+        char when[32];
+        format_time(when, sizeof when, r->time[t]);
+        used += (size_t)snprintf(text + used, cap - used, "%s", when);
+        for (int i = 0; i < r->n_policies; i++) {
+            const double *base = r->paths + (size_t)i * PATH_ARRAYS * n;
+            const double *eq = base, *ex = base + n, *co = base + 2 * n, *tu = base + 3 * n;
+            if (t == 0)
+                used += (size_t)snprintf(text + used, cap - used, ",%.17g,,,,", eq[0]);
+            else
+                used += (size_t)snprintf(text + used, cap - used, ",%.17g,%.17g,%.17g,%.17g,%.17g",
+                                         eq[t], eq[t] / eq[t - 1] - 1.0, ex[t - 1],
+                                         co[t - 1] / eq[t - 1], tu[t - 1]);
+        }
+        used += (size_t)snprintf(text + used, cap - used, "\n");
+    }
+    fh_status st = used < cap ? write_atomically(path, text, err)
+                              : fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the returns table "
+                                             "outgrew its buffer", __FILE__, __LINE__);
+    free(text);
+    return st;
 }
 
 static void add_number(cJSON *o, const char *key, double v)
@@ -65,6 +220,12 @@ fh_status fh_eval_report_write_json(const fh_eval_report *r, const char *source,
     cJSON_AddStringToObject(root, "split", r->split);
     cJSON_AddNumberToObject(root, "bars", (double)r->bars);
     cJSON_AddNumberToObject(root, "periods_per_year", r->periods_per_year);
+    cJSON_AddStringToObject(root, "first_time", r->first_time);
+    cJSON_AddStringToObject(root, "last_time", r->last_time);
+    cJSON_AddBoolToObject(root, "in_sample", r->in_sample);
+    char verdict[512];
+    fh_eval_report_verdict(r, verdict, sizeof verdict);
+    cJSON_AddStringToObject(root, "verdict", verdict);
     cJSON *policies = cJSON_AddObjectToObject(root, "policies");
     for (int i = 0; i < r->n_policies; i++) {
         const fh_backtest_metrics *m = &r->metrics[i];
@@ -84,22 +245,29 @@ fh_status fh_eval_report_write_json(const fh_eval_report *r, const char *source,
         add_number(p, "costs", m->costs);
         add_number(p, "final_equity", m->final_equity);
         add_number(p, "steps", m->steps);
+        add_number(p, "sharpe_se", m->sharpe_se);
+        add_number(p, "time_in_market", m->time_in_market);
+        add_number(p, "mean_exposure", m->mean_exposure);
+        add_number(p, "mean_abs_exposure", m->mean_abs_exposure);
+        add_number(p, "round_trips", m->round_trips);
+        add_number(p, "round_trip_hit_rate", m->round_trip_hit_rate);
     }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%.1000s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-    if (f)
-        ok = (fclose(f) == 0) && ok;
-    cJSON_free(text);
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s", path, strerror(e));
+    size_t len = strlen(text);
+    char *with_newline = malloc(len + 2);
+    fh_status st;
+    if (!with_newline) {
+        st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+    } else {
+        memcpy(with_newline, text, len);
+        with_newline[len] = '\n';
+        with_newline[len + 1] = '\0';
+        st = write_atomically(path, with_newline, err);
     }
-    return FH_OK;
+    free(with_newline);
+    cJSON_free(text);
+    return st;
 }

@@ -16,12 +16,27 @@ typedef struct {
     double periods_per_year;
     size_t bars;
     char split[8];
+    int in_sample;              /* the split holds training bars (train, all) */
+    char first_time[32], last_time[32]; /* the split's first and last bar, UTC */
+    int64_t *time;              /* (bars) with paths */
+    double *paths;              /* with paths: per policy (4, bars): equity, exposure,
+                                   cost, turnover (the last three over bars - 1 steps) */
 } fh_eval_report;
 
-/* Backtests the actor (greedy and sampled) and the baselines on `split`. */
+/* Backtests the actor (greedy and sampled) and the baselines on `split`; keep_paths:
+ * also each policy's path bar by bar (for fh_eval_report_write_returns). */
 fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
                              const fh_train_config *cfg, const fh_run_data *data,
-                             fh_split split, uint64_t seed, fh_error *err);
+                             fh_split split, uint64_t seed, int keep_paths, fh_error *err);
+void fh_eval_report_free(fh_eval_report *r);
+/* The one-line verdict of the greedy policy against buy-and-hold (docs/EVALUATION.md):
+ * better or worse by more than two standard errors of the Sharpe difference, else not
+ * distinguishable; prefixed IN-SAMPLE where the split is. */
+void fh_eval_report_verdict(const fh_eval_report *r, char *out, size_t size);
+/* Per bar and policy, time, equity, return, exposure, cost (a share of the equity) and
+ * turnover, as CSV (atomically: PATH.tmp then rename); needs keep_paths. */
+fh_status fh_eval_report_write_returns(const fh_eval_report *r, const char *path,
+                                       fh_error *err);
 void fh_eval_report_print(const fh_eval_report *r, const char *title, FILE *out);
 /* Writes the report as JSON (atomically: PATH.tmp then rename). */
 fh_status fh_eval_report_write_json(const fh_eval_report *r, const char *source,

@@ -62,6 +62,42 @@ void fh_backtest_metrics_compute(const double *equity, const double *turnover,
     double mean = sum / T;
     double var = sum_sq / T - mean * mean;
     double sd = var > 0 ? sqrt(var) : 0;
+    /* the third and fourth central moments, for the Sharpe's standard error */
+    double m3 = 0, m4 = 0, expo = 0, abs_expo = 0;
+    for (int t = 0; t < T; t++) {
+        double d = (equity[t + 1] / equity[t] - 1.0) - mean;
+        m3 += d * d * d;
+        m4 += d * d * d * d;
+        expo += exposure_held[t];
+        abs_expo += fabs(exposure_held[t]);
+    }
+    if (sd > 0) {
+        double skew = m3 / T / (sd * sd * sd), kurt = m4 / T / (var * var);
+        double sr = mean / sd;
+        double v = (1.0 - skew * sr + (kurt - 1.0) / 4.0 * sr * sr) / T;
+        m->sharpe_se = v > 0 ? sqrt(v) * sqrt(periods_per_year) : 0;
+    }
+    m->time_in_market = (double)in_market / T;
+    m->mean_exposure = expo / T;
+    m->mean_abs_exposure = abs_expo / T;
+    /* round trips: runs of steps holding a position of one sign */
+    int trips = 0, trip_hits = 0, open_at = -1, open_sign = 0;
+    for (int t = 0; t <= T; t++) {
+        double x = t < T ? exposure_held[t] : 0.0;
+        int sign = fabs(x) > TRADED_EPSILON ? (x > 0 ? 1 : -1) : 0;
+        if (open_sign != 0 && sign != open_sign) { /* the trip of steps [open_at, t) closes */
+            trips++;
+            if (equity[t] / equity[open_at] - 1.0 > 0)
+                trip_hits++;
+            open_sign = 0;
+        }
+        if (sign != 0 && open_sign == 0) {
+            open_at = t;
+            open_sign = sign;
+        }
+    }
+    m->round_trips = trips;
+    m->round_trip_hit_rate = trips > 0 ? (double)trip_hits / trips : 0;
     double downside = sqrt(down_sq / T);
     double sqrt_p = sqrt(periods_per_year);
     m->cumulative_return = equity[T] / equity[0] - 1.0;

@@ -34,9 +34,20 @@ static int argmax(const float *x, int n)
 }
 
 fh_status fh_backtest_run(fh_backtest_metrics *m, fh_policy_kind kind, const fh_mlp *actor,
-                          const fh_env_config *cfg_in, const fh_market_view *view,
+                          const fh_env_config *cfg, const fh_market_view *view,
                           const double *expected_return, double periods_per_year,
                           uint64_t seed, double *exposure_held, fh_error *err)
+{
+    fh_backtest_path path = {NULL, exposure_held, NULL, NULL};
+    return fh_backtest_run_path(m, kind, actor, cfg, view, expected_return, periods_per_year,
+                                seed, &path, err);
+}
+
+fh_status fh_backtest_run_path(fh_backtest_metrics *m, fh_policy_kind kind,
+                               const fh_mlp *actor, const fh_env_config *cfg_in,
+                               const fh_market_view *view, const double *expected_return,
+                               double periods_per_year, uint64_t seed,
+                               const fh_backtest_path *path, fh_error *err)
 {
     memset(m, 0, sizeof *m);
     if ((kind == FH_POLICY_GREEDY || kind == FH_POLICY_SAMPLED) && !actor)
@@ -130,8 +141,14 @@ fh_status fh_backtest_run(fh_backtest_metrics *m, fh_policy_kind kind, const fh_
     }
     for (; t < T; t++) /* after ruin: flat at the fallen equity */
         equity[t + 1] = equity[t];
-    if (exposure_held)
-        memcpy(exposure_held, held, (size_t)T * sizeof(double));
+    if (path) {
+        struct { double *dst; const double *src; size_t n; } out[] = {
+            {path->equity, equity, (size_t)T + 1}, {path->exposure, held, (size_t)T},
+            {path->cost, costs, (size_t)T}, {path->turnover, turnover, (size_t)T}};
+        for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
+            if (out[i].dst)
+                memcpy(out[i].dst, out[i].src, out[i].n * sizeof(double));
+    }
     fh_backtest_metrics_compute(equity, turnover, costs, held, T, periods_per_year, m);
     st = FH_OK;
 done:

@@ -100,7 +100,7 @@ static int is_run_file(const char *name)
 {
     return strcmp(name, "config.json") == 0 || strcmp(name, "metrics.csv") == 0 ||
            strcmp(name, "metrics.jsonl") == 0 || strcmp(name, "eval.json") == 0 ||
-           ends_with(name, ".safetensors");
+           strcmp(name, "returns.csv") == 0 || ends_with(name, ".safetensors");
 }
 
 /* A temporary file a save of a run's file leaves behind when it is killed. */
@@ -108,7 +108,7 @@ static int is_stale_tmp(const char *name)
 {
     return (ends_with(name, ".safetensors.tmp") || strcmp(name, "config.json.tmp") == 0 ||
             strcmp(name, "metrics.csv.tmp") == 0 || strcmp(name, "metrics.jsonl.tmp") == 0 ||
-            strcmp(name, "eval.json.tmp") == 0);
+            strcmp(name, "eval.json.tmp") == 0 || strcmp(name, "returns.csv.tmp") == 0);
 }
 
 /* checkpoint_NNNNNN.safetensors -> NNNNNN, else -1. */
@@ -514,7 +514,8 @@ static fh_status set_aside_later(const char *out, int64_t iteration, aside *a,
             int is_metrics = strcmp(names[i], files[0]) == 0 || strcmp(names[i], files[1]) == 0;
             int move = later[i] || (is_metrics && (later_rows[0] || later_rows[1])) ||
                        strcmp(names[i], "config.json") == 0 ||
-                       (end_moved && strcmp(names[i], "eval.json") == 0);
+                       (end_moved && (strcmp(names[i], "eval.json") == 0 ||
+                                      strcmp(names[i], "returns.csv") == 0));
             if (move)
                 st = move_aside(a, names[i], err);
         }
