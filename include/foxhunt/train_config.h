@@ -36,6 +36,8 @@ typedef struct {
     uint64_t synthetic_seed;
     int threads;                       /* CPU threads (0: OpenMP default) */
     int eval_at_end;                   /* 1: print the test-split evaluation when done */
+    double periods_per_year;           /* annualisation of the evaluation's figures (0: from
+                                          the bar spacing, fh_periods_per_year) */
     double max_bar_move_sigmas;        /* refuse data with a one-bar move beyond this many
                                           sigmas (0: no check; data.h, fh_bars_check_moves) */
     /* [ppo] (CleanRL defaults, SPEC §6) */

@@ -1,5 +1,6 @@
 /* args.c — see args.h. */
 #include "cli/args.h"
+#include "foxhunt/format.h"
 #include "foxhunt/train_config.h"
 
 #include <errno.h>
@@ -31,9 +32,9 @@ const fh_arg *fh_args_find(const fh_arg_spec *spec, const char *name)
 static fh_status range_error(const fh_arg_spec *spec, const fh_arg *a, const char *value,
                              fh_error *err)
 {
-    return fh_error_set(err, FH_ERR_INPUT,
-                        "foxhunt %s: %s %s is out of range: expected %g..%g",
-                        spec->command, a->name, value, a->min, a->max);
+    char range[FH_RANGE_CHARS];
+    return fh_error_set(err, FH_ERR_INPUT, "foxhunt %s: %s %s is out of range: expected %s",
+                        spec->command, a->name, value, fh_format_range(range, a->min, a->max));
 }
 
 static fh_status set_value(const fh_arg_spec *spec, fh_arg *a, const char *value,
@@ -89,9 +90,10 @@ static fh_status set_value(const fh_arg_spec *spec, fh_arg *a, const char *value
          * or a subnormal): say which, not "not a finite number" */
         if (errno == ERANGE) {
             int small = fabs(v) <= DBL_MIN;
-            char range[64] = "";
+            char range[FH_RANGE_CHARS + 16] = "", span[FH_RANGE_CHARS];
             if (a->min < a->max)
-                snprintf(range, sizeof range, " in range %g..%g", a->min, a->max);
+                snprintf(range, sizeof range, " in range %s",
+                         fh_format_range(span, a->min, a->max));
             return fh_error_set(err, FH_ERR_INPUT,
                                 "foxhunt %s: %s %s is too %s for a double (%s %.3g); give a "
                                 "value%s%s",
@@ -109,6 +111,44 @@ static fh_status set_value(const fh_arg_spec *spec, fh_arg *a, const char *value
         return FH_OK;
     }
     return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: unknown flag type", __FILE__, __LINE__);
+}
+
+/* Edit distance between a (length na) and b, capped: enough to rank flag names. */
+static int edit_distance(const char *a, size_t na, const char *b)
+{
+    size_t nb = strlen(b);
+    if (na > 63 || nb > 63)
+        return 99;
+    int row[64];
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= na; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= nb; j++) {
+            int up = row[j];
+            int sub = diag + (a[i - 1] != b[j - 1]);
+            int best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
+            row[j] = sub < best ? sub : best;
+            diag = up;
+        }
+    }
+    return row[nb];
+}
+
+/* The flag nearest to an unknown one, when it is near enough to be a typo. */
+static const char *nearest_flag(const fh_arg_spec *spec, const char *tok, size_t len)
+{
+    const char *best = NULL;
+    int best_d = 99, limit = len / 3 > 2 ? (int)(len / 3) : 2;
+    for (int i = 0; i < spec->n_args; i++) {
+        int d = edit_distance(tok, len, spec->args[i].name);
+        if (d < best_d) {
+            best_d = d;
+            best = spec->args[i].name;
+        }
+    }
+    return best_d <= limit ? best : NULL;
 }
 
 fh_status fh_args_parse(fh_arg_spec *spec, int argc, char **argv, int *help_shown,
@@ -130,10 +170,16 @@ fh_status fh_args_parse(fh_arg_spec *spec, int argc, char **argv, int *help_show
         const char *eq = strchr(tok, '=');
         size_t name_len = eq ? (size_t)(eq - tok) : strlen(tok);
         fh_arg *a = find_arg(spec, tok, name_len);
-        if (!a)
+        if (!a) {
+            const char *near = nearest_flag(spec, tok, name_len);
+            if (near)
+                return fh_error_set(err, FH_ERR_INPUT, "foxhunt %s: unknown flag '%.*s'; did "
+                                    "you mean %s? (see foxhunt %s --help)", spec->command,
+                                    (int)name_len, tok, near, spec->command);
             return fh_error_set(err, FH_ERR_INPUT,
                                 "foxhunt %s: unknown flag '%.*s' (see foxhunt %s --help)",
                                 spec->command, (int)name_len, tok, spec->command);
+        }
         if (a->seen)
             return fh_error_set(err, FH_ERR_INPUT, "foxhunt %s: %s given twice",
                                 spec->command, a->name);
@@ -187,7 +233,8 @@ void fh_args_print_help(const fh_arg_spec *spec)
         else
             snprintf(left, sizeof left, "%s %s", a->name, a->metavar ? a->metavar : "VALUE");
         printf("  %-30s %s", left, a->help);
-        if (!strstr(a->help, "(default: ")) /* a default the help describes itself */
+        /* a default the help states itself is not stated twice */
+        if (!strstr(a->help, "(default: ") && !strstr(a->help, "(the default"))
             print_default(a);
         printf("\n");
     }

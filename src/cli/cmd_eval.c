@@ -15,6 +15,7 @@ int fh_cmd_eval(int argc, char **argv)
     const char *checkpoint = NULL, *data = NULL, *device = "auto", *json = NULL, *returns = NULL;
     const char *split_name = "test";
     uint64_t seed = 1;
+    double periods = 0;
     fh_arg args[] = {
         {"--checkpoint", FH_ARG_STRING, &checkpoint, "FILE", "checkpoint (.safetensors) to evaluate", NULL, 0, 0, 0},
         {"--data", FH_ARG_STRING, &data, "FILE", "CSV to evaluate on (default: the data the checkpoint trained on)", NULL, 0, 0, 0},
@@ -23,6 +24,7 @@ int fh_cmd_eval(int argc, char **argv)
         {"--returns", FH_ARG_STRING, &returns, "FILE.csv", "also write every policy's path bar by bar: time, equity, return, exposure, cost, turnover (pandas: read_csv(FILE, index_col='time', parse_dates=True); docs/EVALUATION.md)", NULL, 0, 0, 0},
         {"--split", FH_ARG_CHOICE, &split_name, NULL, "which split to backtest", "test|train|all", 0, 0, 0},
         {"--seed", FH_ARG_U64, &seed, "S", "seed of the sampled and random policies", NULL, 0, 0, 0},
+        {"--periods-per-year", FH_ARG_DOUBLE, &periods, "P", "bars per year for annualising (0: the checkpoint's setting, else from the bar spacing: 252 daily, 8760 hourly)", NULL, 0, 1e8, 0},
     };
     fh_arg_spec spec = {"eval", "Backtest a checkpoint's policy (greedy and sampled) against baselines.",
                         args, (int)(sizeof args / sizeof args[0])};
@@ -47,6 +49,8 @@ int fh_cmd_eval(int argc, char **argv)
         return fh_cli_report("eval", &err);
     if (data)
         snprintf(cfg.data, sizeof cfg.data, "%s", data);
+    if (periods > 0)
+        cfg.periods_per_year = periods;
     fh_mlp actor;
     fh_feature_norm norm;
     fh_checkpoint ck;

@@ -98,14 +98,15 @@ int fh_cmd_train(int argc, char **argv)
         return fh_cli_report("train", &err);
     if (!cfg.out[0] && fh_run_dir_new_name(cfg.out, sizeof cfg.out, &err) != FH_OK)
         return fh_cli_report("train", &err);
-    printf("foxhunt train: resolved configuration\n");
-    fh_config_print(&cfg, stdout);
-
+    /* the data, checkpoint and run directory are checked first: an error comes alone,
+     * not after a screen of configuration */
     fh_trainer t;
     if (fh_trainer_init(&t, &cfg, &err) != FH_OK || fh_trainer_open_run(&t, &err) != FH_OK) {
         fh_trainer_free(&t);
         return fh_cli_report("train", &err);
     }
+    printf("foxhunt train: resolved configuration\n");
+    fh_config_print(&cfg, stdout);
     if (t.run.note[0])
         printf("note: %s\n", t.run.note);
     if (t.data_identity_unchecked)

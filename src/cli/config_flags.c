@@ -40,11 +40,12 @@ fh_status fh_config_from_flags(fh_train_config *cfg, const char *command, const 
     fh_arg *args = calloc((size_t)n + EXTRA_FLAGS, sizeof *args);
     char (*names)[64] = calloc((size_t)n, sizeof *names);
     char (*defaults)[FH_CONFIG_STRING_MAX + 32] = calloc((size_t)n, sizeof *defaults);
+    char (*helps)[320] = calloc((size_t)n, sizeof *helps);
     const char **values = calloc((size_t)n, sizeof *values);
     const char *config_path = NULL;
     int force = 0, allow_other_data = 0;
     fh_status st = FH_OK;
-    if (!args || !names || !defaults || !values) {
+    if (!args || !names || !defaults || !values || !helps) {
         st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
         goto done;
     }
@@ -56,8 +57,10 @@ fh_status fh_config_from_flags(fh_train_config *cfg, const char *command, const 
                 *p = '-';
         fh_config_field_format(f, cfg, defaults[i], sizeof defaults[i]);
         values[i] = defaults[i][0] ? defaults[i] : NULL;
+        /* the INI key it sets: the same name under [section] in --config's file */
+        snprintf(helps[i], sizeof helps[i], "%s [%s] %s", f->help, f->section, f->key);
         args[i] = (fh_arg){names[i], f->type == FH_FIELD_CHOICE ? FH_ARG_CHOICE : FH_ARG_STRING,
-                           &values[i], "VALUE", f->help, f->choices, 0, 0, 0};
+                           &values[i], "VALUE", helps[i], f->choices, 0, 0, 0};
     }
     args[n] = (fh_arg){"--config", FH_ARG_STRING, &config_path, "FILE",
                        "INI file of these keys in [run] [ppo] [env] sections", NULL, 0, 0, 0};
@@ -95,6 +98,7 @@ done:
     free(args);
     free(names);
     free(defaults);
+    free(helps);
     free(values);
     return st;
 }

@@ -42,7 +42,9 @@ fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
         format_time(r->first_time, sizeof r->first_time, view.time[0]);
         format_time(r->last_time, sizeof r->last_time, view.time[view.n - 1]);
     }
-    r->periods_per_year = fh_periods_per_year(data->market.interval_seconds);
+    r->periods_per_year = cfg->periods_per_year > 0
+                              ? cfg->periods_per_year
+                              : fh_periods_per_year(data->market.interval_seconds);
     if (keep_paths && view.n >= 2) {
         r->paths = malloc((size_t)FH_POLICY_COUNT * PATH_ARRAYS * view.n * sizeof(double));
         r->time = malloc(view.n * sizeof(int64_t));

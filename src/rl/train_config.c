@@ -1,6 +1,7 @@
 /* train_config.c — the hyper-parameter table, INI loading and JSON round trip
  * (include/foxhunt/train_config.h). */
 #include "foxhunt/train_config.h"
+#include "foxhunt/format.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -48,6 +49,7 @@ const fh_config_field fh_train_config_fields[] = {
     RUN("synthetic_seed", FH_FIELD_U64, synthetic_seed, NULL, 0, 0, "seed of the synthetic market (independent of --seed)"),
     RUN("threads", FH_FIELD_INT, threads, NULL, 0, 1024, "CPU threads (0: all cores)"),
     RUN("eval_at_end", FH_FIELD_BOOL, eval_at_end, NULL, 0, 1, "evaluate on the test split when training ends"),
+    RUN("periods_per_year", FH_FIELD_DOUBLE, periods_per_year, NULL, 0, 1e8, "bars per year for the evaluation's annualised figures (0: from the bar spacing: 252 for daily bars, 8760 for hourly; set e.g. 1638 for 6.5-hour-a-day hourly equity bars)"),
     RUN("max_bar_move_sigmas", FH_FIELD_DOUBLE, max_bar_move_sigmas, NULL, 0, 1e12, "refuse data with a one-bar move beyond this many sigmas, an implausible tick (0: no check; docs/FEATURES.md)"),
     PPO("lr", FH_FIELD_DOUBLE, lr, 0, 1, "Adam learning rate (actor and critic)"),
     PPO("anneal_lr", FH_FIELD_BOOL, anneal_lr, 0, 1, "linear learning-rate decay to 0"),
@@ -139,15 +141,17 @@ int fh_config_choice_ok(const char *choices, const char *value)
 static fh_status range_check(const fh_config_field *f, double v, const char *value,
                              fh_error *err)
 {
+    char range[FH_RANGE_CHARS];
     if (f->min < f->max && (v < f->min || v > f->max))
-        return fh_error_set(err, FH_ERR_INPUT, "%s = %s is out of range %g..%g (%s)",
-                            f->key, value, f->min, f->max, f->help);
+        return fh_error_set(err, FH_ERR_INPUT, "%s = %s is out of range %s (%s)",
+                            f->key, value, fh_format_range(range, f->min, f->max), f->help);
     return FH_OK;
 }
 
 fh_status fh_config_field_set(const fh_config_field *f, fh_train_config *cfg,
                               const char *value, fh_error *err)
 {
+    char range[FH_RANGE_CHARS];
     char *base = (char *)cfg + f->offset;
     char *end = NULL;
     errno = 0;
@@ -193,14 +197,15 @@ fh_status fh_config_field_set(const fh_config_field *f, fh_train_config *cfg,
             double d = strtod(value, &dend);
             if (dend != value && !*dend && isfinite(d) && d == floor(d) && f->min < f->max &&
                 (d < f->min || d > f->max))
-                return fh_error_set(err, FH_ERR_INPUT, "%s = %s is out of range %g..%g (%s)",
-                                    f->key, value, f->min, f->max, f->help);
+                return fh_error_set(err, FH_ERR_INPUT, "%s = %s is out of range %s (%s)",
+                                    f->key, value, fh_format_range(range, f->min, f->max),
+                                    f->help);
             return fh_error_set(err, FH_ERR_INPUT, "%s = '%s': expected an integer", f->key,
                                 value);
         }
         if (errno == ERANGE || v < INT_MIN || v > INT_MAX)
-            return fh_error_set(err, FH_ERR_INPUT, "%s = %s is out of range %g..%g (%s)",
-                                f->key, value, f->min, f->max, f->help);
+            return fh_error_set(err, FH_ERR_INPUT, "%s = %s is out of range %s (%s)",
+                                f->key, value, fh_format_range(range, f->min, f->max), f->help);
         if (range_check(f, (double)v, value, err) != FH_OK)
             return FH_ERR_INPUT;
         *(int *)base = (int)v;
@@ -227,15 +232,16 @@ fh_status fh_config_field_set(const fh_config_field *f, fh_train_config *cfg,
         if ((errno == ERANGE && fabs(v) <= DBL_MIN) || (v != 0.0 && fabs(v) < tiny))
             return fh_error_set(err, FH_ERR_INPUT,
                                 "%s = %s is too small for a %s (below %.3g, the smallest normal "
-                                "one, it would read as %g); write 0 or a value in range %g..%g "
-                                "(%s)",
+                                "one, it would read as %g); write 0 or a value in range %s (%s)",
                                 f->key, value, is_float ? "32-bit float" : "double", tiny,
-                                is_float ? (double)(float)v : v, f->min, f->max, f->help);
+                                is_float ? (double)(float)v : v,
+                                fh_format_range(range, f->min, f->max), f->help);
         if (errno == ERANGE)
             return fh_error_set(err, FH_ERR_INPUT,
                                 "%s = %s is too large to represent (above %.3g); write a value "
-                                "in range %g..%g (%s)",
-                                f->key, value, DBL_MAX, f->min, f->max, f->help);
+                                "in range %s (%s)",
+                                f->key, value, DBL_MAX, fh_format_range(range, f->min, f->max),
+                                f->help);
         if (range_check(f, v, value, err) != FH_OK)
             return FH_ERR_INPUT;
         if (f->type == FH_FIELD_FLOAT)

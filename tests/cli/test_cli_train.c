@@ -378,6 +378,22 @@ static void test_usage_errors(void)
     expect_usage_error("--resume of a missing checkpoint", c1, "/nonexistent/x.safetensors");
     const char *c2[] = {"--kernel", "fast/nope", NULL};
     expect_usage_error("unknown rollout mapping", c2, "--kernel");
+
+    /* issue 20's frictions: a typo gets a suggestion; ranges print whole numbers in
+     * full; a missing data file is reported before any configuration is printed */
+    const char *d1[] = {"--iteration", "3", NULL};
+    expect_usage_error("a flag's typo", d1, "did you mean --iterations?");
+    const char *d2[] = {"--iterations", "0", NULL};
+    expect_usage_error("range as whole numbers", d2, "out of range 1..16777216");
+    char missing[400];
+    sub_path(missing, sizeof missing, "no_such_data.csv");
+    const char *d3[] = {"--data", missing, NULL};
+    expect_usage_error("missing data file", d3, missing);
+    const char *d3run[] = {"--data", missing, "--out", "/tmp/fh-never-made", NULL};
+    result r = foxhunt("train", 1, d3run);
+    CHECK_MSG(r.out && !strstr(r.out, "resolved configuration"),
+              "a missing --data printed the configuration before its error: %s", r.out);
+    result_free(&r);
 }
 
 /* bench --kernel takes a list of known kernels; anything else is a usage error that

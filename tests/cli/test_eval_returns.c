@@ -6,7 +6,8 @@
  * turnover, costs, time in market, round trips against eval.json to 1e-9). The printed
  * report carries the split's dates, the Sharpe's standard error, the positions table and
  * the verdict against buy-and-hold; the training split is bannered IN-SAMPLE (in the
- * table and the JSON), the test split is not. Skips (77) without python3. */
+ * table and the JSON), the test split is not; --periods-per-year sets the
+ * annualisation. Skips (77) without python3. */
 #include "test_proc.h" /* first: it sets _GNU_SOURCE */
 
 #include <string.h>
@@ -91,6 +92,21 @@ int main(void)
         CHECK_MSG(check(path, json) == 0, "eval --split %s: returns CSV disagrees with the JSON",
                   splits[s]);
     }
+    /* --periods-per-year: the annualisation the user gives (hourly equity bars that trade
+     * 6.5 hours a day are 1,638 a year, not 8,760), used by the table and the CSV check */
+    snprintf(path, sizeof path, "%s/ppy.csv", dir);
+    snprintf(json, sizeof json, "%s/ppy.json", dir);
+    char *ppy[] = {"eval", "--checkpoint", ck, "--periods-per-year", "1638", "--returns", path,
+                   "--json", json, NULL};
+    out = NULL;
+    CHECK_MSG(run(dir, "ppy", ppy, &out) == 0, "eval --periods-per-year failed");
+    CHECK_MSG(out && strstr(out, "1638 periods/year"), "the table does not use 1638: %s",
+              out ? out : "");
+    free(out);
+    char *j = fh_read_text(json);
+    CHECK_MSG(j && strstr(j, "\"periods_per_year\":\t1638"), "%s: periods_per_year not 1638", json);
+    free(j);
+    CHECK_MSG(check(path, json) == 0, "--periods-per-year: returns CSV disagrees with the JSON");
     if (fh_test_failed == 0)
         fh_remove_tree(dir);
     else

@@ -1,0 +1,16 @@
+/* format.h — numbers as messages show them: whole numbers in full ("1048576", not
+ * "1.04858e+06"), others in %g. */
+#ifndef FOXHUNT_FORMAT_H
+#define FOXHUNT_FORMAT_H
+
+#include <stddef.h>
+
+#define FH_NUMBER_CHARS 32
+#define FH_RANGE_CHARS 72
+
+/* out holds FH_NUMBER_CHARS. */
+const char *fh_format_number(char *out, double v);
+/* "lo..hi"; out holds FH_RANGE_CHARS. */
+const char *fh_format_range(char *out, double lo, double hi);
+
+#endif

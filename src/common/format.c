@@ -1,0 +1,21 @@
+/* format.c — see include/foxhunt/format.h. */
+#include "foxhunt/format.h"
+
+#include <math.h>
+#include <stdio.h>
+
+const char *fh_format_number(char *out, double v)
+{
+    if (isfinite(v) && v == floor(v) && fabs(v) < 1e15)
+        snprintf(out, FH_NUMBER_CHARS, "%.0f", v);
+    else
+        snprintf(out, FH_NUMBER_CHARS, "%g", v);
+    return out;
+}
+
+const char *fh_format_range(char *out, double lo, double hi)
+{
+    char a[FH_NUMBER_CHARS], b[FH_NUMBER_CHARS];
+    snprintf(out, FH_RANGE_CHARS, "%s..%s", fh_format_number(a, lo), fh_format_number(b, hi));
+    return out;
+}
