@@ -2,8 +2,8 @@
  * normalisation and time-ordered splits (SPEC §2; docs/FEATURES.md).
  *
  * Flow: bars (CSV or synthetic) -> fh_market_build (features, sigma, warm-up dropped,
- * train/test split, z-score fitted on train, clip +-5) -> fh_market_view per split,
- * which is all the environment reads. */
+ * train/validation/test splits with gaps, z-score fitted on train, clip +-5) ->
+ * fh_market_view per split, which is all the environment reads. */
 #ifndef FOXHUNT_DATA_H
 #define FOXHUNT_DATA_H
 
@@ -123,9 +123,44 @@ typedef struct {
     const double *expected_return; /* (n) synthetic only (else NULL): oracle signal */
 } fh_market_view;
 
+/* ---- splits: where training, validation and test lie in time (docs/EVALUATION.md) ----
+ * Over the n bars left after the warm-up: train, a gap, validation, a gap, test (no
+ * validation: train, a gap, test). The fractions are of the bars left once the gaps are
+ * taken out; test is the rest. A gap of at least FH_FEATURE_WARMUP bars keeps every
+ * feature window of a later split off the earlier split's bars.
+ * Walk-forward (folds K >= 2): the test part of that layout is cut into K consecutive
+ * segments; fold k tests on segment k and trains (and validates) on what lies before it,
+ * the gaps kept: an expanding window starts at bar 0, a rolling one keeps the first
+ * fold's training length. Segment k ends one bar into segment k+1 (that bar only marks
+ * the last position to market), so the K test paths stitch into one out-of-sample path
+ * that covers every price move of the test part. */
+typedef enum { FH_WINDOW_EXPANDING = 0, FH_WINDOW_ROLLING = 1 } fh_window_kind;
+
+typedef struct {
+    double train_fraction;      /* (0, 1) */
+    double validation_fraction; /* [0, 1); 0: no validation split */
+    size_t gap;                 /* bars dropped between consecutive splits */
+    int folds;                  /* walk-forward folds; 0 or 1: one test split */
+    int fold;                   /* 0 .. folds-1 */
+    fh_window_kind window;
+} fh_split_spec;
+
+typedef struct {
+    size_t train_begin, train_end; /* [begin, end) in the bars after the warm-up */
+    size_t val_begin, val_end;     /* empty (begin == end) without validation */
+    size_t test_begin, test_end;
+} fh_split_bounds;
+
+/* train_fraction, no validation, no gap, one fold: unit tests and `foxhunt features`. */
+fh_split_spec fh_split_spec_simple(double train_fraction);
+/* The bounds of spec->fold over n bars; FH_ERR_INPUT naming what does not fit (too few
+ * bars for the gaps, an empty split, folds shorter than 2 bars) and what to change. */
+fh_status fh_split_bounds_make(size_t n, const fh_split_spec *spec, fh_split_bounds *b,
+                               fh_error *err);
+
 typedef struct {
     size_t n;           /* bars after the warm-up was dropped */
-    size_t n_train;     /* bars [0, n_train) are the training split, the rest test */
+    fh_split_bounds split;
     float *features;    /* (n, 51) normalised with norm */
     float *close;       /* (n) */
     float *sigma;       /* (n) */
@@ -135,16 +170,24 @@ typedef struct {
     double interval_seconds;
 } fh_market;
 
-/* Builds a market from bars: features, sigma, drops FH_FEATURE_WARMUP rows, splits at
- * train_fraction of the remaining rows (by time), fits the normalisation on the
- * training rows (or uses *norm when norm != NULL, as evaluation does with a
- * checkpoint's statistics), applies it and clips. expected_return may be NULL. */
+/* Builds a market from bars: features, sigma, drops FH_FEATURE_WARMUP rows, places the
+ * splits (fh_split_bounds_make), fits the normalisation on the training rows (or uses
+ * *norm when norm != NULL, as evaluation does with a checkpoint's statistics), applies
+ * it and clips. expected_return may be NULL. */
 fh_status fh_market_build(const fh_bars *bars, const double *expected_return,
-                          double train_fraction, const fh_feature_norm *norm,
+                          const fh_split_spec *split, const fh_feature_norm *norm,
                           fh_market *market, fh_error *err);
 void fh_market_free(fh_market *market);
 
-typedef enum { FH_SPLIT_TRAIN = 0, FH_SPLIT_TEST = 1, FH_SPLIT_ALL = 2 } fh_split;
+typedef enum {
+    FH_SPLIT_TRAIN = 0,
+    FH_SPLIT_TEST = 1,
+    FH_SPLIT_ALL = 2,
+    FH_SPLIT_VALIDATION = 3
+} fh_split;
+/* "train", "validation", "test", "all". */
+const char *fh_split_name(fh_split split);
+/* The split's bars (n 0 for an absent validation split). */
 fh_market_view fh_market_view_of(const fh_market *market, fh_split split);
 
 #endif

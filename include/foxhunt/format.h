@@ -4,6 +4,7 @@
 #define FOXHUNT_FORMAT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define FH_NUMBER_CHARS 32
 #define FH_RANGE_CHARS 72
@@ -12,5 +13,8 @@
 const char *fh_format_number(char *out, double v);
 /* "lo..hi"; out holds FH_RANGE_CHARS. */
 const char *fh_format_range(char *out, double lo, double hi);
+
+/* Unix seconds as UTC "2024-01-31T16:00:00Z" (the number itself where gmtime cannot). */
+void fh_format_utc(char *out, size_t size, int64_t t);
 
 #endif

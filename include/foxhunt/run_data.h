@@ -23,5 +23,8 @@ typedef struct {
 fh_status fh_run_data_load(fh_run_data *d, const fh_train_config *cfg,
                            const fh_feature_norm *norm, fh_error *err);
 void fh_run_data_free(fh_run_data *d);
+/* One line naming each split with its bars and dates: "train 69860 bars (first .. last),
+ * gap 200, validation 9980 bars (..), gap 200, test 19560 bars (..)". */
+void fh_run_data_describe_splits(const fh_run_data *d, char *out, size_t size);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "foxhunt/data.h"
 #include "foxhunt/env.h"
 #include "foxhunt/error.h"
 
@@ -31,11 +32,18 @@ typedef struct {
     int iterations;                    /* K: collections + updates */
     uint64_t seed;
     int checkpoint_every;              /* iterations between checkpoints (0: end only) */
-    double train_fraction;             /* time-ordered split */
+    double train_fraction;             /* time-ordered splits (data.h, fh_split_spec): */
+    double validation_fraction;        /*   shares of the bars left after the gaps; */
+    int split_gap;                     /*   bars dropped between consecutive splits */
+    int walkforward_folds;             /* 0: one test split; K: this run is one fold */
+    int walkforward_fold;              /*   0 .. K-1 */
+    char walkforward_window[16];       /*   expanding | rolling */
     int synthetic_bars;
     uint64_t synthetic_seed;
     int threads;                       /* CPU threads (0: OpenMP default) */
     int eval_at_end;                   /* 1: print the test-split evaluation when done */
+    int eval_every;                    /* iterations between validation backtests, the best
+                                          kept as best.safetensors (0: none) */
     double periods_per_year;           /* annualisation of the evaluation's figures (0: from
                                           the bar spacing, fh_periods_per_year) */
     double max_bar_move_sigmas;        /* refuse data with a one-bar move beyond this many
@@ -104,6 +112,8 @@ void fh_config_field_format(const fh_config_field *f, const fh_train_config *cfg
 fh_status fh_train_config_load_ini(const char *path, fh_train_config *cfg, fh_error *err);
 /* Cross-field checks (minibatch divides nothing required, ranges, env). */
 fh_status fh_train_config_validate(const fh_train_config *cfg, fh_error *err);
+/* The split layout the config describes (train, validation, gap, walk-forward fold). */
+fh_split_spec fh_train_config_split_spec(const fh_train_config *cfg);
 /* The learning rate of (1-based) iteration `iteration`: cfg->lr, or with anneal_lr
  * CleanRL's linear decay (1 - (iteration - 1) / iterations) * lr, as the trainer uses. */
 double fh_train_config_lr(const fh_train_config *cfg, int64_t iteration);

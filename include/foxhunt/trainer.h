@@ -15,6 +15,7 @@
 
 #include "foxhunt/checkpoint.h"
 #include "foxhunt/device.h"
+#include "foxhunt/evaluate.h"
 #include "foxhunt/iteration_metrics.h"
 #include "foxhunt/nn.h"
 #include "foxhunt/ppo.h"
@@ -56,6 +57,14 @@ typedef struct {
     int data_other;
     char *config_json;
     char last_checkpoint[1100];
+    /* model selection on the validation split (cfg.eval_every, validation.c) */
+    int validated;                     /* 1 when the last iteration ran a validation */
+    fh_backtest_metrics validation;    /* its greedy backtest */
+    int has_best;
+    int64_t best_iteration;
+    double best_sharpe;
+    fh_mlp best_actor;                 /* the actor of best.safetensors */
+    char best_checkpoint[1100];
 } fh_trainer;
 
 /* Loads data, builds networks (fresh, or from cfg->resume), picks the device and
@@ -78,6 +87,14 @@ typedef void (*fh_iteration_callback)(const fh_trainer *t, const fh_iteration_me
  * when *stop becomes non-zero (Ctrl-C), writing a final checkpoint either way. */
 fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
                          fh_iteration_callback on_iteration, void *user, fh_error *err);
+/* Model selection (cfg.eval_every > 0; validation.c). Prepares it: refuses a run without
+ * a validation split, and on a resume in place keeps validation.csv's rows up to the
+ * resumed iteration and takes the best so far from them and best.safetensors. */
+fh_status fh_trainer_validation_start(fh_trainer *t, fh_error *err);
+/* Backtests the greedy actor on the validation split (the host's weights: sync first),
+ * appends the row to OUT/validation.csv and, when its Sharpe is the best so far, saves
+ * OUT/best.safetensors (its metadata records the iteration and the Sharpe). */
+fh_status fh_trainer_validate(fh_trainer *t, fh_error *err);
 /* Writes a checkpoint of the current state to path (atomic). */
 fh_status fh_trainer_save(const fh_trainer *t, const char *path, fh_error *err);
 /* The same with further tensors (at most FH_CHECKPOINT_MAX_EXTRAS - 4; names must not

@@ -92,7 +92,7 @@ int fh_cmd_features(int argc, char **argv)
         {"--normalize", FH_ARG_FLAG, &normalize, NULL, "write z-scored features (fit on "
          "the training split, clipped to +-5) instead of raw values", NULL, 0, 0, 0},
         {"--train-fraction", FH_ARG_DOUBLE, &train_fraction, "F", "training share of the "
-         "bars after the warm-up (with --normalize)", NULL, 0.01, 1.0, 0},
+         "bars after the warm-up (with --normalize)", NULL, 0.01, 0.99, 0},
     };
     fh_arg_spec spec = {"features",
                         "Compute the 51 causal market features (docs/FEATURES.md) of a CSV "
@@ -136,7 +136,8 @@ int fh_cmd_features(int argc, char **argv)
     fh_market market;
     memset(&market, 0, sizeof market);
     if (normalize) {
-        st = fh_market_build(&bars, NULL, train_fraction, NULL, &market, &err);
+        fh_split_spec split = fh_split_spec_simple(train_fraction);
+        st = fh_market_build(&bars, NULL, &split, NULL, &market, &err);
         if (st == FH_OK)
             st = write_features(out, &bars, market.features, market.sigma, begin, &err);
     } else {

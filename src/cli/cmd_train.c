@@ -59,16 +59,19 @@ static void on_iteration(const fh_trainer *t, const fh_iteration_metrics *m, voi
         snprintf(ret, sizeof ret, "%.3f", m->mean_episode_return);
     else
         snprintf(ret, sizeof ret, "n/a");
-    char line[256];
+    char line[384], val[96] = "";
+    if (t->validated)
+        snprintf(val, sizeof val, "  validation Sharpe %.2f (best %.2f at %lld)",
+                 t->validation.sharpe, t->best_sharpe, (long long)t->best_iteration);
     snprintf(line, sizeof line,
              "iter %lld/%d  %.0f steps/s (collect %.0f)  return %s  entropy %.3f  kl %.4f  "
-             "clip %.3f  ev %.2f  ETA %s",
+             "clip %.3f  ev %.2f  ETA %s%s",
              (long long)m->iteration, t->cfg.iterations, m->steps_per_second,
              m->collect_steps_per_second, ret, m->ppo.entropy, m->ppo.approx_kl,
-             m->ppo.clip_fraction, m->ppo.explained_variance, eta_text);
+             m->ppo.clip_fraction, m->ppo.explained_variance, eta_text, val);
     if (p->is_tty) {
         printf("\r\033[K%s", line);
-        if (m->iteration == t->cfg.iterations)
+        if (m->iteration == t->cfg.iterations || t->validated)
             printf("\n");
     } else {
         printf("%s\n", line);
@@ -96,7 +99,7 @@ int fh_cmd_train(int argc, char **argv)
         return 0;
     if (fh_train_config_validate(&cfg, &err) != FH_OK)
         return fh_cli_report("train", &err);
-    if (!cfg.out[0] && fh_run_dir_new_name(cfg.out, sizeof cfg.out, &err) != FH_OK)
+    if (!cfg.out[0] && fh_run_dir_new_name(cfg.out, sizeof cfg.out, &cfg, &err) != FH_OK)
         return fh_cli_report("train", &err);
     /* the data, checkpoint and run directory are checked first: an error comes alone,
      * not after a screen of configuration */
@@ -119,8 +122,13 @@ int fh_cmd_train(int argc, char **argv)
     char device[400];
     fh_device_describe(&t.device, device, sizeof device);
     printf("%s%s\n", device, t.gpu ? "; collection on the GPU" : "");
-    printf("data: %s; train %zu bars, test %zu bars\n", t.data.description,
-           t.data.market.n_train, t.data.market.n - t.data.market.n_train);
+    char splits[1024];
+    fh_run_data_describe_splits(&t.data, splits, sizeof splits);
+    printf("data: %s\nsplits: %s\n", t.data.description, splits);
+    if (cfg.split_gap < FH_FEATURE_WARMUP)
+        printf("note: split gap %d is below the %d-bar feature warm-up: the first features "
+               "of each split are computed from the previous split's bars\n", cfg.split_gap,
+               FH_FEATURE_WARMUP);
     if (t.iteration > 0)
         printf("resumed from %s at iteration %lld\n", cfg.resume, (long long)t.iteration);
 
@@ -162,9 +170,16 @@ int fh_cmd_train(int argc, char **argv)
         char json[FH_CONFIG_STRING_MAX + 32], returns[FH_CONFIG_STRING_MAX + 32];
         snprintf(json, sizeof json, "%s/eval.json", cfg.out);
         snprintf(returns, sizeof returns, "%s/returns.csv", cfg.out);
-        if (fh_eval_report_run(&report, &t.actor, &cfg, &t.data, FH_SPLIT_TEST, cfg.seed, 1,
+        /* the model the validation split chose, when there was a choice */
+        const fh_mlp *chosen = t.has_best ? &t.best_actor : &t.actor;
+        const char *source = t.has_best ? t.best_checkpoint : t.last_checkpoint;
+        if (t.has_best)
+            printf("model chosen on the validation split: %s (iteration %lld, validation "
+                   "Sharpe %.2f); evaluated once on the test split\n", t.best_checkpoint,
+                   (long long)t.best_iteration, t.best_sharpe);
+        if (fh_eval_report_run(&report, chosen, &cfg, &t.data, FH_SPLIT_TEST, cfg.seed, 1,
                                &err) != FH_OK ||
-            fh_eval_report_write_json(&report, t.last_checkpoint, json, &err) != FH_OK ||
+            fh_eval_report_write_json(&report, source, json, &err) != FH_OK ||
             fh_eval_report_write_returns(&report, returns, &err) != FH_OK) {
             rc = fh_cli_report("train", &err);
         } else {

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <time.h>
 
 const char *fh_format_number(char *out, double v)
 {
@@ -18,4 +19,14 @@ const char *fh_format_range(char *out, double lo, double hi)
     char a[FH_NUMBER_CHARS], b[FH_NUMBER_CHARS];
     snprintf(out, FH_RANGE_CHARS, "%s..%s", fh_format_number(a, lo), fh_format_number(b, hi));
     return out;
+}
+
+void fh_format_utc(char *out, size_t size, int64_t t)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (gmtime_r(&tt, &tm))
+        strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    else
+        snprintf(out, size, "%lld", (long long)t);
 }

@@ -1,8 +1,7 @@
 /* market.c — bars -> the normalised, split market the environment reads (data.h).
- * Rows before FH_FEATURE_WARMUP are dropped; the split is by time (the first
- * train_fraction of the remaining rows train, the rest test; never shuffled); the
- * normalisation is fitted on the training rows only, or taken from the caller (a
- * checkpoint's statistics at evaluation). */
+ * Rows before FH_FEATURE_WARMUP are dropped; the splits are by time, never shuffled
+ * (splits.c); the normalisation is fitted on the training rows only, or taken from the
+ * caller (a checkpoint's statistics at evaluation). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +21,7 @@ void fh_market_free(fh_market *market)
 }
 
 fh_status fh_market_build(const fh_bars *bars, const double *expected_return,
-                          double train_fraction, const fh_feature_norm *norm,
+                          const fh_split_spec *split, const fh_feature_norm *norm,
                           fh_market *market, fh_error *err)
 {
     memset(market, 0, sizeof *market);
@@ -31,15 +30,11 @@ fh_status fh_market_build(const fh_bars *bars, const double *expected_return,
                             "market has %zu bars; at least %d are needed (%d for the feature "
                             "warm-up plus room for episodes)",
                             bars->n, FH_MIN_BARS, FH_FEATURE_WARMUP);
-    if (!(train_fraction > 0.0 && train_fraction <= 1.0))
-        return fh_error_set(err, FH_ERR_INPUT,
-                            "train fraction %g is outside (0, 1]; use e.g. 0.8", train_fraction);
     size_t n_all = bars->n, n = n_all - FH_FEATURE_WARMUP;
-    size_t n_train = (size_t)floor(train_fraction * (double)n);
-    if (n_train < 1)
-        return fh_error_set(err, FH_ERR_INPUT,
-                            "train fraction %g leaves no training bars out of %zu",
-                            train_fraction, n);
+    fh_split_bounds bounds;
+    fh_status st = fh_split_bounds_make(n, split, &bounds, err);
+    if (st != FH_OK)
+        return st;
 
     float *all = malloc(n_all * FH_N_MARKET_FEATURES * sizeof *all);
     float *sig_all = malloc(n_all * sizeof *sig_all);
@@ -49,7 +44,6 @@ fh_status fh_market_build(const fh_bars *bars, const double *expected_return,
     market->time = malloc(n * sizeof *market->time);
     if (expected_return)
         market->expected_return = malloc(n * sizeof *market->expected_return);
-    fh_status st = FH_OK;
     if (!all || !sig_all || !market->features || !market->close || !market->sigma ||
         !market->time || (expected_return && !market->expected_return))
         st = fh_error_set(err, FH_ERR_FAILURE, "out of memory building a market of %zu bars",
@@ -76,11 +70,12 @@ fh_status fh_market_build(const fh_bars *bars, const double *expected_return,
     free(sig_all);
 
     market->n = n;
-    market->n_train = n_train;
+    market->split = bounds;
     if (norm)
         market->norm = *norm;
     else
-        fh_feature_norm_fit(&market->norm, market->features, 0, n_train);
+        fh_feature_norm_fit(&market->norm, market->features, bounds.train_begin,
+                            bounds.train_end);
     fh_feature_norm_apply(&market->norm, market->features, n);
     market->interval_seconds = fh_bars_interval_seconds(bars);
     return FH_OK;
@@ -89,10 +84,16 @@ fh_status fh_market_build(const fh_bars *bars, const double *expected_return,
 fh_market_view fh_market_view_of(const fh_market *market, fh_split split)
 {
     size_t begin = 0, end = market->n;
-    if (split == FH_SPLIT_TRAIN)
-        end = market->n_train;
-    else if (split == FH_SPLIT_TEST)
-        begin = market->n_train;
+    if (split == FH_SPLIT_TRAIN) {
+        begin = market->split.train_begin;
+        end = market->split.train_end;
+    } else if (split == FH_SPLIT_VALIDATION) {
+        begin = market->split.val_begin;
+        end = market->split.val_end;
+    } else if (split == FH_SPLIT_TEST) {
+        begin = market->split.test_begin;
+        end = market->split.test_end;
+    }
     fh_market_view v;
     v.n = end - begin;
     v.features = market->features ? market->features + begin * FH_N_MARKET_FEATURES : NULL;

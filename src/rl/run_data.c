@@ -1,5 +1,6 @@
 /* run_data.c — loading the run's market (include/foxhunt/run_data.h). */
 #include "foxhunt/run_data.h"
+#include "foxhunt/format.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +46,8 @@ fh_status fh_run_data_load(fh_run_data *d, const fh_train_config *cfg,
             return st;
         }
     }
-    st = fh_market_build(&d->bars, d->expected_return, cfg->train_fraction, norm, &d->market,
-                         err);
+    fh_split_spec split = fh_train_config_split_spec(cfg);
+    st = fh_market_build(&d->bars, d->expected_return, &split, norm, &d->market, err);
     if (st != FH_OK) {
         fh_error_prefix(err, "%s: ", d->description);
         fh_run_data_free(d);
@@ -60,4 +61,35 @@ void fh_run_data_free(fh_run_data *d)
     fh_bars_free(&d->bars);
     free(d->expected_return);
     memset(d, 0, sizeof *d);
+}
+
+static size_t describe_one(const fh_market *m, fh_split split, char *out, size_t size)
+{
+    fh_market_view v = fh_market_view_of(m, split);
+    if (v.n == 0 || !v.time)
+        return (size_t)snprintf(out, size, "%s none", fh_split_name(split));
+    char a[32], b[32];
+    fh_format_utc(a, sizeof a, v.time[0]);
+    fh_format_utc(b, sizeof b, v.time[v.n - 1]);
+    return (size_t)snprintf(out, size, "%s %zu bars (%s .. %s)", fh_split_name(split), v.n, a,
+                            b);
+}
+
+void fh_run_data_describe_splits(const fh_run_data *d, char *out, size_t size)
+{
+    const fh_market *m = &d->market;
+    const fh_split_bounds *s = &m->split;
+    size_t used = describe_one(m, FH_SPLIT_TRAIN, out, size);
+    if (used < size && s->val_end > s->val_begin) {
+        used += (size_t)snprintf(out + used, size - used, ", gap %zu, ",
+                                 s->val_begin - s->train_end);
+        if (used < size)
+            used += describe_one(m, FH_SPLIT_VALIDATION, out + used, size - used);
+    }
+    size_t before_test = s->val_end > s->val_begin ? s->val_end : s->train_end;
+    if (used < size)
+        used += (size_t)snprintf(out + used, size - used, ", gap %zu, ",
+                                 s->test_begin - before_test);
+    if (used < size)
+        describe_one(m, FH_SPLIT_TEST, out + used, size - used);
 }

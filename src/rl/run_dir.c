@@ -20,25 +20,57 @@
 
 #include "foxhunt/safetensors.h"
 
-fh_status fh_run_dir_new_name(char *out, size_t n, fh_error *err)
+/* The data's part of a run name: "synthetic", or the CSV's file name without its
+ * directory and extension, kept to [A-Za-z0-9._-] (others become '-'). */
+static void data_label(const fh_train_config *cfg, char *out, size_t size)
+{
+    if (!cfg->data[0]) {
+        snprintf(out, size, "synthetic");
+        return;
+    }
+    const char *base = strrchr(cfg->data, '/');
+    base = base ? base + 1 : cfg->data;
+    size_t len = strlen(base);
+    const char *dot = strrchr(base, '.');
+    if (dot && dot != base)
+        len = (size_t)(dot - base);
+    if (len > 64)
+        len = 64;
+    size_t k = 0;
+    for (; k < len && k + 1 < size; k++) {
+        char c = base[k];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '.' || c == '_' || c == '-';
+        out[k] = ok ? c : '-';
+    }
+    out[k] = '\0';
+    if (k == 0)
+        snprintf(out, size, "data");
+}
+
+fh_status fh_run_dir_new_name(char *out, size_t n, const fh_train_config *cfg, fh_error *err)
 {
     time_t now = time(NULL);
     struct tm utc;
-    char stamp[32];
+    char stamp[32], label[72];
     if (!gmtime_r(&now, &utc) || strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc) == 0)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: cannot format the time", __FILE__,
                             __LINE__);
+    data_label(cfg, label, sizeof label);
+    char base[200];
+    snprintf(base, sizeof base, "runs/%s__%s__%llu__%s", label, cfg->algo,
+             (unsigned long long)cfg->seed, stamp);
     for (int k = 1; k < 1000; k++) {
         struct stat sb;
         if (k == 1)
-            snprintf(out, n, "runs/%s", stamp);
+            snprintf(out, n, "%s", base);
         else
-            snprintf(out, n, "runs/%s-%d", stamp, k);
+            snprintf(out, n, "%s-%d", base, k);
         if (stat(out, &sb) != 0 && errno == ENOENT)
             return FH_OK;
     }
-    return fh_error_set(err, FH_ERR_INPUT, "runs/%s-*: no free run directory name; give --out",
-                        stamp);
+    return fh_error_set(err, FH_ERR_INPUT, "%s-*: no free run directory name; give --out",
+                        base);
 }
 
 fh_status fh_make_dirs(const char *path, fh_error *err)
@@ -100,7 +132,8 @@ static int is_run_file(const char *name)
 {
     return strcmp(name, "config.json") == 0 || strcmp(name, "metrics.csv") == 0 ||
            strcmp(name, "metrics.jsonl") == 0 || strcmp(name, "eval.json") == 0 ||
-           strcmp(name, "returns.csv") == 0 || ends_with(name, ".safetensors");
+           strcmp(name, "returns.csv") == 0 || strcmp(name, "validation.csv") == 0 ||
+           strcmp(name, "report.html") == 0 || ends_with(name, ".safetensors");
 }
 
 /* A temporary file a save of a run's file leaves behind when it is killed. */
@@ -108,7 +141,8 @@ static int is_stale_tmp(const char *name)
 {
     return (ends_with(name, ".safetensors.tmp") || strcmp(name, "config.json.tmp") == 0 ||
             strcmp(name, "metrics.csv.tmp") == 0 || strcmp(name, "metrics.jsonl.tmp") == 0 ||
-            strcmp(name, "eval.json.tmp") == 0 || strcmp(name, "returns.csv.tmp") == 0);
+            strcmp(name, "eval.json.tmp") == 0 || strcmp(name, "returns.csv.tmp") == 0 ||
+            strcmp(name, "validation.csv.tmp") == 0 || strcmp(name, "report.html.tmp") == 0);
 }
 
 /* checkpoint_NNNNNN.safetensors -> NNNNNN, else -1. */
@@ -499,7 +533,8 @@ static fh_status set_aside_later(const char *out, int64_t iteration, aside *a,
         if (c >= 0) {
             later[i] = c > iteration;
         } else if (strcmp(names[i], "final.safetensors") == 0 ||
-                   strcmp(names[i], "interrupted.safetensors") == 0) {
+                   strcmp(names[i], "interrupted.safetensors") == 0 ||
+                   strcmp(names[i], "best.safetensors") == 0) {
             char path[FH_RUN_DIR_PATH_MAX];
             snprintf(path, sizeof path, "%s/%s", out, names[i]);
             long long ci = checkpoint_iteration(path);
@@ -515,7 +550,8 @@ static fh_status set_aside_later(const char *out, int64_t iteration, aside *a,
             int move = later[i] || (is_metrics && (later_rows[0] || later_rows[1])) ||
                        strcmp(names[i], "config.json") == 0 ||
                        (end_moved && (strcmp(names[i], "eval.json") == 0 ||
-                                      strcmp(names[i], "returns.csv") == 0));
+                                      strcmp(names[i], "returns.csv") == 0 ||
+                                      strcmp(names[i], "report.html") == 0));
             if (move)
                 st = move_aside(a, names[i], err);
         }

@@ -37,18 +37,24 @@ const fh_config_field fh_train_config_fields[] = {
     RUN("kernel", FH_FIELD_CHOICE, kernel, "fast|reference|fast/warp|fast/block|fast/lane", 0, 0, "GPU collection kernel (fast: its rollout mapping chosen from N; fast/warp, /block, /lane force one)"),
     RUN("precision", FH_FIELD_CHOICE, precision, "fp32|tf32", 0, 0, "GPU matmul precision (the batched critic and curiosity model, the update)"),
     RUN("update_device", FH_FIELD_CHOICE, update_device, "same|cpu", 0, 0, "where the PPO update runs: same (the collection's device: the GPU under --device cuda) or cpu (the reference)"),
-    RUN("out", FH_FIELD_STRING, out, NULL, 0, 0, "run directory (config, metrics, checkpoints); empty: a new runs/<UTC time> for each run"),
+    RUN("out", FH_FIELD_STRING, out, NULL, 0, 0, "run directory (config, metrics, checkpoints); empty: a new runs/<data>__<algo>__<seed>__<UTC time> for each run"),
     RUN("resume", FH_FIELD_STRING, resume, NULL, 0, 0, "checkpoint to resume from"),
     RUN("episodes", FH_FIELD_INT, episodes, NULL, 1, 1 << 20, "N: parallel episodes per collection"),
     RUN("steps", FH_FIELD_INT, steps, NULL, 1, 1 << 16, "L: steps per episode per collection"),
     RUN("iterations", FH_FIELD_INT, iterations, NULL, 1, 1 << 24, "K: collect+update iterations"),
     RUN("seed", FH_FIELD_U64, seed, NULL, 0, 0, "run seed (episodes, sampling, init)"),
     RUN("checkpoint_every", FH_FIELD_INT, checkpoint_every, NULL, 0, 1 << 24, "iterations between checkpoints (0: at the end only)"),
-    RUN("train_fraction", FH_FIELD_DOUBLE, train_fraction, NULL, 0.05, 0.95, "share of bars (by time) in the training split"),
+    RUN("train_fraction", FH_FIELD_DOUBLE, train_fraction, NULL, 0.05, 0.95, "share of the bars (by time, after the warm-up and the gaps) in the training split"),
+    RUN("validation_fraction", FH_FIELD_DOUBLE, validation_fraction, NULL, 0, 0.9, "share of the bars in the validation split, after training (0: none); the test split is the rest"),
+    RUN("split_gap", FH_FIELD_INT, split_gap, NULL, 0, 1 << 24, "bars dropped between train, validation and test (below the 200-bar feature warm-up, a split's features see the previous split's bars)"),
+    RUN("walkforward_folds", FH_FIELD_INT, walkforward_folds, NULL, 0, 1000, "walk-forward folds over the test part (0: one test split; foxhunt walkforward sets it)"),
+    RUN("walkforward_fold", FH_FIELD_INT, walkforward_fold, NULL, 0, 999, "which walk-forward fold this run trains and tests (0-based)"),
+    RUN("walkforward_window", FH_FIELD_CHOICE, walkforward_window, "expanding|rolling", 0, 0, "walk-forward training window: expanding (from the first bar) or rolling (the first fold's length)"),
     RUN("synthetic_bars", FH_FIELD_INT, synthetic_bars, NULL, 1000, 1 << 26, "bars of the synthetic market"),
     RUN("synthetic_seed", FH_FIELD_U64, synthetic_seed, NULL, 0, 0, "seed of the synthetic market (independent of --seed)"),
     RUN("threads", FH_FIELD_INT, threads, NULL, 0, 1024, "CPU threads (0: all cores)"),
     RUN("eval_at_end", FH_FIELD_BOOL, eval_at_end, NULL, 0, 1, "evaluate on the test split when training ends"),
+    RUN("eval_every", FH_FIELD_INT, eval_every, NULL, 0, 1 << 24, "iterations between greedy backtests on the validation split; the best by Sharpe is kept as best.safetensors and evaluated at the end (0: none)"),
     RUN("periods_per_year", FH_FIELD_DOUBLE, periods_per_year, NULL, 0, 1e8, "bars per year for the evaluation's annualised figures (0: from the bar spacing: 252 for daily bars, 8760 for hourly; set e.g. 1638 for 6.5-hour-a-day hourly equity bars)"),
     RUN("max_bar_move_sigmas", FH_FIELD_DOUBLE, max_bar_move_sigmas, NULL, 0, 1e12, "refuse data with a one-bar move beyond this many sigmas, an implausible tick (0: no check; docs/FEATURES.md)"),
     PPO("lr", FH_FIELD_DOUBLE, lr, 0, 1, "Adam learning rate (actor and critic)"),
@@ -92,13 +98,17 @@ void fh_train_config_default(fh_train_config *cfg)
     strcpy(cfg->kernel, "fast");
     strcpy(cfg->precision, "fp32");
     strcpy(cfg->update_device, "same");
-    /* cfg->out "": `foxhunt train` picks a new runs/<UTC time> (fh_run_dir_new_name) */
+    /* cfg->out "": `foxhunt train` picks a new runs/<data>__<algo>__<seed>__<UTC time>
+     * (fh_run_dir_new_name) */
     cfg->episodes = FH_DEFAULT_EPISODES;
     cfg->steps = FH_DEFAULT_STEPS;
     cfg->iterations = 12; /* ~3.5 min on 2 cores at N 128 x L 500 (docs/LEARNING.md) */
     cfg->seed = 1;
     cfg->checkpoint_every = 10;
-    cfg->train_fraction = 0.8;
+    cfg->train_fraction = 0.7;
+    cfg->validation_fraction = 0.1;
+    cfg->split_gap = FH_FEATURE_WARMUP;
+    strcpy(cfg->walkforward_window, "expanding");
     cfg->synthetic_bars = 20000;
     cfg->synthetic_seed = 42;
     cfg->threads = 0;
@@ -381,6 +391,18 @@ fh_status fh_train_config_load_ini(const char *path, fh_train_config *cfg, fh_er
                             "key = value)", path, rc);
     *cfg = tmp;
     return FH_OK;
+}
+
+fh_split_spec fh_train_config_split_spec(const fh_train_config *cfg)
+{
+    fh_split_spec s = fh_split_spec_simple(cfg->train_fraction);
+    s.validation_fraction = cfg->validation_fraction;
+    s.gap = (size_t)cfg->split_gap;
+    s.folds = cfg->walkforward_folds;
+    s.fold = cfg->walkforward_fold;
+    s.window = strcmp(cfg->walkforward_window, "rolling") == 0 ? FH_WINDOW_ROLLING
+                                                               : FH_WINDOW_EXPANDING;
+    return s;
 }
 
 double fh_train_config_lr(const fh_train_config *cfg, int64_t iteration)

@@ -255,6 +255,7 @@ void fh_trainer_free(fh_trainer *t)
     fh_mlp_free(&t->actor);
     fh_mlp_free(&t->critic);
     fh_mlp_free(&t->curiosity);
+    fh_mlp_free(&t->best_actor);
     fh_run_data_free(&t->data);
     free(t->episode_return);
     free(t->episode_length);
@@ -370,6 +371,8 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
     fh_status st = fh_make_dirs(cfg->out, err); /* checkpoints land there */
     if (st != FH_OK)
         return st;
+    if (cfg->eval_every > 0 && (st = fh_trainer_validation_start(t, err)) != FH_OK)
+        return st;
     char path[FH_CONFIG_STRING_MAX + 64];
     while (t->iteration < cfg->iterations && !(stop && *stop)) {
         int64_t it = t->iteration + 1;
@@ -408,6 +411,13 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
         m.collect_steps_per_second = (double)per_iteration / (t1 - t0);
         if ((st = fh_run_dir_write_metrics(&t->run, &m, err)) != FH_OK)
             break;
+        t->validated = 0;
+        if (cfg->eval_every > 0 && (it % cfg->eval_every == 0 || it == cfg->iterations) &&
+            ((st = fh_collector_sync_host(t, err)) != FH_OK ||
+             (st = fh_trainer_validate(t, err)) != FH_OK)) {
+            fh_error_prefix(err, "iteration %lld: validation: ", (long long)it);
+            break;
+        }
         if (on_iteration)
             on_iteration(t, &m, user);
         if (cfg->checkpoint_every > 0 && it % cfg->checkpoint_every == 0 &&

@@ -40,6 +40,10 @@ static fh_status load(const char *path, double max_sigmas, fh_error *err)
     fh_train_config_default(&cfg);
     snprintf(cfg.data, sizeof cfg.data, "%s", path);
     cfg.max_bar_move_sigmas = max_sigmas;
+    /* 350-bar files: the old layout (train 0.8, test the rest, no validation, no gap) */
+    cfg.train_fraction = 0.8;
+    cfg.validation_fraction = 0.0;
+    cfg.split_gap = 0;
     fh_run_data d;
     fh_error_clear(err);
     fh_status st = fh_run_data_load(&d, &cfg, NULL, err);

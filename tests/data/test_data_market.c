@@ -53,9 +53,9 @@ int main(void)
     CHECK(fh_synth_generate(&cfg, &b, er, &err) == FH_OK);
 
     fh_market mk;
-    CHECK(fh_market_build(&b, er, 0.7, NULL, &mk, &err) == FH_OK);
+    CHECK(fh_market_build(&b, er, &(fh_split_spec){.train_fraction = 0.7}, NULL, &mk, &err) == FH_OK);
     size_t n = cfg.n_bars - FH_FEATURE_WARMUP, n_train = (size_t)(0.7 * n);
-    CHECK(mk.n == n && mk.n_train == n_train);
+    CHECK(mk.n == n && mk.split.train_end == n_train);
     CHECK(mk.interval_seconds == 3600.0);
 
     /* reference statistics from raw features of the training rows */
@@ -110,7 +110,7 @@ int main(void)
         b.volume[i] *= 10.0;
     }
     fh_market mk2;
-    CHECK(fh_market_build(&b, NULL, 0.7, NULL, &mk2, &err) == FH_OK);
+    CHECK(fh_market_build(&b, NULL, &(fh_split_spec){.train_fraction = 0.7}, NULL, &mk2, &err) == FH_OK);
     CHECK(memcmp(&mk.norm, &mk2.norm, sizeof mk.norm) == 0);
     CHECK(mk2.expected_return == NULL);
     fh_market_free(&mk2);
@@ -121,17 +121,17 @@ int main(void)
         given.mean[k] = 0.0f;
         given.std[k] = 1000.0f;
     }
-    CHECK(fh_market_build(&b, NULL, 0.5, &given, &mk2, &err) == FH_OK);
+    CHECK(fh_market_build(&b, NULL, &(fh_split_spec){.train_fraction = 0.5}, &given, &mk2, &err) == FH_OK);
     CHECK(memcmp(&mk2.norm, &given, sizeof given) == 0);
     CHECK_CLOSE(mk2.features[0], raw[FH_FEATURE_WARMUP * NF] / 1000.0, 1e-9, 1e-5);
     fh_market_free(&mk2);
 
     /* bad arguments */
-    CHECK(fh_market_build(&b, NULL, 0.0, NULL, &mk2, &err) == FH_ERR_INPUT);
-    CHECK(fh_market_build(&b, NULL, 1.5, NULL, &mk2, &err) == FH_ERR_INPUT);
+    CHECK(fh_market_build(&b, NULL, &(fh_split_spec){.train_fraction = 0.0}, NULL, &mk2, &err) == FH_ERR_INPUT);
+    CHECK(fh_market_build(&b, NULL, &(fh_split_spec){.train_fraction = 1.5}, NULL, &mk2, &err) == FH_ERR_INPUT);
     size_t keep = b.n;
     b.n = FH_MIN_BARS - 1;
-    CHECK(fh_market_build(&b, NULL, 0.8, NULL, &mk2, &err) == FH_ERR_INPUT);
+    CHECK(fh_market_build(&b, NULL, &(fh_split_spec){.train_fraction = 0.8}, NULL, &mk2, &err) == FH_ERR_INPUT);
     CHECK(strstr(err.message, "299") != NULL);
     b.n = keep;
 

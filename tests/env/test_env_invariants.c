@@ -512,7 +512,7 @@ static void run_data_layer_file(const char *path)
     }
     fh_market market;
     memset(&market, 0, sizeof market);
-    if (fh_market_build(&bars, NULL, 0.8, NULL, &market, &err) != FH_OK) {
+    if (fh_market_build(&bars, NULL, &(fh_split_spec){.train_fraction = 0.8}, NULL, &market, &err) != FH_OK) {
         CHECK_MSG(0, "fh_market_build(%s): %s", path, err.message);
         fh_bars_free(&bars);
         return;

@@ -26,7 +26,7 @@ static void check_market(const fh_market *m, size_t n_bars)
 {
     FUZZ_REQUIRE(m->n == n_bars - FH_FEATURE_WARMUP, "market n %zu from %zu bars", m->n,
                  n_bars);
-    FUZZ_REQUIRE(m->n_train >= 1 && m->n_train <= m->n, "n_train %zu of %zu", m->n_train, m->n);
+    FUZZ_REQUIRE(m->split.train_end >= 1 && m->split.train_end <= m->n, "train end %zu of %zu", m->split.train_end, m->n);
     for (size_t i = 0; i < m->n; i++) {
         FUZZ_REQUIRE(isfinite(m->close[i]) && m->close[i] > 0.0f,
                      "market close[%zu] = %g: the environment needs a finite price > 0", i,
@@ -102,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     {
         fh_market market;
-        st = fh_market_build(&bars, NULL, 0.8, NULL, &market, &err);
+        st = fh_market_build(&bars, NULL, &(fh_split_spec){.train_fraction = 0.8}, NULL, &market, &err);
         if (st == FH_OK) {
             check_market(&market, n);
             fh_market_free(&market);
