@@ -11,7 +11,12 @@
  * A checkpoint never holds a non-finite float: saving refuses a NaN or infinity in any
  * F32/F64 tensor (FH_ERR_FAILURE, nothing written), loading refuses one in any F32/F64
  * tensor of the file, asked for or not, and a norm.std that is not > 0 (FH_ERR_INPUT,
- * naming the key and the first bad index). */
+ * naming the key and the first bad index).
+ *
+ * An actor-only checkpoint (`foxhunt export --actor`; __metadata__ "kind" = "actor")
+ * holds what an evaluation needs and nothing else: the actor's params, norm.mean,
+ * norm.std, the config and the data identity; no Adam state, no critic, no episodes. It
+ * evaluates like a full one and cannot resume training (docs/CHECKPOINTS.md). */
 #ifndef FOXHUNT_CHECKPOINT_H
 #define FOXHUNT_CHECKPOINT_H
 
@@ -26,6 +31,8 @@
 #define FH_CHECKPOINT_FORMAT "foxhunt.checkpoint"
 #define FH_CHECKPOINT_VERSION "1"
 #define FH_CHECKPOINT_MAX_EXTRAS 16
+/* __metadata__ "kind" of an actor-only checkpoint; a full checkpoint has no "kind" */
+#define FH_CHECKPOINT_KIND_ACTOR "actor"
 
 /* What the training data was (docs/CHECKPOINTS.md, "Data identity"): stored as
  * __metadata__ strings data.source, data.bars, data.first_time, data.last_time and
@@ -95,8 +102,18 @@ typedef struct {
      * with some data.* keys but not all, or one that does not parse, is refused. */
     fh_data_identity *data;
     int data_present;
+    /* An actor-only checkpoint. Save: 1 writes one: nets[FH_NET_ACTOR]'s params (no
+     * Adam state), norm, the config and (when given) data, with __metadata__ "kind" =
+     * "actor"; the actor, norm and config_json are required, and any other network,
+     * seed, iteration, rng_state or extra is an error (FH_ERR_FAILURE, nothing written).
+     * Load: set to 1 when the file is one, else 0. Such a file answers a load that asks
+     * for the actor (its params; its Adam moments and step are zeroed, a fresh
+     * optimiser's), norm, data, the config and optional extras; a load that asks for
+     * anything else (another network, seed, iteration, rng_state, a required extra: a
+     * resume) is refused (FH_ERR_INPUT) saying the file is actor-only. */
+    int actor_only;
     /* save only: further __metadata__ strings (e.g. "update.lr"); a key may not be
-     * format, format_version, config or data.* (FH_ERR_FAILURE, nothing written) */
+     * format, format_version, kind, config or data.* (FH_ERR_FAILURE, nothing written) */
     const char *const *meta_keys;
     const char *const *meta_values;
     int n_meta;

@@ -2,7 +2,8 @@
  * docs/CHECKPOINTS.md). Save is one pass over each network's tensor table (params,
  * then Adam m and v under prefixed keys, which lie in the same layout); load validates
  * every requested key into a copy plan and only then copies, so a bad file never
- * leaves the caller half-loaded. */
+ * leaves the caller half-loaded. An actor-only checkpoint is the same with the params
+ * pass alone, for the actor alone. */
 #include "foxhunt/checkpoint.h"
 
 #include <errno.h>
@@ -268,38 +269,82 @@ int fh_data_identity_read_metadata(const fh_st_file *f, fh_data_identity *id, fh
     return 1;
 }
 
+/* ---- actor-only checkpoints ---- */
+
+static const char *const k_net_weights[FH_NET_COUNT] = {
+    "the actor's weights", "the critic's weights", "the curiosity network's weights",
+    "the Q-network's weights"};
+
+/* What a load asks of an actor-only file that it does not hold (the first such thing),
+ * or NULL when it asks only for the actor, the normalisation, the data identity, the
+ * config and optional extras. */
+static const char *beyond_actor_only(const fh_checkpoint *ck)
+{
+    for (int k = 0; k < FH_NET_COUNT; k++)
+        if (k != FH_NET_ACTOR && ck->nets[k])
+            return k_net_weights[k];
+    if (ck->seed)
+        return "run.seed";
+    if (ck->iteration)
+        return "run.iteration";
+    if (ck->rng_state)
+        return "rng.episodes";
+    for (int i = 0; i < ck->n_extras; i++)
+        if (!ck->extras[i].optional)
+            return ck->extras[i].name;
+    return NULL;
+}
+
 fh_status fh_checkpoint_save(const char *path, const fh_checkpoint *ck, const char *config_json,
                              fh_error *err)
 {
     if (ck->n_extras < 0 || ck->n_extras > FH_CHECKPOINT_MAX_EXTRAS)
         return fh_error_set(err, FH_ERR_FAILURE, "%s: %d extra tensors (at most %d)", path,
                             ck->n_extras, FH_CHECKPOINT_MAX_EXTRAS);
+    if (ck->actor_only) {
+        const char *missing = !ck->nets[FH_NET_ACTOR] ? "the actor"
+                            : !ck->norm ? "the normalisation"
+                            : !config_json ? "the config (an evaluation rebuilds its data from it)"
+                            : NULL;
+        const char *more = beyond_actor_only(ck);
+        if (!more && ck->n_extras > 0)
+            more = "extra tensors";
+        if (missing || more)
+            return fh_error_set(err, FH_ERR_FAILURE, "%s: not saved: an actor-only checkpoint "
+                                "holds the actor's params, the normalisation and the config, "
+                                "nothing else; %s %s", path, missing ? "missing" : "also given",
+                                missing ? missing : more);
+    }
     fh_st_writer w;
     fh_st_writer_init(&w);
     char key[FH_NN_MAX_NAME + 32];
     fh_status st = fh_st_writer_set_metadata(&w, "format", FH_CHECKPOINT_FORMAT, err);
     if (st == FH_OK)
         st = fh_st_writer_set_metadata(&w, "format_version", FH_CHECKPOINT_VERSION, err);
+    if (st == FH_OK && ck->actor_only)
+        st = fh_st_writer_set_metadata(&w, "kind", FH_CHECKPOINT_KIND_ACTOR, err);
     if (st == FH_OK && config_json)
         st = fh_st_writer_set_metadata(&w, "config", config_json, err);
     if (st == FH_OK && ck->data)
         st = fh_data_identity_write_metadata(&w, ck->data, err);
     for (int i = 0; i < ck->n_meta && st == FH_OK; i++) {
         const char *k = ck->meta_keys[i];
-        if (!strcmp(k, "format") || !strcmp(k, "format_version") || !strcmp(k, "config") ||
-            !strncmp(k, "data.", 5))
+        if (!strcmp(k, "format") || !strcmp(k, "format_version") || !strcmp(k, "kind") ||
+            !strcmp(k, "config") || !strncmp(k, "data.", 5))
             st = fh_error_set(err, FH_ERR_FAILURE, "__metadata__ \"%s\" is the "
                               "checkpoint's own key", k);
         else
             st = fh_st_writer_set_metadata(&w, k, ck->meta_values[i], err);
     }
 
+    const int n_passes = ck->actor_only ? 1 : 3;
     for (int k = 0; k < FH_NET_COUNT && st == FH_OK; k++) {
         const fh_mlp *m = ck->nets[k];
         if (!m)
             continue;
-        /* params, then Adam m, then Adam v: one pass over the table per buffer */
-        for (int pass = 0; pass < 3 && st == FH_OK; pass++) {
+        /* params, then Adam m, then Adam v: one pass over the table per buffer (an
+         * actor-only file: params only) */
+        for (int pass = 0; pass < n_passes && st == FH_OK; pass++) {
             const float *buf = pass == 0 ? m->params : moment_buffer(m, pass - 1);
             for (int t = 0; t < m->n_tensors && st == FH_OK; t++) {
                 const fh_tensor_desc *td = &m->tensors[t];
@@ -310,7 +355,7 @@ fh_status fh_checkpoint_save(const char *path, const fh_checkpoint *ck, const ch
                                       buf + td->offset, err);
             }
         }
-        if (st == FH_OK) {
+        if (st == FH_OK && !ck->actor_only) {
             int64_t one = 1;
             snprintf(key, sizeof key, "adam.step.%s", m->desc->name);
             st = fh_st_writer_add(&w, key, FH_DTYPE_I64, 1, &one, &m->adam_step, err);
@@ -376,6 +421,15 @@ static fh_status plan_add(ck_plan *plan, const fh_st_file *f, const char *name, 
     return FH_OK;
 }
 
+/* 1 when f holds any Adam tensor (a full checkpoint, maybe damaged). */
+static int holds_adam_state(const fh_st_file *f)
+{
+    for (size_t i = 0; i < f->n_tensors; i++)
+        if (strncmp(f->tensors[i].name, "adam.", 5) == 0)
+            return 1;
+    return 0;
+}
+
 fh_status fh_checkpoint_load(const char *path, fh_checkpoint *ck, char **config_json_out,
                              fh_error *err)
 {
@@ -405,6 +459,24 @@ fh_status fh_checkpoint_load(const char *path, fh_checkpoint *ck, char **config_
     if (!ver || strcmp(ver, FH_CHECKPOINT_VERSION) != 0) {
         st = fh_error_set(err, FH_ERR_INPUT, "%s: checkpoint format_version %s, this build "
                           "reads %s", path, ver ? ver : "(missing)", FH_CHECKPOINT_VERSION);
+        goto done;
+    }
+    /* a full checkpoint has no "kind"; an actor-only one answers an evaluation only */
+    const char *kind = fh_st_metadata(&f, "kind");
+    const int actor_only = kind != NULL;
+    if (kind && strcmp(kind, FH_CHECKPOINT_KIND_ACTOR) != 0) {
+        st = fh_error_set(err, FH_ERR_INPUT, "%s: __metadata__ \"kind\" is \"%.64s\"; this "
+                          "build reads full checkpoints (no \"kind\") and actor-only ones "
+                          "(\"%s\", foxhunt export --actor)", path, kind,
+                          FH_CHECKPOINT_KIND_ACTOR);
+        goto done;
+    }
+    const char *beyond = actor_only ? beyond_actor_only(ck) : NULL;
+    if (beyond) {
+        st = fh_error_set(err, FH_ERR_INPUT, "%s: this is an actor-only checkpoint (foxhunt "
+                          "export --actor); it cannot resume training: resume from the full "
+                          "checkpoint (it holds the actor's weights and the normalisation, "
+                          "not %s)", path, beyond);
         goto done;
     }
     /* every float of the file finite, asked for or not; norm.std > 0 */
@@ -440,11 +512,12 @@ fh_status fh_checkpoint_load(const char *path, fh_checkpoint *ck, char **config_
     }
     char key[FH_NN_MAX_NAME + 32];
     int64_t one = 1, nf = FH_N_MARKET_FEATURES;
+    const int n_passes = actor_only ? 1 : 3; /* an actor-only file: params only */
     for (int k = 0; k < FH_NET_COUNT && st == FH_OK; k++) {
         fh_mlp *m = ck->nets[k];
         if (!m)
             continue;
-        for (int pass = 0; pass < 3 && st == FH_OK; pass++) {
+        for (int pass = 0; pass < n_passes && st == FH_OK; pass++) {
             float *buf = pass == 0 ? m->params : moment_buffer(m, pass - 1);
             for (int t = 0; t < m->n_tensors && st == FH_OK; t++) {
                 const fh_tensor_desc *td = &m->tensors[t];
@@ -453,9 +526,17 @@ fh_status fh_checkpoint_load(const char *path, fh_checkpoint *ck, char **config_
                          td->name);
                 st = plan_add(plan, &f, key, FH_DTYPE_F32, td->rank, shape, buf + td->offset,
                               err);
+                if (st != FH_OK && pass > 0 && err && !holds_adam_state(&f)) {
+                    /* a hand-made actor-only file without its "kind" lands here */
+                    size_t used = strlen(err->message);
+                    append(err->message, sizeof err->message, &used, " (a checkpoint "
+                           "without Adam state must say __metadata__ \"kind\": \"%s\" to "
+                           "be read as actor-only: write one with foxhunt export --actor)",
+                           FH_CHECKPOINT_KIND_ACTOR);
+                }
             }
         }
-        if (st == FH_OK) {
+        if (st == FH_OK && !actor_only) {
             snprintf(key, sizeof key, "adam.step.%s", m->desc->name);
             st = plan_add(plan, &f, key, FH_DTYPE_I64, 1, &one, &m->adam_step, err);
             if (st == FH_OK) {
@@ -501,6 +582,15 @@ fh_status fh_checkpoint_load(const char *path, fh_checkpoint *ck, char **config_
     /* every check passed: now, and only now, touch the caller's objects */
     for (int i = 0; i < plan->n; i++)
         memcpy(plan->items[i].dst, plan->items[i].src->data, plan->items[i].src->nbytes);
+    /* an actor-only file holds no optimiser state: the actor's is a fresh one, so that
+     * what a load leaves never depends on what the buffers held before */
+    fh_mlp *actor = ck->nets[FH_NET_ACTOR];
+    if (actor_only && actor) {
+        memset(actor->adam_m, 0, actor->n_params * sizeof *actor->adam_m);
+        memset(actor->adam_v, 0, actor->n_params * sizeof *actor->adam_v);
+        actor->adam_step = 0;
+    }
+    ck->actor_only = actor_only;
     for (int i = 0; i < ck->n_extras; i++)
         ck->extras[i].present = fh_st_find(&f, ck->extras[i].name) != NULL;
     if (ck->data) {

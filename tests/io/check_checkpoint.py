@@ -1,7 +1,12 @@
 """check_checkpoint.py — loads a checkpoint written by test_checkpoint_python with the
 `safetensors` package (numpy backend) and checks every key, dtype, shape and value of
 the fixture in tests/io/ckpt_fixture.h. Exit 0 on success, 1 on a mismatch, 77 when the
-package is missing."""
+package is missing.
+
+check_checkpoint.py --actor-only ACTOR FULL: ACTOR (`foxhunt export --actor` of FULL)
+holds exactly the actor's six tensors and norm.mean, norm.std, each dtype, shape and bit
+equal to FULL's; its metadata says kind "actor", FULL's format, config and data.*, and
+export.iteration = FULL's run.iteration (docs/CHECKPOINTS.md)."""
 import json
 import sys
 
@@ -13,14 +18,52 @@ except ImportError as e:  # pragma: no cover
     print(f"SKIP: python safetensors/numpy not importable: {e}")
     sys.exit(77)
 
-path = sys.argv[1]
-t = load_file(path)
 failures = []
 
 
 def check(cond, what):
     if not cond:
         failures.append(what)
+
+
+def finish(n):
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{n} tensors checked, {len(failures)} failures")
+    sys.exit(1 if failures else 0)
+
+
+def check_actor_only(actor_path, full_path):
+    a, full = load_file(actor_path), load_file(full_path)
+    with safe_open(actor_path, framework="numpy") as f:
+        am = f.metadata()
+    with safe_open(full_path, framework="numpy") as f:
+        fm = f.metadata()
+    shapes = {"policy_layer_0.weight": (128, 54), "policy_layer_0.bias": (128,),
+              "policy_layer_1.weight": (64, 128), "policy_layer_1.bias": (64,),
+              "policy_output.weight": (45, 64), "policy_output.bias": (45,),
+              "norm.mean": (51,), "norm.std": (51,)}
+    check(set(a) == set(shapes), f"keys {sorted(set(a) ^ set(shapes))} differ from the actor-only layout")
+    for key, shape in shapes.items():
+        if key not in a:
+            continue
+        check(a[key].dtype == np.float32 and a[key].shape == shape, f"{key}: {a[key].dtype} {a[key].shape}")
+        check(key in full and a[key].tobytes() == full[key].tobytes(), f"{key} is not bit-equal to the full file's")
+    check(am.get("kind") == "actor" and "kind" not in fm, f"kind {am.get('kind')!r}, full {fm.get('kind')!r}")
+    for key in ("format", "format_version", "config", "data.source", "data.bars", "data.first_time",
+                "data.last_time", "data.hash"):
+        check(am.get(key) == fm.get(key) and key in am, f"metadata {key}: {am.get(key)!r} != {fm.get(key)!r}")
+    json.loads(am["config"])
+    check(am.get("export.iteration") == str(int(full["run.iteration"][0])),
+          f"export.iteration {am.get('export.iteration')!r}")
+    finish(len(a))
+
+
+if len(sys.argv) == 4 and sys.argv[1] == "--actor-only":
+    check_actor_only(sys.argv[2], sys.argv[3])
+
+path = sys.argv[1]
+t = load_file(path)
 
 
 nets = [
@@ -72,7 +115,4 @@ check(meta.get("format") == "foxhunt.checkpoint" and meta.get("format_version") 
 cfg = json.loads(meta.get("config", "null"))
 check(cfg == {"algo": "ppo", "episodes": 128, "lr": 0.0003, "note": 'q"uote'}, f"config {cfg}")
 
-for f in failures:
-    print("FAIL:", f)
-print(f"{len(t)} tensors checked, {len(failures)} failures")
-sys.exit(1 if failures else 0)
+finish(len(t))

@@ -9,7 +9,13 @@
  * Data identity: the FNV-1a hash of known bars equals the documented numpy formula's
  * value; one ulp or one bar less is a difference named in the message; the identity
  * round-trips through the data.* metadata; a file without it loads with data_present 0;
- * partial or malformed data.* metadata is refused; a path that is not UTF-8 is escaped. */
+ * partial or malformed data.* metadata is refused; a path that is not UTF-8 is escaped.
+ * Actor-only checkpoints: exactly the actor's params, norm.* and the metadata (kind,
+ * config, data.*), bit-identical to the full file's; an eval-shaped load reads them and
+ * zeroes the actor's Adam state, a resume-shaped one is refused saying the file is
+ * actor-only and touches nothing; a missing actor key, a wrong shape, an unknown kind
+ * are refused; saves that lack the actor, norm or config, or add anything, write
+ * nothing; a file without Adam state and without "kind" names the fix. */
 #include <sys/stat.h>
 
 #include "ckpt_fixture.h"
@@ -130,6 +136,167 @@ static void test_data_identity(fixture *src)
     /* loads that do not ask for the identity do not look at it */
     lk.data = NULL;
     CHECK(fh_checkpoint_load(tpath("id2.safetensors"), &lk, NULL, &err) == FH_OK);
+}
+
+/* an evaluation's request: the actor (with its Adam buffers) and the normalisation */
+static void eval_request(fh_checkpoint *ck, fixture *fx)
+{
+    memset(ck, 0, sizeof *ck);
+    ck->nets[FH_NET_ACTOR] = &fx->nets[FH_NET_ACTOR];
+    ck->norm = &fx->norm;
+}
+
+/* an eval-shaped load of path must fail with needle in the message and change nothing */
+static void expect_eval_load_fails(const char *path, const char *needle)
+{
+    fixture got, pristine;
+    CHECK(fixture_init(&got, 0) == 0 && fixture_init(&pristine, 0) == 0);
+    fh_checkpoint ck;
+    eval_request(&ck, &got);
+    fh_error err;
+    fh_status st = fh_checkpoint_load(path, &ck, NULL, &err);
+    CHECK_MSG(st == FH_ERR_INPUT && strstr(err.message, path) && strstr(err.message, needle),
+              "%s: status %d, \"%s\" should say \"%s\"", path, (int)st, err.message, needle);
+    CHECK_MSG(fixture_equal(&got, &pristine), "failed load of %s changed the caller's objects",
+              path);
+    fixture_free(&got);
+    fixture_free(&pristine);
+}
+
+static void test_actor_only(fixture *src)
+{
+    fh_error err;
+    char actor[256], bad[256]; /* tpath's buffers rotate */
+    snprintf(actor, sizeof actor, "%s", tpath("actor.safetensors"));
+    snprintf(bad, sizeof bad, "%s", tpath("bad_actor.safetensors"));
+    fh_data_identity id = {.source = "synthetic seed=42 bars=3000", .n_bars = 3000,
+                           .first_time = 1000, .last_time = 2000, .hash = 0x0123456789abcdefULL};
+    const char *mk[1] = {"export.iteration"}, *mv[1] = {"42"};
+    fh_checkpoint ack = {0};
+    ack.actor_only = 1;
+    ack.nets[FH_NET_ACTOR] = &src->nets[FH_NET_ACTOR];
+    ack.norm = &src->norm;
+    ack.data = &id;
+    ack.meta_keys = mk;
+    ack.meta_values = mv;
+    ack.n_meta = 1;
+    CHECK_MSG(fh_checkpoint_save(actor, &ack, FIX_CONFIG, &err) == FH_OK, "%s", err.message);
+
+    /* exactly the actor's params and norm.*, bit-identical to the full file's */
+    fh_st_file a, full;
+    CHECK(fh_st_read(&a, actor, &err) == FH_OK);
+    CHECK(fh_st_read(&full, tpath("good.safetensors"), &err) == FH_OK);
+    const fh_mlp *m = &src->nets[FH_NET_ACTOR];
+    CHECK_MSG(a.n_tensors == (size_t)m->n_tensors + 2, "%zu tensors", a.n_tensors);
+    for (size_t i = 0; i < a.n_tensors; i++) {
+        const fh_st_tensor *t = &a.tensors[i], *u = fh_st_find(&full, t->name);
+        CHECK_MSG(u && u->dtype == t->dtype && u->rank == t->rank && u->nbytes == t->nbytes &&
+                  memcmp(u->shape, t->shape, (size_t)t->rank * sizeof t->shape[0]) == 0 &&
+                  memcmp(u->data, t->data, t->nbytes) == 0, "%s differs from the full file's",
+                  t->name);
+        CHECK_MSG(strncmp(t->name, "policy_", 7) == 0 || strncmp(t->name, "norm.", 5) == 0,
+                  "unexpected key %s", t->name);
+    }
+    const char *kind = fh_st_metadata(&a, "kind"), *cfg_meta = fh_st_metadata(&a, "config");
+    CHECK(kind && strcmp(kind, "actor") == 0 && cfg_meta && strcmp(cfg_meta, FIX_CONFIG) == 0);
+    CHECK(fh_st_metadata(&a, "data.hash") && fh_st_metadata(&a, "export.iteration"));
+    CHECK(fh_st_metadata(&full, "kind") == NULL); /* a full checkpoint says no kind */
+    fh_st_file_free(&a);
+    fh_st_file_free(&full);
+
+    /* an evaluation's load: params and norm as saved; the Adam state a fresh one's */
+    fixture got;
+    CHECK(fixture_init(&got, 0) == 0);
+    fh_checkpoint ck;
+    eval_request(&ck, &got);
+    fh_data_identity gid;
+    ck.data = &gid;
+    char *cfg = NULL;
+    CHECK_MSG(fh_checkpoint_load(actor, &ck, &cfg, &err) == FH_OK, "%s", err.message);
+    const fh_mlp *g = &got.nets[FH_NET_ACTOR];
+    CHECK(ck.actor_only == 1 && ck.data_present == 1 && gid.hash == id.hash);
+    CHECK(memcmp(g->params, m->params, m->n_params * sizeof(float)) == 0);
+    CHECK(memcmp(&got.norm, &src->norm, sizeof got.norm) == 0);
+    int zero = g->adam_step == 0;
+    for (size_t k = 0; k < g->n_params; k++)
+        zero &= g->adam_m[k] == 0.0f && g->adam_v[k] == 0.0f;
+    CHECK_MSG(zero, "the actor's Adam state is not a fresh one after an actor-only load");
+    CHECK(cfg && strcmp(cfg, FIX_CONFIG) == 0);
+    free(cfg);
+    /* a full file read afterwards through the same struct says it is not actor-only */
+    CHECK(fh_checkpoint_load(tpath("good.safetensors"), &ck, NULL, &err) == FH_OK &&
+          ck.actor_only == 0);
+    fixture_free(&got);
+
+    /* a resume's request (every network, seed, iteration, episodes) is refused, and so is
+     * one for a required extra; nothing is touched */
+    fixture sentinel, pristine;
+    CHECK(fixture_init(&sentinel, 0) == 0 && fixture_init(&pristine, 0) == 0);
+    expect_load_fails(actor, "this is an actor-only checkpoint (foxhunt export --actor); it "
+                      "cannot resume training: resume from the full checkpoint", &sentinel,
+                      &pristine);
+    sentinel.ck.nets[FH_NET_CRITIC] = sentinel.ck.nets[FH_NET_CURIOSITY] = NULL;
+    pristine.ck.nets[FH_NET_CRITIC] = pristine.ck.nets[FH_NET_CURIOSITY] = NULL;
+    expect_load_fails(actor, "not run.seed", &sentinel, &pristine);
+    sentinel.ck.seed = NULL;
+    sentinel.ck.iteration = NULL;
+    sentinel.ck.rng_state = NULL;
+    expect_load_fails(actor, "not ppo.lr_frac", &sentinel, &pristine);
+    fixture_free(&sentinel);
+    fixture_free(&pristine);
+
+    /* damaged actor-only files: a missing actor key, a wrong shape, an unknown kind */
+    CHECK(io_rewrite_header(tpath("a_key.safetensors"), actor, "\"policy_output.bias\"",
+                            "\"policy_outpot.bias\"") == 0);
+    expect_eval_load_fails(tpath("a_key.safetensors"), "missing key \"policy_output.bias\"");
+    CHECK(io_rewrite_header(tpath("a_shape.safetensors"), actor, "\"shape\":[64,128]",
+                            "\"shape\":[128,64]") == 0);
+    expect_eval_load_fails(tpath("a_shape.safetensors"), "\"policy_layer_1.weight\": wrong "
+                           "shape [128, 64], expected [64, 128]");
+    CHECK(io_rewrite_header(tpath("a_kind.safetensors"), actor, "\"kind\":\"actor\"",
+                            "\"kind\":\"critic\"") == 0);
+    expect_eval_load_fails(tpath("a_kind.safetensors"), "\"kind\" is \"critic\"");
+    /* without its kind the file is a full checkpoint missing its Adam state: said so */
+    CHECK(io_rewrite_header(tpath("a_nokind.safetensors"), actor, "\"kind\":\"actor\"",
+                            "\"kinf\":\"actor\"") == 0);
+    expect_eval_load_fails(tpath("a_nokind.safetensors"), "missing key \"adam.m.policy_layer_0"
+                           ".weight\" (a checkpoint without Adam state must say __metadata__ "
+                           "\"kind\": \"actor\"");
+    /* a NaN in an actor-only file is refused like anywhere else */
+    const float nan_f = NAN;
+    CHECK(fix_poke(tpath("a_nan.safetensors"), actor, "policy_output.weight", 9, &nan_f, 4) == 0);
+    expect_eval_load_fails(tpath("a_nan.safetensors"), "\"policy_output.weight\": element 9 "
+                           "is nan");
+
+    /* saves that lack what an evaluation needs, or hold more, write nothing */
+    fh_checkpoint b = ack;
+    CHECK(fh_checkpoint_save(bad, &b, NULL, &err) == FH_ERR_FAILURE &&
+          strstr(err.message, "missing the config"));
+    b.norm = NULL;
+    CHECK(fh_checkpoint_save(bad, &b, FIX_CONFIG, &err) == FH_ERR_FAILURE &&
+          strstr(err.message, "missing the normalisation"));
+    b = ack;
+    b.nets[FH_NET_CRITIC] = &src->nets[FH_NET_CRITIC];
+    CHECK_MSG(fh_checkpoint_save(bad, &b, FIX_CONFIG, &err) == FH_ERR_FAILURE &&
+              strstr(err.message, bad) && strstr(err.message, "also given the critic's weights"),
+              "%s", err.message);
+    b = ack;
+    b.extras = &src->extra;
+    b.n_extras = 1;
+    CHECK(fh_checkpoint_save(bad, &b, FIX_CONFIG, &err) == FH_ERR_FAILURE &&
+          strstr(err.message, "also given ppo.lr_frac"));
+    fh_checkpoint_extra opt = src->extra;
+    opt.optional = 1;
+    b.extras = &opt;
+    CHECK(fh_checkpoint_save(bad, &b, FIX_CONFIG, &err) == FH_ERR_FAILURE &&
+          strstr(err.message, "also given extra tensors"));
+    b = ack;
+    const char *kk[1] = {"kind"}, *kv[1] = {"full"};
+    b.meta_keys = kk;
+    b.meta_values = kv;
+    CHECK(fh_checkpoint_save(bad, &b, FIX_CONFIG, &err) == FH_ERR_FAILURE &&
+          strstr(err.message, "\"kind\" is the checkpoint's own key"));
+    CHECK(access(bad, F_OK) != 0 && access(tpath("bad_actor.safetensors.tmp"), F_OK) != 0);
 }
 
 int main(void)
@@ -262,6 +429,8 @@ int main(void)
         CHECK(access(tpath("good.safetensors.tmp"), F_OK) != 0);
         src.nets[1].adam_v[5] = keep;
     }
+
+    test_actor_only(&src); /* while good.safetensors is src, byte for byte */
 
     /* failed saves leave the previous file byte-identical */
     src.nets[0].params[0] = 12345.0f; /* a different state that must not land */
