@@ -22,7 +22,10 @@
 #          scripts/compare_checkpoints.py) and learn_cpu (the learning test's seed 1 on the
 #          CPU, beside learn's on the GPU), learn_throughput (the learning test under the
 #          throughput configuration: N 4096 x L 128, 2 epochs of minibatch 16384, TF32) and
-#          update_cli (`foxhunt update --device cuda` through tests/rl/test_update)
+#          update_cli (`foxhunt update --device cuda` through tests/rl/test_update);
+#          walk-forward (issue 20): walkforward_spy, walkforward_btc, walkforward_synth
+#          (configs/walkforward.ini on ../shared/data's SPY daily and BTC hourly bars and
+#          on the synthetic market; every run directory lands under OUT)
 #
 # Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
 # logs under OUT (default /tmp/foxhunt-gpu-check), archived after every step into
@@ -98,6 +101,21 @@ sanitize() { # TOOL EPISODES [VAR=VALUE...]: compute-sanitizer on each of SANITI
   done
 }
 
+# the real bars: ../shared/data beside the project, else a copy in .deps/data (carried)
+DATA_DIR=${DATA_DIR:-../shared/data}
+[ -f "$DATA_DIR/spy_daily.csv" ] || DATA_DIR=.deps/data
+walkforward() { # NAME FLAGS...: configs/walkforward.ini; run directories (checkpoints of
+  # megabytes each) stay in /tmp, the tables, JSON and reports come back under OUT
+  local name=$1 dir=/tmp/fh-walkforward-$1
+  shift
+  "$FH" walkforward --config configs/walkforward.ini "$@" --out "$dir" --force || return $?
+  mkdir -p "$OUT/walkforward-$name"
+  cp "$dir"/walkforward.md "$dir"/walkforward.json "$dir"/eval_seed*.json "$dir"/report_seed*.html \
+    "$OUT/walkforward-$name/" 2>/dev/null
+  gzip -c "$dir"/returns_seed1.csv >"$OUT/walkforward-$name/returns_seed1.csv.gz"
+  cat "$dir/walkforward.md"
+}
+
 for step in $STEPS; do
   case $step in
     info) run_step info bash -c "nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu --format=csv; $FH info --device cuda" ;;
@@ -154,6 +172,9 @@ for step in $STEPS; do
     learn_cpu) run_step learn_cpu "$BUILD/tests/rl/test_learning" device=cpu seeds=1 ;;
     update_profile) run_step update_profile ncu --clock-control none --metrics gpu__time_duration.sum --csv --launch-skip ${PROFILE_SKIP:-3000} --launch-count ${PROFILE_COUNT:-120} "$FH" bench --train --device cuda --episodes 128 --steps 500 --repeats 1 ;;
     train_gpu) run_step train_gpu "$FH" train --device cuda ${TRAIN_GPU_FLAGS:---iterations 20} --out /tmp/fh-gpu-train2 --force ;;
+    walkforward_spy) run_step walkforward_spy walkforward spy --data "$DATA_DIR/spy_daily.csv" ;;
+    walkforward_btc) run_step walkforward_btc walkforward btc --data "$DATA_DIR/btcusdt_1h.csv" ;;
+    walkforward_synth) run_step walkforward_synth walkforward synth --synthetic-bars 100000 ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
 done

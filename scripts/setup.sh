@@ -6,7 +6,8 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-PACKAGES="build-essential cmake pkg-config libopenblas-dev libcjson-dev libinih-dev python3"
+# libjs-dygraphs: the charting library `eval --report` embeds in its page at build time
+PACKAGES="build-essential cmake pkg-config libopenblas-dev libcjson-dev libinih-dev python3 libjs-dygraphs"
 missing=""
 for p in $PACKAGES; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
@@ -33,6 +34,20 @@ if [ -n "$missing" ]; then
   echo "setup: installing (fuzzing):$missing"
   { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing; } \
     || echo "setup: note: could not install$missing (optional; the fuzz tests will skip)"
+fi
+
+# The tear sheet's browser test (tests/cli/test_report_browser.c renders `eval --report`'s
+# page; it skips without a browser): Debian's headless chromium and a font for the page's
+# text, without chromium's desktop recommendations. Optional: a failure here is a note.
+BROWSER_PACKAGES="chromium-headless-shell fonts-liberation"
+missing=""
+for p in $BROWSER_PACKAGES; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "setup: installing (browser test):$missing"
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing; } \
+    || echo "setup: note: could not install$missing (optional; the browser test will skip)"
 fi
 
 # Optional tooling: the checkpoint interop test reads our files with Python's

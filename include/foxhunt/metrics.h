@@ -44,6 +44,7 @@ typedef struct {
     double mean_abs_exposure;
     int round_trips;
     double round_trip_hit_rate;
+    double skewness, kurtosis; /* of r (kurtosis not excess; 0 when r has no variance) */
 } fh_backtest_metrics;
 
 /* 252 for bars of 20 hours or more (trading days), else seconds-per-year / interval
@@ -55,5 +56,23 @@ double fh_periods_per_year(double interval_seconds);
 void fh_backtest_metrics_compute(const double *equity, const double *turnover,
                                  const double *costs, const double *exposure_held, int T,
                                  double periods_per_year, fh_backtest_metrics *m);
+
+/* ---- results chosen among several trials (deflated_sharpe.c) ----
+ * Bailey and Lopez de Prado: the probabilistic Sharpe ratio (2012) and the deflated
+ * Sharpe ratio (2014). Sharpe ratios here are PER STEP (annualised / sqrt(P)).
+ *   PSR(SR*) = Phi((SR - SR*) sqrt(T - 1) / sqrt(1 - skew SR + (kurt - 1)/4 SR^2));
+ *   E[max SR of N trials under the null] = sqrt(V) ((1 - g) Phi^-1(1 - 1/N)
+ *                                          + g Phi^-1(1 - 1/(N e))), g Euler's 0.5772...,
+ *   V the variance of the N trials' Sharpe ratios; DSR = PSR(E[max]). */
+double fh_normal_cdf(double x);
+/* Phi^-1(p), p in (0, 1) (NaN outside); Acklam's rational approximation refined by one
+ * Halley step: ~1e-15 relative. */
+double fh_normal_quantile(double p);
+double fh_probabilistic_sharpe(double sr, double sr_benchmark, int T, double skew,
+                               double kurt);
+/* 0 for n_trials <= 1 (nothing was chosen). */
+double fh_expected_max_sharpe(int n_trials, double variance);
+double fh_deflated_sharpe(double sr, int T, double skew, double kurt, int n_trials,
+                          double variance);
 
 #endif

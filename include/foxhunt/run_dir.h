@@ -43,8 +43,9 @@ fh_status fh_make_dirs(const char *path, fh_error *err);
 /* A run directory name no file holds yet, in CleanRL's manner (data, algorithm, seed,
  * time): runs/<data>__<algo>__<seed>__YYYYMMDD-HHMMSS (UTC; <data> "synthetic" or the
  * CSV's name without extension), with -2, -3, ... appended while that exists; for a run
- * given no --out, so runs never share one. */
-fh_status fh_run_dir_new_name(char *out, size_t n, const fh_train_config *cfg, fh_error *err);
+ * given no --out, so runs never share one. tag (e.g. "walkforward") replaces the seed. */
+fh_status fh_run_dir_new_name(char *out, size_t n, const fh_train_config *cfg, const char *tag,
+                              fh_error *err);
 /* Creates and locks cfg->out, cleans and checks it (above), writes config.json and
  * opens the metrics files; on resume (cfg->resume set) keeps the rows up to iteration.
  * On failure nothing in the directory was changed except a stale *.tmp removed, and the

@@ -38,6 +38,7 @@ typedef struct {
     int walkforward_folds;             /* 0: one test split; K: this run is one fold */
     int walkforward_fold;              /*   0 .. K-1 */
     char walkforward_window[16];       /*   expanding | rolling */
+    int walkforward_seeds;             /*   `foxhunt walkforward`: seeds seed .. seed+S-1 */
     int synthetic_bars;
     uint64_t synthetic_seed;
     int threads;                       /* CPU threads (0: OpenMP default) */

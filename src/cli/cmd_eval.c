@@ -1,19 +1,38 @@
 /* cmd_eval.c — `foxhunt eval`: backtest a checkpoint on the test split against
  * buy-and-hold, flat and random (and the oracle on the synthetic market). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/eval_report.h"
+#include "cli/tear_sheet.h"
 #include "foxhunt/checkpoint.h"
 #include "foxhunt/device.h"
 #include "foxhunt/trainer.h"
+
+/* The tear sheet, with the training curves of the metrics.csv beside the checkpoint (its
+ * run directory) when there is one. */
+static fh_status write_report(const char *path, const fh_eval_report *r, const char *checkpoint,
+                              const char *data, const char *config_json, fh_error *err)
+{
+    char metrics[4200], title[4200];
+    const char *slash = strrchr(checkpoint, '/');
+    snprintf(metrics, sizeof metrics, "%.*smetrics.csv",
+             slash ? (int)(slash - checkpoint + 1) : 0, checkpoint);
+    snprintf(title, sizeof title, "foxhunt tear sheet: %s", checkpoint);
+    fh_tear_sheet_info info = {title, checkpoint, data,
+                               access(metrics, R_OK) == 0 ? metrics : NULL, config_json};
+    return fh_tear_sheet_write(path, r, &info, err);
+}
 
 int fh_cmd_eval(int argc, char **argv)
 {
     const char *checkpoint = NULL, *data = NULL, *device = "auto", *json = NULL, *returns = NULL;
     const char *split_name = "test";
+    const char *report_html = NULL;
     uint64_t seed = 1;
     double periods = 0;
     fh_arg args[] = {
@@ -22,7 +41,8 @@ int fh_cmd_eval(int argc, char **argv)
         {"--device", FH_ARG_CHOICE, &device, NULL, "device (backtests step one bar at a time on the CPU)", "auto|cpu|cuda", 0, 0, 0},
         {"--json", FH_ARG_STRING, &json, "FILE", "also write the results as JSON", NULL, 0, 0, 0},
         {"--returns", FH_ARG_STRING, &returns, "FILE.csv", "also write every policy's path bar by bar: time, equity, return, exposure, cost, turnover (pandas: read_csv(FILE, index_col='time', parse_dates=True); docs/EVALUATION.md)", NULL, 0, 0, 0},
-        {"--split", FH_ARG_CHOICE, &split_name, NULL, "which split to backtest", "test|train|all", 0, 0, 0},
+        {"--report", FH_ARG_STRING, &report_html, "FILE.html", "also write a tear sheet: one self-contained HTML page with the tables, equity, drawdown, rolling Sharpe, exposure, return distribution, monthly returns, the run's training curves and its settings (docs/EVALUATION.md)", NULL, 0, 0, 0},
+        {"--split", FH_ARG_CHOICE, &split_name, NULL, "which split to backtest (the checkpoint's config places them; docs/EVALUATION.md)", "test|validation|train|all", 0, 0, 0},
         {"--seed", FH_ARG_U64, &seed, "S", "seed of the sampled and random policies", NULL, 0, 0, 0},
         {"--periods-per-year", FH_ARG_DOUBLE, &periods, "P", "bars per year for annualising (0: the checkpoint's setting, else from the bar spacing: 252 daily, 8760 hourly)", NULL, 0, 1e8, 0},
     };
@@ -39,6 +59,8 @@ int fh_cmd_eval(int argc, char **argv)
         fh_error_set(&err, FH_ERR_INPUT, "--checkpoint FILE is required");
         return fh_cli_report("eval", &err);
     }
+    if (report_html && fh_tear_sheet_available(&err) != FH_OK) /* before the backtests */
+        return fh_cli_report("eval", &err);
     fh_device_info dev;
     if (fh_device_select(device, &dev, &err) != FH_OK)
         return fh_cli_report("eval", &err);
@@ -65,16 +87,22 @@ int fh_cmd_eval(int argc, char **argv)
     memset(&rd, 0, sizeof rd);
     fh_eval_report report;
     memset(&report, 0, sizeof report);
-    fh_split split = !strcmp(split_name, "train") ? FH_SPLIT_TRAIN
-                   : !strcmp(split_name, "all") ? FH_SPLIT_ALL : FH_SPLIT_TEST;
-    if (fh_checkpoint_load(checkpoint, &ck, NULL, &err) != FH_OK ||
+    fh_split split = !strcmp(split_name, "train")        ? FH_SPLIT_TRAIN
+                     : !strcmp(split_name, "validation") ? FH_SPLIT_VALIDATION
+                     : !strcmp(split_name, "all")        ? FH_SPLIT_ALL
+                                                         : FH_SPLIT_TEST;
+    char *config_json = NULL; /* for the tear sheet's settings */
+    if (fh_checkpoint_load(checkpoint, &ck, report_html ? &config_json : NULL, &err) != FH_OK ||
         fh_run_data_load(&rd, &cfg, &norm, &err) != FH_OK ||
-        fh_eval_report_run(&report, &actor, &cfg, &rd, split, seed, returns != NULL, &err) != FH_OK ||
+        fh_eval_report_run(&report, &actor, &cfg, &rd, split, seed,
+                           returns != NULL || report_html != NULL, &err) != FH_OK ||
         (json && fh_eval_report_write_json(&report, checkpoint, json, &err) != FH_OK) ||
-        (returns && fh_eval_report_write_returns(&report, returns, &err) != FH_OK)) {
+        (returns && fh_eval_report_write_returns(&report, returns, &err) != FH_OK) ||
+        (report_html && write_report(report_html, &report, checkpoint, rd.description,
+                                     config_json, &err) != FH_OK)) {
         rc = fh_cli_report("eval", &err);
     } else {
-        printf("checkpoint: %s\ndata: %s\n", checkpoint, rd.description);
+        printf("checkpoint: %s%s\ndata: %s\n", checkpoint, ck.actor_only ? " (actor-only)" : "", rd.description);
         if (dev.use_gpu)
             printf("note: backtests run on the CPU (one bar at a time); the GPU is for training\n");
         fh_eval_report_print(&report, "evaluation", stdout);
@@ -82,7 +110,10 @@ int fh_cmd_eval(int argc, char **argv)
             printf("(written to %s)\n", json);
         if (returns)
             printf("(returns per bar written to %s)\n", returns);
+        if (report_html)
+            printf("(report written to %s)\n", report_html);
     }
+    free(config_json);
     fh_eval_report_free(&report);
     fh_run_data_free(&rd);
     fh_mlp_free(&actor);

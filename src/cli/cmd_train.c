@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/config_flags.h"
 #include "cli/eval_report.h"
+#include "cli/tear_sheet.h"
 #include "foxhunt/trainer.h"
 
 /* The signal that asked the run to stop (SIGINT or SIGTERM), read between iterations.
@@ -79,6 +80,27 @@ static void on_iteration(const fh_trainer *t, const fh_iteration_metrics *m, voi
     fflush(stdout);
 }
 
+/* OUT/report.html, the tear sheet of the evaluation with the run's training curves; a
+ * binary built without dygraphs says so and the run still succeeds. */
+static int write_run_report(const fh_trainer *t, const fh_eval_report *report,
+                            const char *source)
+{
+    fh_error err;
+    if (fh_tear_sheet_available(&err) != FH_OK) {
+        printf("note: no report.html: %s\n", err.message);
+        return 0;
+    }
+    char path[FH_CONFIG_STRING_MAX + 32], metrics[FH_CONFIG_STRING_MAX + 32], title[700];
+    snprintf(path, sizeof path, "%s/report.html", t->cfg.out);
+    snprintf(metrics, sizeof metrics, "%s/metrics.csv", t->cfg.out);
+    snprintf(title, sizeof title, "foxhunt tear sheet: %.600s", t->cfg.out);
+    fh_tear_sheet_info info = {title, source, t->data.description, metrics, t->config_json};
+    if (fh_tear_sheet_write(path, report, &info, &err) != FH_OK)
+        return fh_cli_report("train", &err);
+    printf("(tear sheet: %s)\n", path);
+    return 0;
+}
+
 int fh_cmd_train(int argc, char **argv)
 {
     fh_train_config cfg;
@@ -99,7 +121,7 @@ int fh_cmd_train(int argc, char **argv)
         return 0;
     if (fh_train_config_validate(&cfg, &err) != FH_OK)
         return fh_cli_report("train", &err);
-    if (!cfg.out[0] && fh_run_dir_new_name(cfg.out, sizeof cfg.out, &cfg, &err) != FH_OK)
+    if (!cfg.out[0] && fh_run_dir_new_name(cfg.out, sizeof cfg.out, &cfg, NULL, &err) != FH_OK)
         return fh_cli_report("train", &err);
     /* the data, checkpoint and run directory are checked first: an error comes alone,
      * not after a screen of configuration */
@@ -185,6 +207,7 @@ int fh_cmd_train(int argc, char **argv)
         } else {
             fh_eval_report_print(&report, "evaluation", stdout);
             printf("(written to %s and %s)\n", json, returns);
+            rc = write_run_report(&t, &report, source);
         }
         fh_eval_report_free(&report);
     }

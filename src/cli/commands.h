@@ -10,8 +10,10 @@
 
 int fh_cmd_train(int argc, char **argv);
 int fh_cmd_eval(int argc, char **argv);
+int fh_cmd_walkforward(int argc, char **argv);
 int fh_cmd_collect(int argc, char **argv);
 int fh_cmd_update(int argc, char **argv);
+int fh_cmd_export(int argc, char **argv);
 int fh_cmd_bench(int argc, char **argv);
 int fh_cmd_features(int argc, char **argv);
 int fh_cmd_info(int argc, char **argv);

@@ -1,5 +1,7 @@
 /* eval_report.c — see eval_report.h. */
 #include "cli/eval_report.h"
+#include "cli/eval_columns.h"
+#include "foxhunt/format.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -9,16 +11,6 @@
 #include <time.h>
 
 #define PATH_ARRAYS 4 /* equity, exposure, cost, turnover */
-
-static void format_time(char *out, size_t size, int64_t t)
-{
-    time_t tt = (time_t)t;
-    struct tm tm;
-    if (gmtime_r(&tt, &tm))
-        strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    else
-        snprintf(out, size, "%lld", (long long)t);
-}
 
 void fh_eval_report_free(fh_eval_report *r)
 {
@@ -34,13 +26,19 @@ fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
 {
     memset(r, 0, sizeof *r);
     fh_market_view view = fh_market_view_of(&data->market, split);
+    if (view.n < 2)
+        return fh_error_set(err, FH_ERR_INPUT,
+                            "the %s split holds %zu bars: nothing to backtest (%s)",
+                            fh_split_name(split), view.n,
+                            split == FH_SPLIT_VALIDATION
+                                ? "the run has no validation split: validation_fraction 0"
+                                : "use more data or other split fractions");
     r->bars = view.n;
-    snprintf(r->split, sizeof r->split, "%s",
-             split == FH_SPLIT_TEST ? "test" : split == FH_SPLIT_TRAIN ? "train" : "all");
-    r->in_sample = split != FH_SPLIT_TEST;
+    snprintf(r->split, sizeof r->split, "%s", fh_split_name(split));
+    r->in_sample = split == FH_SPLIT_TRAIN || split == FH_SPLIT_ALL;
     if (view.n > 0 && view.time) {
-        format_time(r->first_time, sizeof r->first_time, view.time[0]);
-        format_time(r->last_time, sizeof r->last_time, view.time[view.n - 1]);
+        fh_format_utc(r->first_time, sizeof r->first_time, view.time[0]);
+        fh_format_utc(r->last_time, sizeof r->last_time, view.time[view.n - 1]);
     }
     r->periods_per_year = cfg->periods_per_year > 0
                               ? cfg->periods_per_year
@@ -113,35 +111,42 @@ void fh_eval_report_verdict(const fh_eval_report *r, char *out, size_t size)
              VERDICT_STANDARD_ERRORS * se);
 }
 
+/* One table, its columns (eval_columns.h: the tear sheet shows the same) right-aligned. */
+static void print_table(const fh_eval_report *r, fh_eval_table table, const char *corner,
+                        FILE *out)
+{
+    int columns = fh_eval_column_count(table);
+    fprintf(out, "%-13s", corner);
+    for (int c = 0; c < columns; c++) {
+        const fh_eval_column *col = fh_eval_column_at(table, c);
+        fprintf(out, " %*s", col->width, col->header);
+    }
+    fputc('\n', out);
+    for (int i = 0; i < r->n_policies; i++) {
+        fprintf(out, "%-13s", fh_policy_name(r->kinds[i]));
+        for (int c = 0; c < columns; c++) {
+            char cell[64];
+            fh_eval_cell(table, c, &r->metrics[i], cell, sizeof cell);
+            fprintf(out, " %*s", fh_eval_column_at(table, c)->width, cell);
+        }
+        fputc('\n', out);
+    }
+}
+
 void fh_eval_report_print(const fh_eval_report *r, const char *title, FILE *out)
 {
     if (r->in_sample)
         fprintf(out, "*** IN-SAMPLE: the %s split holds the bars the policy was trained on; "
                 "these numbers say nothing about unseen data (use --split test) ***\n",
                 r->split);
+    if (strcmp(r->split, "validation") == 0)
+        fprintf(out, "note: the validation split is unseen in training but chooses the model "
+                "(eval_every, best.safetensors): the test split is the unbiased estimate\n");
     fprintf(out, "%s: %s split, %zu bars from %s to %s, %.0f periods/year\n", title, r->split,
             r->bars, r->first_time[0] ? r->first_time : "?", r->last_time[0] ? r->last_time : "?",
             r->periods_per_year);
-    fprintf(out, "%-13s %9s %9s %8s %7s %5s %7s %7s %7s %6s %9s %7s %6s %7s\n", "policy",
-            "cum.ret", "ann.ret", "ann.vol", "Sharpe", "+-se", "Sortino", "Calmar", "max.DD",
-            "DD.len", "turnover", "trades", "hit", "costs");
-    for (int i = 0; i < r->n_policies; i++) {
-        const fh_backtest_metrics *m = &r->metrics[i];
-        fprintf(out, "%-13s %8.2f%% %8.2f%% %7.2f%% %7.2f %5.2f %7.2f %7.2f %6.2f%% %6d %9.1f %7d %5.1f%% %6.2f%%\n",
-                fh_policy_name(r->kinds[i]), 100 * m->cumulative_return,
-                100 * m->annualised_return, 100 * m->annualised_volatility, m->sharpe,
-                m->sharpe_se, m->sortino, m->calmar, 100 * m->max_drawdown,
-                m->max_drawdown_duration, m->turnover, m->trades, 100 * m->hit_rate,
-                100 * m->costs);
-    }
-    fprintf(out, "%-13s %9s %9s %9s %11s %9s\n", "positions", "in mkt", "mean exp",
-            "mean |exp|", "round trips", "RT hit");
-    for (int i = 0; i < r->n_policies; i++) {
-        const fh_backtest_metrics *m = &r->metrics[i];
-        fprintf(out, "%-13s %8.1f%% %9.3f %9.3f %11d %8.1f%%\n", fh_policy_name(r->kinds[i]),
-                100 * m->time_in_market, m->mean_exposure, m->mean_abs_exposure, m->round_trips,
-                100 * m->round_trip_hit_rate);
-    }
+    print_table(r, FH_EVAL_TABLE_PERFORMANCE, "policy", out);
+    print_table(r, FH_EVAL_TABLE_POSITIONS, "positions", out);
     char verdict[512];
     fh_eval_report_verdict(r, verdict, sizeof verdict);
     fprintf(out, "%s\n", verdict);
@@ -185,7 +190,7 @@ fh_status fh_eval_report_write_returns(const fh_eval_report *r, const char *path
      * into bar t (empty at bar 0) */
     for (size_t t = 0; t < n && used < cap; t++) {
         char when[32];
-        format_time(when, sizeof when, r->time[t]);
+        fh_format_utc(when, sizeof when, r->time[t]);
         used += (size_t)snprintf(text + used, cap - used, "%s", when);
         for (int i = 0; i < r->n_policies; i++) {
             const double *base = r->paths + (size_t)i * PATH_ARRAYS * n;

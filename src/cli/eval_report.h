@@ -15,7 +15,7 @@ typedef struct {
     fh_backtest_metrics metrics[FH_POLICY_COUNT];
     double periods_per_year;
     size_t bars;
-    char split[8];
+    char split[16];             /* train | validation | test | all */
     int in_sample;              /* the split holds training bars (train, all) */
     char first_time[32], last_time[32]; /* the split's first and last bar, UTC */
     int64_t *time;              /* (bars) with paths */

@@ -13,8 +13,10 @@ typedef struct {
 static const command_entry COMMANDS[] = {
     {"train", fh_cmd_train, "train a PPO agent (synthetic market by default)"},
     {"eval", fh_cmd_eval, "evaluate a checkpoint on the test split against baselines"},
+    {"walkforward", fh_cmd_walkforward, "train and test fold by fold; one stitched out-of-sample path"},
     {"collect", fh_cmd_collect, "run one experience collection and write it as safetensors"},
     {"update", fh_cmd_update, "run one PPO update on a saved collection, recording each step"},
+    {"export", fh_cmd_export, "write the actor-only checkpoint of a checkpoint (--actor), for eval"},
     {"bench", fh_cmd_bench, "measure collection throughput (CPU and GPU)"},
     {"features", fh_cmd_features, "compute the 51 market features of a CSV"},
     {"info", fh_cmd_info, "version, build options, CUDA toolkit, defaults"},
@@ -25,7 +27,7 @@ static void print_usage(FILE *to)
 {
     fprintf(to, "usage: foxhunt <command> [flags]\n\ncommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
-        fprintf(to, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+        fprintf(to, "  %-12s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
     fprintf(to, "\n`foxhunt <command> --help` lists a command's flags and defaults.\n");
 }
 

@@ -74,6 +74,8 @@ void fh_backtest_metrics_compute(const double *equity, const double *turnover,
     if (sd > 0) {
         double skew = m3 / T / (sd * sd * sd), kurt = m4 / T / (var * var);
         double sr = mean / sd;
+        m->skewness = skew;
+        m->kurtosis = kurt;
         double v = (1.0 - skew * sr + (kurt - 1.0) / 4.0 * sr * sr) / T;
         m->sharpe_se = v > 0 ? sqrt(v) * sqrt(periods_per_year) : 0;
     }

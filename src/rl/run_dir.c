@@ -48,7 +48,8 @@ static void data_label(const fh_train_config *cfg, char *out, size_t size)
         snprintf(out, size, "data");
 }
 
-fh_status fh_run_dir_new_name(char *out, size_t n, const fh_train_config *cfg, fh_error *err)
+fh_status fh_run_dir_new_name(char *out, size_t n, const fh_train_config *cfg, const char *tag,
+                              fh_error *err)
 {
     time_t now = time(NULL);
     struct tm utc;
@@ -58,8 +59,11 @@ fh_status fh_run_dir_new_name(char *out, size_t n, const fh_train_config *cfg, f
                             __LINE__);
     data_label(cfg, label, sizeof label);
     char base[200];
-    snprintf(base, sizeof base, "runs/%s__%s__%llu__%s", label, cfg->algo,
-             (unsigned long long)cfg->seed, stamp);
+    if (tag)
+        snprintf(base, sizeof base, "runs/%s__%s__%s__%s", label, cfg->algo, tag, stamp);
+    else
+        snprintf(base, sizeof base, "runs/%s__%s__%llu__%s", label, cfg->algo,
+                 (unsigned long long)cfg->seed, stamp);
     for (int k = 1; k < 1000; k++) {
         struct stat sb;
         if (k == 1)

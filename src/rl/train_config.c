@@ -50,6 +50,7 @@ const fh_config_field fh_train_config_fields[] = {
     RUN("walkforward_folds", FH_FIELD_INT, walkforward_folds, NULL, 0, 1000, "walk-forward folds over the test part (0: one test split; foxhunt walkforward sets it)"),
     RUN("walkforward_fold", FH_FIELD_INT, walkforward_fold, NULL, 0, 999, "which walk-forward fold this run trains and tests (0-based)"),
     RUN("walkforward_window", FH_FIELD_CHOICE, walkforward_window, "expanding|rolling", 0, 0, "walk-forward training window: expanding (from the first bar) or rolling (the first fold's length)"),
+    RUN("walkforward_seeds", FH_FIELD_INT, walkforward_seeds, NULL, 1, 1000, "foxhunt walkforward: seeds per fold (seed, seed+1, ...); their spread and the deflated Sharpe come from them"),
     RUN("synthetic_bars", FH_FIELD_INT, synthetic_bars, NULL, 1000, 1 << 26, "bars of the synthetic market"),
     RUN("synthetic_seed", FH_FIELD_U64, synthetic_seed, NULL, 0, 0, "seed of the synthetic market (independent of --seed)"),
     RUN("threads", FH_FIELD_INT, threads, NULL, 0, 1024, "CPU threads (0: all cores)"),
@@ -109,6 +110,7 @@ void fh_train_config_default(fh_train_config *cfg)
     cfg->validation_fraction = 0.1;
     cfg->split_gap = FH_FEATURE_WARMUP;
     strcpy(cfg->walkforward_window, "expanding");
+    cfg->walkforward_seeds = 3;
     cfg->synthetic_bars = 20000;
     cfg->synthetic_seed = 42;
     cfg->threads = 0;

@@ -1,0 +1,440 @@
+/* cmd_walkforward.c — `foxhunt walkforward`: K folds x S seeds of training, each fold
+ * trading its own out-of-sample segment, the segments stitched into one out-of-sample
+ * path per seed; per-fold and aggregate tables against buy-and-hold, with standard
+ * errors and the deflated Sharpe of the best seed (docs/EVALUATION.md, "Walk-forward").
+ *
+ * OUT/fold<k>_seed<s>/ is an ordinary run directory (config, metrics, checkpoints,
+ * validation.csv, best.safetensors, eval.json, returns.csv); OUT/ gets walkforward.json,
+ * walkforward.md (the tables), and per seed the stitched path as returns_seed<s>.csv,
+ * eval_seed<s>.json (eval.json's format) and report_seed<s>.html. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/commands.h"
+#include "cli/config_flags.h"
+#include "cli/eval_report.h"
+#include "cli/tear_sheet.h"
+#include "cli/walkforward_stitch.h"
+#include "foxhunt/format.h"
+#include "foxhunt/timing.h"
+#include "foxhunt/trainer.h"
+
+#define DEFAULT_FOLDS 5
+
+typedef struct {
+    int folds, seeds;
+    fh_eval_report *reports;  /* (folds, seeds) */
+    fh_split_bounds *bounds;  /* (folds) */
+    char (*split_text)[1024]; /* (folds) each fold's splits with dates */
+    int64_t *chosen_iteration; /* (folds, seeds): 0 = the last iteration's model */
+    double *validation_sharpe; /* (folds, seeds) */
+    double *train_seconds;     /* (folds, seeds) */
+    fh_eval_report *stitched;  /* (seeds) */
+    char data_description[256];
+} walkforward;
+
+static void walkforward_free(walkforward *w)
+{
+    for (int i = 0; w->reports && i < w->folds * w->seeds; i++)
+        fh_eval_report_free(&w->reports[i]);
+    for (int s = 0; w->stitched && s < w->seeds; s++)
+        fh_eval_report_free(&w->stitched[s]);
+    free(w->reports);
+    free(w->bounds);
+    free(w->split_text);
+    free(w->chosen_iteration);
+    free(w->validation_sharpe);
+    free(w->train_seconds);
+    free(w->stitched);
+}
+
+static const fh_backtest_metrics *policy(const fh_eval_report *r, fh_policy_kind kind)
+{
+    for (int i = 0; i < r->n_policies; i++)
+        if (r->kinds[i] == kind)
+            return &r->metrics[i];
+    return NULL;
+}
+
+/* Trains fold k with seed index s and backtests its chosen model on the fold's test
+ * segment. */
+static fh_status run_one(walkforward *w, const fh_train_config *base, int k, int s,
+                         fh_error *err)
+{
+    fh_train_config cfg = *base;
+    cfg.walkforward_fold = k;
+    cfg.seed = base->seed + (uint64_t)s;
+    cfg.eval_at_end = 0;
+    snprintf(cfg.out, sizeof cfg.out, "%.400s/fold%d_seed%llu", base->out, k + 1,
+             (unsigned long long)cfg.seed);
+    const int i = k * w->seeds + s;
+    fh_trainer t;
+    double t0 = fh_clock_seconds();
+    fh_status st = fh_trainer_init(&t, &cfg, err);
+    if (st == FH_OK)
+        st = fh_trainer_open_run(&t, err);
+    if (st == FH_OK && s == 0) {
+        w->bounds[k] = t.data.market.split;
+        fh_run_data_describe_splits(&t.data, w->split_text[k], sizeof w->split_text[k]);
+        snprintf(w->data_description, sizeof w->data_description, "%s", t.data.description);
+        printf("fold %d/%d: %s\n", k + 1, w->folds, w->split_text[k]);
+    }
+    if (st == FH_OK)
+        st = fh_trainer_run(&t, NULL, NULL, NULL, err);
+    w->train_seconds[i] = fh_clock_seconds() - t0;
+    if (st == FH_OK) {
+        const fh_mlp *chosen = t.has_best ? &t.best_actor : &t.actor;
+        w->chosen_iteration[i] = t.has_best ? t.best_iteration : t.iteration;
+        w->validation_sharpe[i] = t.has_best ? t.best_sharpe : NAN;
+        char json[FH_CONFIG_STRING_MAX + 32], returns[FH_CONFIG_STRING_MAX + 32];
+        snprintf(json, sizeof json, "%s/eval.json", cfg.out);
+        snprintf(returns, sizeof returns, "%s/returns.csv", cfg.out);
+        st = fh_eval_report_run(&w->reports[i], chosen, &cfg, &t.data, FH_SPLIT_TEST, cfg.seed,
+                                1, err);
+        if (st == FH_OK)
+            st = fh_eval_report_write_json(&w->reports[i],
+                                           t.has_best ? t.best_checkpoint : t.last_checkpoint,
+                                           json, err);
+        if (st == FH_OK)
+            st = fh_eval_report_write_returns(&w->reports[i], returns, err);
+    }
+    if (st == FH_OK) {
+        const fh_backtest_metrics *g = policy(&w->reports[i], FH_POLICY_GREEDY);
+        const fh_backtest_metrics *b = policy(&w->reports[i], FH_POLICY_BUY_AND_HOLD);
+        printf("  seed %llu: %d iterations in %.1f s (%s), model of iteration %lld%s; test "
+               "%s .. %s: greedy Sharpe %.2f +- %.2f, buy-and-hold %.2f +- %.2f\n",
+               (unsigned long long)cfg.seed, cfg.iterations, w->train_seconds[i],
+               t.gpu ? "GPU" : "CPU", (long long)w->chosen_iteration[i],
+               t.has_best ? " (best on validation)" : " (the last)",
+               w->reports[i].first_time, w->reports[i].last_time, g ? g->sharpe : NAN,
+               g ? g->sharpe_se : NAN, b ? b->sharpe : NAN, b ? b->sharpe_se : NAN);
+        fflush(stdout);
+    } else {
+        fh_error_prefix(err, "fold %d, seed %llu (%s): ", k + 1, (unsigned long long)cfg.seed,
+                        cfg.out);
+    }
+    fh_trainer_free(&t);
+    return st;
+}
+
+/* The per-step Sharpe ratios of the seeds' stitched greedy paths: their variance is
+ * the spread among the trials the best was chosen from. */
+static double greedy_sharpe_variance(const walkforward *w)
+{
+    if (w->seeds < 2)
+        return 0.0;
+    double sum = 0, sum_sq = 0;
+    for (int s = 0; s < w->seeds; s++) {
+        const fh_eval_report *r = &w->stitched[s];
+        double sr = policy(r, FH_POLICY_GREEDY)->sharpe / sqrt(r->periods_per_year);
+        sum += sr;
+        sum_sq += sr * sr;
+    }
+    double n = w->seeds, mean = sum / n;
+    return (sum_sq - n * mean * mean) / (n - 1);
+}
+
+static void per_step(const fh_eval_report *r, const fh_backtest_metrics *m, double *sr, int *T)
+{
+    *sr = m->sharpe / sqrt(r->periods_per_year);
+    *T = m->steps;
+}
+
+static void write_tables(const walkforward *w, const fh_train_config *cfg, FILE *out)
+{
+    fprintf(out, "## Walk-forward: %d folds x %d seeds, %s window\n\n", w->folds, w->seeds,
+            cfg->walkforward_window);
+    fprintf(out, "Data: %s. Out-of-sample segments stitched: %s .. %s (%zu bars, %.0f "
+            "periods/year).\n\n", w->data_description, w->stitched[0].first_time,
+            w->stitched[0].last_time, w->stitched[0].bars, w->stitched[0].periods_per_year);
+    fprintf(out, "### Per fold (test segment; greedy policy of the model chosen on "
+            "validation)\n\n| fold | test from | test to | bars |");
+    for (int s = 0; s < w->seeds; s++)
+        fprintf(out, " greedy seed %llu |", (unsigned long long)(cfg->seed + (uint64_t)s));
+    fprintf(out, " buy-and-hold |%s\n|---|---|---|---|", w->reports[0].n_policies &&
+            policy(&w->reports[0], FH_POLICY_ORACLE) ? " oracle |" : "");
+    for (int s = 0; s < w->seeds; s++)
+        fprintf(out, "---|");
+    fprintf(out, "---|%s\n", policy(&w->reports[0], FH_POLICY_ORACLE) ? "---|" : "");
+    for (int k = 0; k < w->folds; k++) {
+        const fh_eval_report *r0 = &w->reports[k * w->seeds];
+        fprintf(out, "| %d | %.10s | %.10s | %zu |", k + 1, r0->first_time, r0->last_time,
+                r0->bars);
+        for (int s = 0; s < w->seeds; s++) {
+            const fh_backtest_metrics *g = policy(&w->reports[k * w->seeds + s],
+                                                  FH_POLICY_GREEDY);
+            fprintf(out, " %.2f ± %.2f |", g->sharpe, g->sharpe_se);
+        }
+        const fh_backtest_metrics *b = policy(r0, FH_POLICY_BUY_AND_HOLD);
+        fprintf(out, " %.2f ± %.2f |", b->sharpe, b->sharpe_se);
+        const fh_backtest_metrics *o = policy(r0, FH_POLICY_ORACLE);
+        if (o)
+            fprintf(out, " %.2f ± %.2f |", o->sharpe, o->sharpe_se);
+        fprintf(out, "\n");
+    }
+    double var = greedy_sharpe_variance(w);
+    fprintf(out, "\n### Stitched out-of-sample path\n\n| policy | seed | Sharpe ± se | "
+            "cum. return | max DD | in market | turnover/yr | costs | PSR(0) | DSR |\n"
+            "|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int s = 0; s < w->seeds; s++) {
+        const fh_eval_report *r = &w->stitched[s];
+        for (int p = 0; p < r->n_policies; p++) {
+            fh_policy_kind kind = r->kinds[p];
+            int per_seed = kind == FH_POLICY_GREEDY || kind == FH_POLICY_SAMPLED;
+            if (!per_seed && s > 0)
+                continue; /* the baselines are the same for every seed (random: seed 1's) */
+            const fh_backtest_metrics *m = &r->metrics[p];
+            double sr;
+            int T;
+            per_step(r, m, &sr, &T);
+            double psr = fh_probabilistic_sharpe(sr, 0.0, T, m->skewness, m->kurtosis);
+            char dsr[32] = "";
+            if (kind == FH_POLICY_GREEDY && w->seeds > 1)
+                snprintf(dsr, sizeof dsr, "%.3f",
+                         fh_deflated_sharpe(sr, T, m->skewness, m->kurtosis, w->seeds, var));
+            fprintf(out, "| %s | %s%llu%s | %.2f ± %.2f | %.1f%% | %.1f%% | %.0f%% | %.1f | "
+                    "%.1f%% | %.3f | %s |\n", fh_policy_name(kind), per_seed ? "" : "(",
+                    (unsigned long long)(cfg->seed + (uint64_t)s), per_seed ? "" : ")",
+                    m->sharpe, m->sharpe_se,
+                    100 * m->cumulative_return, 100 * m->max_drawdown,
+                    100 * m->time_in_market, m->turnover_per_year, 100 * m->costs, psr, dsr);
+        }
+    }
+    fprintf(out, "\nPSR(0): the probability that the true Sharpe ratio is above 0 given the "
+            "path's length, skew and kurtosis; DSR: the same against the best Sharpe ratio "
+            "expected from %d seeds of no skill (Bailey and Lopez de Prado); a seed in "
+            "brackets: a baseline, the same for every seed.\n\n", w->seeds);
+    for (int s = 0; s < w->seeds; s++) {
+        char verdict[512];
+        fh_eval_report_verdict(&w->stitched[s], verdict, sizeof verdict);
+        fprintf(out, "- seed %llu: %s\n", (unsigned long long)(cfg->seed + (uint64_t)s),
+                verdict);
+    }
+}
+
+static cJSON *metrics_json(const fh_backtest_metrics *m, double periods_per_year)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "sharpe", m->sharpe);
+    cJSON_AddNumberToObject(o, "sharpe_se", m->sharpe_se);
+    cJSON_AddNumberToObject(o, "cumulative_return", m->cumulative_return);
+    cJSON_AddNumberToObject(o, "max_drawdown", m->max_drawdown);
+    cJSON_AddNumberToObject(o, "time_in_market", m->time_in_market);
+    cJSON_AddNumberToObject(o, "turnover_per_year", m->turnover_per_year);
+    cJSON_AddNumberToObject(o, "costs", m->costs);
+    cJSON_AddNumberToObject(o, "steps", m->steps);
+    cJSON_AddNumberToObject(o, "psr", fh_probabilistic_sharpe(m->sharpe / sqrt(periods_per_year),
+                                                              0.0, m->steps, m->skewness,
+                                                              m->kurtosis));
+    return o;
+}
+
+static cJSON *report_json(const fh_eval_report *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "first_time", r->first_time);
+    cJSON_AddStringToObject(o, "last_time", r->last_time);
+    cJSON_AddNumberToObject(o, "bars", (double)r->bars);
+    cJSON *pol = cJSON_AddObjectToObject(o, "policies");
+    for (int p = 0; p < r->n_policies; p++)
+        cJSON_AddItemToObject(pol, fh_policy_name(r->kinds[p]),
+                              metrics_json(&r->metrics[p], r->periods_per_year));
+    return o;
+}
+
+static fh_status write_json(const walkforward *w, const fh_train_config *cfg, const char *path,
+                            fh_error *err)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "folds", w->folds);
+    cJSON_AddNumberToObject(root, "seeds", w->seeds);
+    cJSON_AddStringToObject(root, "window", cfg->walkforward_window);
+    cJSON_AddStringToObject(root, "data", w->data_description);
+    cJSON *folds = cJSON_AddArrayToObject(root, "fold_results");
+    for (int k = 0; k < w->folds; k++) {
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddNumberToObject(f, "fold", k + 1);
+        cJSON_AddStringToObject(f, "splits", w->split_text[k]);
+        cJSON *runs = cJSON_AddArrayToObject(f, "runs");
+        for (int s = 0; s < w->seeds; s++) {
+            int i = k * w->seeds + s;
+            cJSON *r = report_json(&w->reports[i]);
+            cJSON_AddNumberToObject(r, "seed", (double)(cfg->seed + (uint64_t)s));
+            cJSON_AddNumberToObject(r, "chosen_iteration", (double)w->chosen_iteration[i]);
+            if (isfinite(w->validation_sharpe[i]))
+                cJSON_AddNumberToObject(r, "validation_sharpe", w->validation_sharpe[i]);
+            cJSON_AddNumberToObject(r, "train_seconds", w->train_seconds[i]);
+            cJSON_AddItemToArray(runs, r);
+        }
+        cJSON_AddItemToArray(folds, f);
+    }
+    double var = greedy_sharpe_variance(w);
+    cJSON *stitched = cJSON_AddArrayToObject(root, "stitched");
+    for (int s = 0; s < w->seeds; s++) {
+        const fh_eval_report *r = &w->stitched[s];
+        cJSON *o = report_json(r);
+        cJSON_AddNumberToObject(o, "seed", (double)(cfg->seed + (uint64_t)s));
+        const fh_backtest_metrics *g = policy(r, FH_POLICY_GREEDY);
+        if (w->seeds > 1)
+            cJSON_AddNumberToObject(o, "greedy_deflated_sharpe",
+                                    fh_deflated_sharpe(g->sharpe / sqrt(r->periods_per_year),
+                                                       g->steps, g->skewness, g->kurtosis,
+                                                       w->seeds, var));
+        char verdict[512];
+        fh_eval_report_verdict(r, verdict, sizeof verdict);
+        cJSON_AddStringToObject(o, "verdict", verdict);
+        cJSON_AddItemToArray(stitched, o);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+    char tmp[FH_CONFIG_STRING_MAX + 128];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+    ok = f && fclose(f) == 0 && ok;
+    free(text);
+    if (!ok || rename(tmp, path) != 0) {
+        remove(tmp);
+        return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s", path, strerror(errno));
+    }
+    return FH_OK;
+}
+
+static fh_status write_outputs(walkforward *w, const fh_train_config *cfg, fh_error *err)
+{
+    char path[FH_CONFIG_STRING_MAX + 64];
+    fh_status st = FH_OK;
+    fh_error no_report;
+    int reports = fh_tear_sheet_available(&no_report) == FH_OK;
+    for (int s = 0; st == FH_OK && s < w->seeds; s++) {
+        unsigned long long seed = (unsigned long long)(cfg->seed + (uint64_t)s);
+        snprintf(path, sizeof path, "%.400s/returns_seed%llu.csv", cfg->out, seed);
+        st = fh_eval_report_write_returns(&w->stitched[s], path, err);
+        if (st == FH_OK) { /* eval.json's format: tests/cli/check_returns.py reads both */
+            snprintf(path, sizeof path, "%.400s/eval_seed%llu.json", cfg->out, seed);
+            st = fh_eval_report_write_json(&w->stitched[s], cfg->out, path, err);
+        }
+        if (st == FH_OK && reports) {
+            char title[600];
+            snprintf(path, sizeof path, "%.400s/report_seed%llu.html", cfg->out, seed);
+            snprintf(title, sizeof title, "foxhunt walk-forward: %d folds, seed %llu, %.300s",
+                     w->folds, seed, w->data_description);
+            fh_tear_sheet_info info = {title, cfg->out, w->data_description, NULL, NULL};
+            st = fh_tear_sheet_write(path, &w->stitched[s], &info, err);
+        }
+    }
+    if (!reports)
+        printf("note: no HTML reports: %s\n", no_report.message);
+    if (st == FH_OK) {
+        snprintf(path, sizeof path, "%.400s/walkforward.json", cfg->out);
+        st = write_json(w, cfg, path, err);
+    }
+    if (st == FH_OK) {
+        snprintf(path, sizeof path, "%.400s/walkforward.md", cfg->out);
+        FILE *f = fopen(path, "w");
+        if (!f)
+            return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s", path,
+                                strerror(errno));
+        write_tables(w, cfg, f);
+        if (fclose(f) != 0)
+            return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s", path,
+                                strerror(errno));
+    }
+    return st;
+}
+
+int fh_cmd_walkforward(int argc, char **argv)
+{
+    fh_train_config cfg;
+    fh_error err;
+    fh_error_clear(&err);
+    int help = 0;
+    if (fh_config_from_flags(&cfg, "walkforward",
+                             "Walk-forward evaluation: K folds (--walkforward-folds, default 5) of\n"
+                             "training on the bars before each fold's test segment (expanding or\n"
+                             "rolling window, model chosen on the validation split before it),\n"
+                             "--walkforward-seeds seeds each; the segments stitched into one\n"
+                             "out-of-sample path per seed, reported against buy-and-hold with\n"
+                             "standard errors and the deflated Sharpe. Takes every train flag.",
+                             argc, argv, &help, &err) != FH_OK)
+        return fh_cli_report("walkforward", &err);
+    if (help)
+        return 0;
+    if (cfg.resume[0]) {
+        fh_error_set(&err, FH_ERR_INPUT, "--resume does not apply: every fold trains afresh");
+        return fh_cli_report("walkforward", &err);
+    }
+    if (cfg.walkforward_folds < 2)
+        cfg.walkforward_folds = DEFAULT_FOLDS;
+    if (fh_train_config_validate(&cfg, &err) != FH_OK)
+        return fh_cli_report("walkforward", &err);
+    if (!cfg.out[0] &&
+        fh_run_dir_new_name(cfg.out, sizeof cfg.out, &cfg, "walkforward", &err) != FH_OK)
+        return fh_cli_report("walkforward", &err);
+    char probe[FH_CONFIG_STRING_MAX + 32];
+    snprintf(probe, sizeof probe, "%s/walkforward.json", cfg.out);
+    struct stat sb;
+    if (stat(probe, &sb) == 0 && !cfg.force) {
+        fh_error_set(&err, FH_ERR_INPUT, "%s holds a walk-forward already (%s); choose a new "
+                     "--out, or --force (each fold's run directory then moves its files into "
+                     "superseded-<time>/)", cfg.out, probe);
+        return fh_cli_report("walkforward", &err);
+    }
+    if (fh_make_dirs(cfg.out, &err) != FH_OK)
+        return fh_cli_report("walkforward", &err);
+    fh_config_print(&cfg, stdout);
+    printf("walk-forward: %d folds x %d seeds into %s\n", cfg.walkforward_folds,
+           cfg.walkforward_seeds, cfg.out);
+
+    walkforward w;
+    memset(&w, 0, sizeof w);
+    w.folds = cfg.walkforward_folds;
+    w.seeds = cfg.walkforward_seeds;
+    size_t runs = (size_t)w.folds * (size_t)w.seeds;
+    w.reports = calloc(runs, sizeof *w.reports);
+    w.bounds = calloc((size_t)w.folds, sizeof *w.bounds);
+    w.split_text = calloc((size_t)w.folds, sizeof *w.split_text);
+    w.chosen_iteration = calloc(runs, sizeof *w.chosen_iteration);
+    w.validation_sharpe = calloc(runs, sizeof *w.validation_sharpe);
+    w.train_seconds = calloc(runs, sizeof *w.train_seconds);
+    w.stitched = calloc((size_t)w.seeds, sizeof *w.stitched);
+    fh_status st = FH_OK;
+    if (!w.reports || !w.bounds || !w.split_text || !w.chosen_iteration ||
+        !w.validation_sharpe || !w.train_seconds || !w.stitched)
+        st = fh_error_set(&err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+    double t0 = fh_clock_seconds();
+    for (int k = 0; st == FH_OK && k < w.folds; k++)
+        for (int s = 0; st == FH_OK && s < w.seeds; s++)
+            st = run_one(&w, &cfg, k, s, &err);
+    /* per seed: the folds' reports in time order, stitched */
+    fh_eval_report *column = st == FH_OK ? calloc((size_t)w.folds, sizeof *column) : NULL;
+    if (st == FH_OK && !column)
+        st = fh_error_set(&err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+    for (int s = 0; st == FH_OK && s < w.seeds; s++) {
+        for (int k = 0; k < w.folds; k++)
+            column[k] = w.reports[k * w.seeds + s];
+        st = fh_walkforward_stitch(column, w.folds, &w.stitched[s], &err);
+    }
+    free(column);
+    if (st == FH_OK)
+        st = write_outputs(&w, &cfg, &err);
+    int rc = 0;
+    if (st != FH_OK) {
+        rc = fh_cli_report("walkforward", &err);
+    } else {
+        printf("\n");
+        write_tables(&w, &cfg, stdout);
+        printf("\n%d runs in %.1f s; written to %s/walkforward.md, walkforward.json, "
+               "returns_seed*.csv, eval_seed*.json%s\n", (int)runs, fh_clock_seconds() - t0, cfg.out,
+               fh_tear_sheet_available(&err) == FH_OK ? ", report_seed*.html" : "");
+    }
+    walkforward_free(&w);
+    return rc;
+}

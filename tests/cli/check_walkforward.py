@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""check_walkforward.py DIR FOLDS SEEDS FIRST_SEED — `foxhunt walkforward` checked by an
+independent recomputation (issue 20), in plain Python (no numpy):
+- each fold's test segment starts on the previous segment's last bar, and the stitched
+  returns_seed<s>.csv is every fold's returns.csv joined: the same times, each policy's
+  step returns equal to the fold's (1e-9), costs the same share of equity;
+- the stitched path's Sharpe, drawdown, turnover, ... agree with eval_seed<s>.json
+  (tests/cli/check_returns.py does that part);
+- walkforward.json's deflated Sharpe of each seed's greedy path equals the formula of
+  Bailey and Lopez de Prado recomputed from the CSV (statistics.NormalDist), with the
+  variance of the seeds' per-step Sharpe ratios, to 1e-6.
+Exit 0 when all agree, 1 naming the first that does not."""
+import csv
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+
+REL = 1e-9
+
+
+def close(a, b, rel=REL):
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1e-12)
+
+
+def read(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def sharpe_stats(returns):
+    T = len(returns)
+    mean = sum(returns) / T
+    var = sum((r - mean) ** 2 for r in returns) / T
+    sd = math.sqrt(var)
+    skew = sum((r - mean) ** 3 for r in returns) / T / sd ** 3
+    kurt = sum((r - mean) ** 4 for r in returns) / T / var ** 2
+    return mean / sd, T, skew, kurt
+
+
+def main() -> int:
+    out, folds, seeds, first = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    here = os.path.dirname(os.path.abspath(__file__))
+    wf = json.load(open(os.path.join(out, "walkforward.json")))
+    per_step = []
+    for s in range(seeds):
+        seed = first + s
+        stitched = read(os.path.join(out, f"returns_seed{seed}.csv"))
+        parts = [read(os.path.join(out, f"fold{k + 1}_seed{seed}", "returns.csv"))
+                 for k in range(folds)]
+        for k in range(1, folds):
+            if parts[k][0]["time"] != parts[k - 1][-1]["time"]:
+                print(f"seed {seed}: fold {k + 1} does not start on fold {k}'s last bar")
+                return 1
+        joined = [r for p in parts[:-1] for r in p[:-1]] + parts[-1]
+        if [r["time"] for r in joined] != [r["time"] for r in stitched]:
+            print(f"seed {seed}: the stitched times are not the folds' joined")
+            return 1
+        policies = [c[:-len("_equity")] for c in stitched[0] if c.endswith("_equity")]
+        row = 0
+        for p in parts:
+            for j in range(1, len(p)):
+                row += 1
+                for name in policies:
+                    want = float(p[j][f"{name}_equity"]) / float(p[j - 1][f"{name}_equity"])
+                    got = float(stitched[row][f"{name}_equity"]) / float(stitched[row - 1][f"{name}_equity"])
+                    if not close(got, want):
+                        print(f"seed {seed} {name} row {row}: step return {got - 1} != fold's {want - 1}")
+                        return 1
+                    want_c = float(p[j][f"{name}_cost"])
+                    got_c = float(stitched[row][f"{name}_cost"])
+                    if not (close(got_c, want_c) or abs(got_c - want_c) < 1e-15):
+                        print(f"seed {seed} {name} row {row}: cost share {got_c} != fold's {want_c}")
+                        return 1
+        rc = subprocess.call([sys.executable, os.path.join(here, "check_returns.py"),
+                              os.path.join(out, f"returns_seed{seed}.csv"),
+                              os.path.join(out, f"eval_seed{seed}.json")])
+        if rc != 0:
+            print(f"seed {seed}: the stitched returns disagree with eval_seed{seed}.json")
+            return 1
+        greedy = [float(r["greedy_return"]) for r in stitched[1:]]
+        per_step.append(sharpe_stats(greedy))
+    if seeds > 1:
+        n = seeds
+        var = statistics.variance([p[0] for p in per_step])
+        nd = statistics.NormalDist()
+        g = 0.5772156649015329
+        sr0 = math.sqrt(var) * ((1 - g) * nd.inv_cdf(1 - 1 / n) + g * nd.inv_cdf(1 - 1 / (n * math.e)))
+        for s, (sr, T, skew, kurt) in enumerate(per_step):
+            dsr = nd.cdf((sr - sr0) * math.sqrt(T - 1) / math.sqrt(1 - skew * sr + (kurt - 1) / 4 * sr * sr))
+            got = wf["stitched"][s]["greedy_deflated_sharpe"]
+            if not abs(got - dsr) <= 1e-6:
+                print(f"seed {first + s}: deflated Sharpe {got} != recomputed {dsr}")
+                return 1
+            print(f"seed {first + s}: stitched greedy per-step Sharpe {sr:.5f}, DSR {dsr:.4f}: as walkforward.json")
+    if len(wf["fold_results"]) != folds or any(len(f["runs"]) != seeds for f in wf["fold_results"]):
+        print("walkforward.json does not hold every fold and seed")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
