@@ -69,8 +69,10 @@ static fh_status read_best(fh_trainer *t, const char *path, fh_error *err)
     char *end1 = NULL, *end2 = NULL;
     double s = sharpe ? strtod(sharpe, &end1) : NAN;
     long long it = iteration ? strtoll(iteration, &end2, 10) : -1;
-    fh_st_file_free(&f);
-    if (!sharpe || !iteration || *end1 || *end2 || !isfinite(s) || it < 1 || it > t->iteration)
+    int valid = sharpe && iteration && !*end1 && !*end2 && isfinite(s) && it >= 1 &&
+                it <= t->iteration;
+    fh_st_file_free(&f); /* the strings (and end1, end2) point into f */
+    if (!valid)
         return fh_error_set(err, FH_ERR_INPUT,
                             "%s: its validation.sharpe / validation.iteration metadata is "
                             "missing or invalid; move the file away to start the selection "

@@ -15,10 +15,14 @@
  *  - a metrics write failure (RLIMIT_FSIZE through the binary; /dev/full through the
  *    library) stops the run with a message naming the metrics file and the reason, exit
  *    1, no checkpoint written after it and the earlier ones intact;
- *  - the lock and the refusal through fh_run_dir_open in one process. */
+ *  - the lock and the refusal through fh_run_dir_open in one process;
+ *  - issue 20: --eval-every writes validation.csv (its best flags the running maximum)
+ *    and best.safetensors (its metadata the best row's); a resume in place redoes the
+ *    later rows identically and keeps the same best; no validation split is refused. */
 #include "test_proc.h" /* first: it sets _GNU_SOURCE */
 
 #include <dirent.h>
+#include <math.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -457,6 +461,118 @@ static void test_resume_older_into_finished(void)
     free(jsonl_before.bytes);
 }
 
+/* ---- issue 20: model selection on the validation split (--eval-every) ---- */
+
+/* validation.csv's rows: iteration, Sharpe and the best flag; returns the row count. */
+static int read_validation(const char *path, long long *it, double *sharpe, int *best, int max)
+{
+    char *text = fh_read_text(path);
+    int n = 0;
+    char *next = NULL;
+    for (char *line = text ? strchr(text, '\n') : NULL; line && line[1] && n < max;
+         line = next) {
+        next = strchr(line + 1, '\n');
+        if (next)
+            *next = '\0'; /* one row at a time */
+        char *p = line + 1, *end;
+        it[n] = strtoll(p, &end, 10);
+        p = strchr(end + 1, ','); /* skip global_step */
+        sharpe[n] = p ? strtod(p + 1, &end) : NAN;
+        const char *last = strrchr(p ? p : line, ',');
+        best[n] = last ? atoi(last + 1) : -1;
+        n++;
+        if (!next)
+            break;
+    }
+    free(text);
+    return n;
+}
+
+static void best_metadata(const char *path, double *sharpe, long long *iteration)
+{
+    fh_st_file f;
+    fh_error err;
+    memset(&f, 0, sizeof f);
+    *sharpe = NAN;
+    *iteration = -1;
+    if (fh_st_read(&f, path, &err) == FH_OK) {
+        const char *s = fh_st_metadata(&f, "validation.sharpe");
+        const char *i = fh_st_metadata(&f, "validation.iteration");
+        *sharpe = s ? strtod(s, NULL) : NAN;
+        *iteration = i ? strtoll(i, NULL, 10) : -1;
+    }
+    fh_st_file_free(&f);
+}
+
+static void test_model_selection(void)
+{
+    char run[300], csv[512], best[512], ck2[512];
+    snprintf(run, sizeof run, "%s/selection", g_dir);
+    in_dir(csv, sizeof csv, run, "validation.csv");
+    in_dir(best, sizeof best, run, "best.safetensors");
+    in_dir(ck2, sizeof ck2, run, "checkpoint_000002.safetensors");
+    const char *first[] = {"--iterations", "4", "--checkpoint-every", "2", "--eval-every",
+                           "1", "--out", run, NULL};
+    result r = train(1, first);
+    CHECK_MSG(r.rc == 0, "the run with --eval-every exited %d: %s", r.rc, r.err);
+    result_free(&r);
+    long long it[8];
+    double sharpe[8];
+    int flag[8];
+    int n = read_validation(csv, it, sharpe, flag, 8);
+    CHECK_MSG(n == 4, "validation.csv: %d rows, want 4", n);
+    /* the best flag marks each new running maximum; best.safetensors holds the last */
+    double top = -INFINITY;
+    long long top_it = -1;
+    int flags_ok = 1;
+    for (int i = 0; i < n; i++) {
+        int is_best = isfinite(sharpe[i]) && sharpe[i] > top;
+        flags_ok &= it[i] == i + 1 && flag[i] == is_best;
+        if (is_best) {
+            top = sharpe[i];
+            top_it = it[i];
+        }
+    }
+    CHECK_MSG(flags_ok, "validation.csv's best flags are not the running maximum");
+    double meta_sharpe;
+    long long meta_it;
+    best_metadata(best, &meta_sharpe, &meta_it);
+    CHECK_MSG(meta_it == top_it && meta_sharpe == top,
+              "best.safetensors records iteration %lld Sharpe %.17g; the rows say %lld %.17g",
+              meta_it, meta_sharpe, top_it, top);
+    CHECK_MSG(checkpoint_iteration(best) == top_it, "best.safetensors is of iteration %lld",
+              checkpoint_iteration(best));
+    char *before = fh_read_text(csv);
+
+    /* resuming iteration 2 in place redoes rows 3-4 identically (a resume is
+     * bit-identical) and ends with the same best */
+    const char *resume[] = {"--resume", ck2, "--out", run, NULL};
+    r = train(0, resume);
+    CHECK_MSG(r.rc == 0, "the resume exited %d: %s", r.rc, r.err);
+    result_free(&r);
+    char *after = fh_read_text(csv);
+    CHECK_MSG(before && after && strcmp(before, after) == 0,
+              "validation.csv after the resume differs:\n%s\nwas\n%s", after ? after : "",
+              before ? before : "");
+    free(before);
+    free(after);
+    double again_sharpe;
+    long long again_it;
+    best_metadata(best, &again_sharpe, &again_it);
+    CHECK_MSG(again_it == top_it && again_sharpe == top, "after the resume the best is "
+              "iteration %lld Sharpe %.17g, not %lld %.17g", again_it, again_sharpe, top_it, top);
+
+    /* no validation split: refused before anything runs */
+    char none[300];
+    snprintf(none, sizeof none, "%s/selection-none", g_dir);
+    const char *bad[] = {"--iterations", "1", "--eval-every", "1", "--validation-fraction",
+                         "0", "--out", none, NULL};
+    r = train(1, bad);
+    CHECK_MSG(r.rc == 2 && strstr(r.err, "needs a validation split"),
+              "--eval-every without a validation split: exit %d: %s", r.rc, r.err);
+    result_free(&r);
+}
+
 /* ---- item 4: a metrics write failure through the binary ---- */
 
 static void test_metrics_write_failure_cli(void)
@@ -620,6 +736,7 @@ int main(void)
     test_second_signal();
     test_fresh_into_finished();
     test_resume_older_into_finished();
+    test_model_selection();
     test_metrics_write_failure_cli();
     test_metrics_write_failure_lib();
     printf("took %.1f s\n", fh_now_seconds() - t0);
