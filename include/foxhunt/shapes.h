@@ -71,6 +71,7 @@
 /* ---- DQN Q-network 54 -> 256 -> 128 -> 45 (LeakyReLU hidden), reserved (SPEC §7) ---- */
 #define FH_QNET_H1 256
 #define FH_QNET_H2 128
+#define FH_QNET_LEAKY_SLOPE 0.01f /* also in nn.h, the same text */
 
 /* ---- collection defaults (SPEC §5) ---- */
 #define FH_DEFAULT_EPISODES 128

@@ -1,0 +1,32 @@
+/* gpu_dqn_collector.h — the DQN/PQN collection on the GPU (issue 18): one launch of
+ * dqn_experience_kernel (one thread per episode; the reference mapping) collects N x L
+ * epsilon-greedy transitions; the episodes live on the device between collections.
+ * Episodes start as the CPU collector's (env_episode_init, the same seeds), and the
+ * kernel is compiled with --fmad=false, so a collection equals fh_dqn_collect_cpu's
+ * for the same weights (tests/dqn/test_dqn_parity.c). Available when FH_HAVE_CUDA. */
+#ifndef FOXHUNT_GPU_DQN_COLLECTOR_H
+#define FOXHUNT_GPU_DQN_COLLECTOR_H
+
+#include "foxhunt/data.h"
+#include "foxhunt/device.h"
+#include "foxhunt/dqn.h"
+#include "foxhunt/env.h"
+
+typedef struct fh_gpu_dqn_collector fh_gpu_dqn_collector;
+
+fh_status fh_gpu_dqn_collector_create(fh_gpu_dqn_collector **out, const fh_device_info *dev,
+                                      int n_episodes, int n_steps, const fh_env_config *cfg,
+                                      const fh_market_view *market, uint64_t seed,
+                                      int layer_norm, fh_error *err);
+/* Uploads the weights (qnet: n_qnet floats, FH_NET_QNET's or FH_NET_PQN's layout;
+ * curiosity: FH_CURIOSITY_N_PARAMS), collects, and downloads the transitions into out
+ * (N x L). */
+fh_status fh_gpu_dqn_collect(fh_gpu_dqn_collector *c, const float *qnet, size_t n_qnet,
+                             const float *curiosity, float epsilon, fh_transition_batch *out,
+                             fh_error *err);
+/* The device's episode states, downloaded into episodes (N). */
+fh_status fh_gpu_dqn_collector_episodes(fh_gpu_dqn_collector *c, fh_episode_state *episodes,
+                                        fh_error *err);
+void fh_gpu_dqn_collector_destroy(fh_gpu_dqn_collector *c);
+
+#endif

@@ -1,0 +1,45 @@
+/* test_dqn_kernel.c — dqn_experience_kernel.cu as NVRTC builds it at run time (issue
+ * 18): the program text is common_device_functions.cuh followed by the kernel (source
+ * concatenation), it compiles to PTX for sm_90 with the reference kernel's options and
+ * without warnings, and its entry point dqn_experience_kernel is in the PTX. No GPU
+ * needed (CI runs it). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/embedded_sources.h"
+#include "cuda/nvrtc_compile.h"
+#include "test_util.h"
+
+int main(void)
+{
+    const fh_embedded_source *common = fh_embedded_source_find("common_device_functions.cuh");
+    const fh_embedded_source *kernel = fh_embedded_source_find("dqn_experience_kernel.cu");
+    CHECK_MSG(common && kernel, "the common header or the DQN kernel is not embedded");
+    CHECK(fh_embedded_source_find("dqn_device_functions.cuh") != NULL);
+    char *text = fh_nvrtc_program_text("dqn_experience_kernel.cu");
+    CHECK(text != NULL);
+    if (text && common && kernel) {
+        CHECK_MSG(strncmp(text, common->text, common->size) == 0,
+                  "the program does not start with the common header");
+        CHECK_MSG(strcmp(text + strlen(text) - kernel->size, kernel->text) == 0,
+                  "the program does not end with the kernel");
+    }
+    free(text);
+
+    const char *const opts[] = {"--fmad=false", "-lineinfo"};
+    fh_nvrtc_output out;
+    fh_error err;
+    fh_error_clear(&err);
+    fh_status st = fh_nvrtc_compile("dqn_experience_kernel.cu", "compute_90", opts, 2, &out, &err);
+    CHECK_MSG(st == FH_OK, "NVRTC: %s", err.message);
+    if (st == FH_OK) {
+        CHECK(!out.is_cubin && out.size > 0);
+        CHECK_MSG(strstr(out.image, ".target sm_90") != NULL, "PTX target is not sm_90");
+        CHECK_MSG(strstr(out.image, ".entry dqn_experience_kernel(") != NULL,
+                  "no entry dqn_experience_kernel in the PTX");
+        CHECK_MSG(out.log[0] == '\0' || strstr(out.log, "warning") == NULL,
+                  "NVRTC warnings:\n%s", out.log);
+        fh_nvrtc_output_free(&out);
+    }
+    return fh_test_finish();
+}
