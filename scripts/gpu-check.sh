@@ -25,7 +25,8 @@
 #          update_cli (`foxhunt update --device cuda` through tests/rl/test_update);
 #          walk-forward (issue 20): walkforward_spy, walkforward_btc, walkforward_synth
 #          (configs/walkforward.ini on ../shared/data's SPY daily and BTC hourly bars and
-#          on the synthetic market; every run directory lands under OUT)
+#          on the synthetic market; every run directory lands under OUT); DQN/PQN
+#          (issue 18): dqn_parity (the DQN kernel against the CPU collection)
 #
 # Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
 # logs under OUT (default /tmp/foxhunt-gpu-check), archived after every step into
@@ -172,6 +173,7 @@ for step in $STEPS; do
     learn_cpu) run_step learn_cpu "$BUILD/tests/rl/test_learning" device=cpu seeds=1 ;;
     update_profile) run_step update_profile ncu --clock-control none --metrics gpu__time_duration.sum --csv --launch-skip ${PROFILE_SKIP:-3000} --launch-count ${PROFILE_COUNT:-120} "$FH" bench --train --device cuda --episodes 128 --steps 500 --repeats 1 ;;
     train_gpu) run_step train_gpu "$FH" train --device cuda ${TRAIN_GPU_FLAGS:---iterations 20} --out /tmp/fh-gpu-train2 --force ;;
+    dqn_parity) run_step dqn_parity "$BUILD/tests/dqn/test_dqn_parity" ;;
     walkforward_spy) run_step walkforward_spy walkforward spy --data "$DATA_DIR/spy_daily.csv" ;;
     walkforward_btc) run_step walkforward_btc walkforward btc --data "$DATA_DIR/btcusdt_1h.csv" ;;
     walkforward_synth) run_step walkforward_synth walkforward synth --synthetic-bars 100000 ;;
