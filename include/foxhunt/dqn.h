@@ -11,6 +11,7 @@
 
 #include "foxhunt/env_types.h"
 #include "foxhunt/error.h"
+#include "foxhunt/nn.h"
 
 /* One collection of N episodes x L steps, row-major (episode n, step t at n*L + t).
  * next_states holds s_{t+1}: the observation after the step, or, when the step ended
@@ -165,5 +166,73 @@ float fh_huber_loss(const float *pred, const float *target, int n, float delta,
  * schedule (fraction or total_steps <= 0) is eps_end throughout. */
 float fh_epsilon_at(int64_t step, int64_t total_steps, float eps_start, float eps_end,
                     float fraction);
+
+/* ---- the updates (q_update.c) ----
+ * One gradient step on a minibatch of (s, a, y): Q(s, .) forward with the activation
+ * cache, the loss on Q(s, a) only (PQN: 0.5 (Q - y)^2; DQN: Huber with delta), its
+ * gradient through the network, the global gradient-norm clip (max_grad_norm > 0),
+ * one Adam step. A non-finite loss or gradient stops before the step, the weights
+ * unchanged (FH_ERR_FAILURE naming the quantity). */
+#define FH_Q_CHUNK 4096 /* rows of the no-gradient passes over next states */
+
+typedef struct {
+    int minibatch;
+    fh_mlp_ws ws;          /* minibatch rows: the online network's cache */
+    fh_mlp_ws chunk_ws;    /* FH_Q_CHUNK rows: next-state passes (online and target) */
+    float *mb_states;      /* (M, 54) */
+    int32_t *mb_actions;   /* (M) */
+    float *mb_targets;     /* (M) */
+    float *mb_q;           /* (M, 45) */
+    float *mb_dq;          /* (M, 45) */
+    float *chunk_q;        /* (FH_Q_CHUNK, 45) */
+    float *chunk_q2;       /* (FH_Q_CHUNK, 45) */
+    float *returns;        /* (N*L) PQN's Q(lambda) returns */
+    float *next_max;       /* (N*L) max_a Q(s', a) */
+    int64_t *perm;         /* (N*L) */
+    int64_t batch_size;
+} fh_q_workspace;
+
+typedef struct {
+    double loss;        /* mean over the minibatches */
+    double mean_q;      /* mean Q(s, a) of the minibatches */
+    double mean_target; /* mean y */
+    double grad_norm;   /* mean pre-clip norm */
+    int minibatches;
+} fh_q_stats;
+
+/* net: FH_NET_QNET or FH_NET_PQN; batch_size: N*L (PQN) or 0 (DQN: no Q(lambda)). */
+fh_status fh_q_workspace_init(fh_q_workspace *w, fh_net_kind net, int minibatch,
+                              int64_t batch_size, fh_error *err);
+void fh_q_workspace_free(fh_q_workspace *w);
+
+typedef struct {
+    float gamma, lambda;    /* PQN: Q(lambda) */
+    int epochs, minibatch;  /* PQN: epochs of shuffled minibatches over N*L */
+    double max_grad_norm;   /* 0: no clip */
+    float huber_delta;      /* DQN */
+    fh_adam_config adam;    /* lr already this iteration's */
+} fh_q_update_config;
+
+/* One minibatch step on w->mb_states / mb_actions / mb_targets (M rows). */
+fh_status fh_q_minibatch_step(fh_mlp *q, fh_q_workspace *w, int M, int huber,
+                              const fh_q_update_config *cfg, fh_q_stats *acc, fh_error *err);
+
+/* PQN (Gallici et al. 2024): max_a Q(s', a) over the batch's next states with the
+ * network as it is, Q(lambda) returns by the backward scan (fh_q_lambda_returns), then
+ * cfg->epochs passes of shuffled minibatches (the permutation from rng) of MSE steps.
+ * No replay, no target network. */
+fh_status fh_pqn_update(fh_q_stats *stats, fh_mlp *q, fh_q_workspace *w,
+                        const fh_transition_batch *b, const fh_q_update_config *cfg,
+                        fh_rng *rng, fh_error *err);
+
+/* DQN: n_steps gradient steps, each on a uniform sample of the ring: Double DQN
+ * targets (the online network picks a', the target network values it), Huber loss.
+ * The caller updates the target network (fh_q_target_update). */
+fh_status fh_dqn_update(fh_q_stats *stats, fh_mlp *q, const fh_mlp *target, fh_q_workspace *w,
+                        const fh_replay *ring, fh_replay_minibatch *mb, int n_steps,
+                        const fh_q_update_config *cfg, fh_rng *rng, fh_error *err);
+
+/* tau 1: a hard copy of the params; 0 < tau < 1: Polyak, target = tau q + (1-tau) target. */
+void fh_q_target_update(fh_mlp *target, const fh_mlp *q, float tau);
 
 #endif

@@ -1,0 +1,180 @@
+/* test_q_update.c — the PQN and DQN updates on the CPU (issue 18; src/rl/q_update.c):
+ *  - one minibatch step's gradient on the output bias, which the loss reaches linearly:
+ *    d loss / d b_out[k] = sum over the rows whose action is k of (Q - y) / M (PQN's
+ *    MSE) or of clip(Q - y, -delta, delta) / M (DQN's Huber), computed here in float64
+ *    from the forward pass; Adam at lr 0 leaves the weights as they were;
+ *  - the target network: a hard copy (tau 1) and a Polyak step by hand;
+ *  - learning on a fixed collection: PQN epochs and DQN steps on a replay ring drive
+ *    the TD loss down (the last update's loss below a third of the first's);
+ *  - a NaN target stops the step with the weights unchanged. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "env/dqn_device_functions.cuh"
+#include "foxhunt/dqn.h"
+#include "foxhunt/run_data.h"
+#include "foxhunt/train_config.h"
+#include "test_util.h"
+
+#define M 64
+
+static void fill_random(fh_q_workspace *w, uint64_t seed)
+{
+    fh_rng rng;
+    fh_pcg32_seed(&rng, seed, 1);
+    for (int i = 0; i < M * FH_STATE_DIM; i++)
+        w->mb_states[i] = 2.0f * gpu_random(&rng) - 1.0f;
+    for (int i = 0; i < M; i++) {
+        w->mb_actions[i] = fh_pcg32_uniform_int(&rng, 6); /* few actions: shared biases */
+        w->mb_targets[i] = 4.0f * gpu_random(&rng) - 2.0f;
+    }
+}
+
+static void test_bias_gradient(int huber)
+{
+    fh_mlp q;
+    fh_error err;
+    fh_q_workspace w;
+    CHECK(fh_mlp_init(&q, FH_NET_QNET, &err) == FH_OK);
+    fh_mlp_init_orthogonal(&q, 3);
+    CHECK(fh_q_workspace_init(&w, FH_NET_QNET, M, 0, &err) == FH_OK);
+    fill_random(&w, 9);
+    fh_q_update_config cfg = {0};
+    fh_adam_config_default_ppo(&cfg.adam);
+    cfg.adam.lr = 0.0f;
+    cfg.huber_delta = 0.25f; /* so that some rows are clipped */
+    float *before = malloc(q.n_params * sizeof(float));
+    memcpy(before, q.params, q.n_params * sizeof(float));
+    fh_mlp_ws ws;
+    CHECK(fh_mlp_ws_init(&ws, &q, M, &err) == FH_OK);
+    float *qv = malloc((size_t)M * FH_N_ACTIONS * sizeof(float));
+    CHECK(fh_mlp_forward(qv, &ws, &q, w.mb_states, M, &err) == FH_OK);
+    double want[FH_N_ACTIONS] = {0};
+    for (int i = 0; i < M; i++) {
+        double d = (double)qv[i * FH_N_ACTIONS + w.mb_actions[i]] - w.mb_targets[i];
+        if (huber)
+            d = d > cfg.huber_delta ? cfg.huber_delta : d < -cfg.huber_delta ? -cfg.huber_delta : d;
+        want[w.mb_actions[i]] += d / M;
+    }
+    fh_q_stats acc = {0};
+    CHECK(fh_q_minibatch_step(&q, &w, M, huber, &cfg, &acc, &err) == FH_OK);
+    const float *gb = fh_mlp_bias(&q, q.grads, 2);
+    double worst = 0;
+    for (int k = 0; k < FH_N_ACTIONS; k++)
+        worst = fmax(worst, fabs(gb[k] - want[k]));
+    CHECK_MSG(worst < 1e-6, "%s: output-bias gradient off by %g", huber ? "Huber" : "MSE", worst);
+    CHECK_MSG(memcmp(before, q.params, q.n_params * sizeof(float)) == 0,
+              "Adam at lr 0 moved the weights");
+    /* a NaN target: refused, weights unchanged */
+    w.mb_targets[3] = NAN;
+    CHECK(fh_q_minibatch_step(&q, &w, M, huber, &cfg, &acc, &err) == FH_ERR_FAILURE);
+    CHECK(strstr(err.message, "TD loss") != NULL);
+    CHECK(memcmp(before, q.params, q.n_params * sizeof(float)) == 0);
+    free(before);
+    free(qv);
+    fh_mlp_ws_free(&ws);
+    fh_q_workspace_free(&w);
+    fh_mlp_free(&q);
+}
+
+static void test_target_update(void)
+{
+    fh_mlp q, t;
+    fh_error err;
+    CHECK(fh_mlp_init(&q, FH_NET_QNET, &err) == FH_OK && fh_mlp_init(&t, FH_NET_QNET, &err) == FH_OK);
+    fh_mlp_init_orthogonal(&q, 1);
+    fh_mlp_init_orthogonal(&t, 2);
+    float p0 = q.params[100], t0 = t.params[100];
+    fh_q_target_update(&t, &q, 0.25f);
+    CHECK_CLOSE(t.params[100], 0.25 * p0 + 0.75 * t0, 1e-7, 1e-6);
+    fh_q_target_update(&t, &q, 1.0f);
+    CHECK(memcmp(t.params, q.params, q.n_params * sizeof(float)) == 0);
+    fh_mlp_free(&q);
+    fh_mlp_free(&t);
+}
+
+static void test_learning_on_a_batch(void)
+{
+    fh_train_config cfg;
+    fh_train_config_default(&cfg);
+    cfg.synthetic_bars = 3000;
+    cfg.env.horizon = 32;
+    fh_run_data data;
+    fh_error err;
+    fh_mlp q, target, cur;
+    CHECK(fh_run_data_load(&data, &cfg, NULL, &err) == FH_OK);
+    CHECK(fh_mlp_init(&q, FH_NET_QNET, &err) == FH_OK);
+    CHECK(fh_mlp_init(&target, FH_NET_QNET, &err) == FH_OK);
+    CHECK(fh_mlp_init(&cur, FH_NET_CURIOSITY, &err) == FH_OK);
+    fh_mlp_init_orthogonal(&q, 4);
+    fh_mlp_init_orthogonal(&cur, 5);
+    fh_market_view view = fh_market_view_of(&data.market, FH_SPLIT_TRAIN);
+    fh_env_market market = fh_env_market_from_view(&view);
+    enum { NE = 16, NL = 32 };
+    fh_episode_state eps[NE];
+    for (int n = 0; n < NE; n++)
+        env_episode_init(&cfg.env, &market, &eps[n], 6, (unsigned long long)n);
+    fh_transition_batch b;
+    CHECK(fh_transition_batch_alloc(&b, NE, NL, &err) == FH_OK);
+    CHECK(fh_dqn_collect_cpu(q.params, 0, cur.params, &cfg.env, &market, eps, 0.5f, &b, &err) == FH_OK);
+
+    fh_q_update_config qc = {0};
+    fh_adam_config_default_ppo(&qc.adam);
+    qc.adam.lr = 1e-3f;
+    qc.gamma = 0.9f;
+    qc.lambda = 0.65f;
+    qc.epochs = 1;
+    qc.minibatch = 128;
+    qc.max_grad_norm = 10.0;
+    qc.huber_delta = 1.0f;
+    fh_q_workspace w;
+    CHECK(fh_q_workspace_init(&w, FH_NET_QNET, qc.minibatch, NE * NL, &err) == FH_OK);
+    fh_rng rng;
+    fh_pcg32_seed(&rng, 7, 3);
+    fh_q_stats s;
+    double first = 0, last = 0;
+    for (int u = 0; u < 60; u++) {
+        CHECK(fh_pqn_update(&s, &q, &w, &b, &qc, &rng, &err) == FH_OK);
+        if (u == 0)
+            first = s.loss;
+        last = s.loss;
+    }
+    CHECK_MSG(last < first / 3, "PQN on a fixed batch: TD loss %.4g -> %.4g", first, last);
+    printf("PQN, 60 updates on one batch: TD loss %.4g -> %.4g\n", first, last);
+
+    /* DQN on a ring of the same transitions; the target follows every 20 steps */
+    fh_mlp_init_orthogonal(&q, 4);
+    fh_q_target_update(&target, &q, 1.0f);
+    fh_replay ring;
+    fh_replay_minibatch mb;
+    CHECK(fh_replay_init(&ring, 4096, &err) == FH_OK);
+    CHECK(fh_replay_minibatch_alloc(&mb, qc.minibatch, &err) == FH_OK);
+    CHECK(fh_replay_push_batch(&ring, &b, 3, qc.gamma, &err) == FH_OK);
+    for (int u = 0; u < 60; u++) {
+        CHECK(fh_dqn_update(&s, &q, &target, &w, &ring, &mb, 20, &qc, &rng, &err) == FH_OK);
+        fh_q_target_update(&target, &q, 1.0f);
+        if (u == 0)
+            first = s.loss;
+        last = s.loss;
+    }
+    CHECK_MSG(last < first / 3, "DQN on a fixed ring: TD loss %.4g -> %.4g", first, last);
+    printf("DQN, 60 x 20 steps on one ring: TD loss %.4g -> %.4g\n", first, last);
+    fh_replay_free(&ring);
+    fh_replay_minibatch_free(&mb);
+    fh_q_workspace_free(&w);
+    fh_transition_batch_free(&b);
+    fh_mlp_free(&q);
+    fh_mlp_free(&target);
+    fh_mlp_free(&cur);
+    fh_run_data_free(&data);
+}
+
+int main(void)
+{
+    test_bias_gradient(0);
+    test_bias_gradient(1);
+    test_target_update();
+    test_learning_on_a_batch();
+    return fh_test_finish();
+}
