@@ -27,6 +27,8 @@ typedef struct {
     uint8_t *terminal;  /* (N*L) */
     uint8_t *truncated; /* (N*L) */
     float *q_taken;     /* (N*L) Q(s_t, a_t) of the acting network (diagnostics) */
+    float *exposures;   /* (N*L) exposure after the trade (the curiosity model's input) */
+    int32_t *bars;      /* (N*L) bar of s_t in the split (its target: bar + 1's features) */
 } fh_transition_batch;
 
 fh_status fh_transition_batch_alloc(fh_transition_batch *b, int n_episodes, int n_steps,

@@ -102,6 +102,16 @@ fh_status fh_ppo_trace_init(fh_ppo_trace *tr, const fh_train_config *cfg, int64_
                             fh_error *err);
 void fh_ppo_trace_free(fh_ppo_trace *tr);
 
+/* The curiosity model's fit on n collected rows (s, a, e') -> the next bar's features
+ * 0..31, by MSE with its own Adam, cfg->curiosity_epochs passes of w->minibatch rows in
+ * the keyed order (PPO's update calls it after its epochs; DQN and PQN after theirs).
+ * *loss_out: the mean minibatch loss. */
+fh_status fh_curiosity_fit(double *loss_out, fh_mlp *curiosity, fh_ppo_workspace *w,
+                           const float *states, const int32_t *actions,
+                           const float *exposures, const int32_t *bars, int64_t n,
+                           const fh_env_market *market, const fh_train_config *cfg,
+                           fh_rng *rng, fh_error *err);
+
 /* update_mlp. lr: this iteration's (annealed) learning rate. rng: the update's
  * shuffling stream (advanced). market: the split the batch came from (for the
  * curiosity targets). trace: NULL, or a record sized for this update

@@ -32,7 +32,8 @@ void fh_gpu_dqn_collector_destroy(fh_gpu_dqn_collector *c)
         return;
     void *ptrs[] = {c->d_features, c->d_close, c->d_sigma, c->d_episodes, c->d_qnet,
                     c->d_curiosity, c->out.states, c->out.next_states, c->out.actions,
-                    c->out.rewards, c->out.terminal, c->out.truncated, c->out.q_taken};
+                    c->out.rewards, c->out.terminal, c->out.truncated, c->out.q_taken,
+                    c->out.exposures, c->out.bars};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         cudaFree(ptrs[i]);
     fh_cuda_module_free(&c->module);
@@ -97,6 +98,8 @@ fh_status fh_gpu_dqn_collector_create(fh_gpu_dqn_collector **out, const fh_devic
     CUDA_CHECK(cudaMalloc((void **)&o->terminal, nl), err);
     CUDA_CHECK(cudaMalloc((void **)&o->truncated, nl), err);
     CUDA_CHECK(cudaMalloc((void **)&o->q_taken, nl * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&o->exposures, nl * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&o->bars, nl * sizeof(int)), err);
     CUDA_CHECK(cudaMalloc((void **)&c->d_curiosity, FH_CURIOSITY_N_PARAMS * sizeof(float)), err);
     free(h_episodes);
     *out = c;
@@ -150,6 +153,10 @@ fh_status fh_gpu_dqn_collect(fh_gpu_dqn_collector *c, const float *qnet, size_t 
     CUDA_CHECK(cudaMemcpyAsync(out->terminal, o->terminal, nl, cudaMemcpyDeviceToHost, c->stream), err);
     CUDA_CHECK(cudaMemcpyAsync(out->truncated, o->truncated, nl, cudaMemcpyDeviceToHost, c->stream), err);
     CUDA_CHECK(cudaMemcpyAsync(out->q_taken, o->q_taken, nl * sizeof(float), cudaMemcpyDeviceToHost,
+                               c->stream), err);
+    CUDA_CHECK(cudaMemcpyAsync(out->exposures, o->exposures, nl * sizeof(float),
+                               cudaMemcpyDeviceToHost, c->stream), err);
+    CUDA_CHECK(cudaMemcpyAsync(out->bars, o->bars, nl * sizeof(int), cudaMemcpyDeviceToHost,
                                c->stream), err);
     CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
     return FH_OK;

@@ -90,6 +90,8 @@ typedef struct {
     unsigned char *terminal; /* (N, L) ruin: no bootstrap */
     unsigned char *truncated;/* (N, L) horizon or the split's end: bootstrap */
     float *q_taken;          /* (N, L) Q(s_t, a_t) of the acting network */
+    float *exposures;        /* (N, L) exposure after the trade (curiosity input) */
+    int *bars;               /* (N, L) bar of s_t */
 } fh_dqn_outputs;
 
 /* One episode slot's L steps (slot n of N): observe, Q forward, epsilon-greedy, env
@@ -131,6 +133,8 @@ FH_DEVICE void dqn_rollout_episode(const float *qnet_w, const float *curiosity_w
         out.terminal[i] = (unsigned char)(res.terminal != 0);
         out.truncated[i] = (unsigned char)(res.done && !res.terminal);
         out.q_taken[i] = q[action];
+        out.exposures[i] = res.exposure;
+        out.bars[i] = bar;
     }
 }
 

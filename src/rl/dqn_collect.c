@@ -14,8 +14,9 @@ fh_status fh_dqn_collect_cpu(const float *qnet_params, int layer_norm,
     if (!(epsilon >= 0.0f && epsilon <= 1.0f))
         return fh_error_set(err, FH_ERR_INPUT, "epsilon %g is outside [0, 1]", (double)epsilon);
     const int N = out->n_episodes, L = out->n_steps;
-    fh_dqn_outputs o = {out->states,   out->next_states,          out->actions, out->rewards,
-                        out->terminal, out->truncated, out->q_taken};
+    fh_dqn_outputs o = {out->states,   out->next_states, out->actions,   out->rewards,
+                        out->terminal, out->truncated,   out->q_taken,   out->exposures,
+                        out->bars};
     #pragma omp parallel for schedule(static)
     for (int n = 0; n < N; n++)
         dqn_rollout_episode(qnet_params, curiosity_params, cfg, market, &episodes[n], n, L,

@@ -190,11 +190,12 @@ static double explained_variance(const float *values, const float *returns, int6
     return vr > 0 ? 1.0 - vd / vr : NAN;
 }
 
-static fh_status fit_curiosity(fh_ppo_stats *stats, fh_mlp *curiosity, fh_ppo_workspace *w,
-                               const fh_trajectory_batch *b, const fh_env_market *market,
-                               const fh_train_config *cfg, fh_rng *rng, fh_error *err)
+fh_status fh_curiosity_fit(double *loss_out, fh_mlp *curiosity, fh_ppo_workspace *w,
+                           const float *states, const int32_t *actions,
+                           const float *exposures, const int32_t *bars, int64_t n,
+                           const fh_env_market *market, const fh_train_config *cfg,
+                           fh_rng *rng, fh_error *err)
 {
-    int64_t n = (int64_t)b->n_episodes * b->n_steps;
     fh_adam_config adam;
     fh_adam_config_default_curiosity(&adam);
     adam.lr = (float)cfg->curiosity_lr;
@@ -212,12 +213,12 @@ static fh_status fit_curiosity(fh_ppo_stats *stats, fh_mlp *curiosity, fh_ppo_wo
             for (int i = 0; i < M; i++) {
                 int64_t r = w->perm[start + i];
                 float *in = w->mb_cur_in + (size_t)i * FH_CURIOSITY_INPUT_DIM;
-                memcpy(in, b->states + r * FH_STATE_DIM, FH_CURIOSITY_TARGET_DIM * sizeof(float));
-                in[FH_CURIOSITY_TARGET_DIM] = action_to_exposure(b->actions[r]);
-                in[FH_CURIOSITY_TARGET_DIM + 1] = action_to_urgency(b->actions[r]);
-                in[FH_CURIOSITY_TARGET_DIM + 2] = b->exposures[r];
+                memcpy(in, states + r * FH_STATE_DIM, FH_CURIOSITY_TARGET_DIM * sizeof(float));
+                in[FH_CURIOSITY_TARGET_DIM] = action_to_exposure(actions[r]);
+                in[FH_CURIOSITY_TARGET_DIM + 1] = action_to_urgency(actions[r]);
+                in[FH_CURIOSITY_TARGET_DIM + 2] = exposures[r];
                 memcpy(w->mb_cur_target + (size_t)i * FH_CURIOSITY_TARGET_DIM,
-                       market->features + (int64_t)(b->bars[r] + 1) * FH_N_MARKET_FEATURES,
+                       market->features + (int64_t)(bars[r] + 1) * FH_N_MARKET_FEATURES,
                        FH_CURIOSITY_TARGET_DIM * sizeof(float));
             }
             size_t elems = (size_t)M * FH_CURIOSITY_TARGET_DIM;
@@ -245,8 +246,17 @@ static fh_status fit_curiosity(fh_ppo_stats *stats, fh_mlp *curiosity, fh_ppo_wo
             fh_mlp_adam_step(curiosity, &adam);
         }
     }
-    stats->curiosity_loss = count ? loss_sum / count : 0;
+    *loss_out = count ? loss_sum / count : 0;
     return FH_OK;
+}
+
+static fh_status fit_curiosity(fh_ppo_stats *stats, fh_mlp *curiosity, fh_ppo_workspace *w,
+                               const fh_trajectory_batch *b, const fh_env_market *market,
+                               const fh_train_config *cfg, fh_rng *rng, fh_error *err)
+{
+    return fh_curiosity_fit(&stats->curiosity_loss, curiosity, w, b->states, b->actions,
+                            b->exposures, b->bars, (int64_t)b->n_episodes * b->n_steps,
+                            market, cfg, rng, err);
 }
 
 fh_status fh_ppo_update(fh_ppo_stats *stats, fh_mlp *actor, fh_mlp *critic,

@@ -29,13 +29,15 @@ fh_status fh_transition_batch_alloc(fh_transition_batch *b, int n_episodes, int 
     b->terminal = malloc(nl);
     b->truncated = malloc(nl);
     b->q_taken = malloc(nl * sizeof(float));
+    b->exposures = malloc(nl * sizeof(float));
+    b->bars = malloc(nl * sizeof(int32_t));
     if (!b->states || !b->next_states || !b->actions || !b->rewards || !b->terminal ||
-        !b->truncated || !b->q_taken) {
+        !b->truncated || !b->q_taken || !b->exposures || !b->bars) {
         fh_transition_batch_free(b);
         return fh_error_set(err, FH_ERR_FAILURE,
                             "cannot allocate a transition batch of %d x %d steps (%.1f MB)",
                             n_episodes, n_steps,
-                            (double)nl * (2 * FH_STATE_DIM * 4 + 4 + 4 + 2 + 4) / 1e6);
+                            (double)nl * (2 * FH_STATE_DIM * 4 + 4 + 4 + 2 + 4 + 8) / 1e6);
     }
     b->n_episodes = n_episodes;
     b->n_steps = n_steps;
@@ -51,6 +53,8 @@ void fh_transition_batch_free(fh_transition_batch *b)
     free(b->terminal);
     free(b->truncated);
     free(b->q_taken);
+    free(b->exposures);
+    free(b->bars);
     memset(b, 0, sizeof *b);
 }
 
