@@ -2,9 +2,11 @@
  *
  * Layout (STYLE habit 5, the contract with the GPU kernels in shapes.h): one flat float
  * buffer per network; per layer in order the weight [out, in] row-major, then the bias
- * [out]. A network's descriptor (fh_net_desc) gives its layer widths, activation,
- * initialisation gains and tensor names; fh_net_tensors() walks it into the tensor
- * table (name, shape, offset) that the checkpoint code and the tests use.
+ * [out]; a network with LayerNorm (fh_net_desc.layer_norm, PQN) has after each hidden
+ * layer's bias its LayerNorm's gamma [out] then beta [out]. A network's descriptor
+ * (fh_net_desc) gives its layer widths, activation, initialisation gains and tensor
+ * names; fh_net_tensors() walks it into the tensor table (name, shape, offset) that the
+ * checkpoint code and the tests use.
  *
  * fh_mlp owns ONE allocation of 4 * n_params floats: params, grads, Adam m, Adam v, each
  * in that same layout, so the optimiser is one loop over the buffer and a checkpoint is
@@ -33,7 +35,8 @@ typedef enum {
     FH_NET_CRITIC = 1,    /* 54 -> 512 -> 384 -> 256 -> 128 -> 64 -> 1, ReLU */
     FH_NET_CURIOSITY = 2, /* 35 -> 64 -> 32, ReLU hidden */
     FH_NET_QNET = 3,      /* 54 -> 256 -> 128 -> 45, LeakyReLU hidden (SPEC §7, DQN) */
-    FH_NET_COUNT = 4
+    FH_NET_PQN = 4,       /* FH_NET_QNET with LayerNorm before each hidden activation (PQN) */
+    FH_NET_COUNT = 5
 } fh_net_kind;
 
 typedef enum {
@@ -43,22 +46,32 @@ typedef enum {
 } fh_activation;
 
 #define FH_NN_MAX_LAYERS 8
-#define FH_NN_MAX_TENSORS (2 * FH_NN_MAX_LAYERS)
+/* weight and bias per layer, and gamma and beta per LayerNorm */
+#define FH_NN_MAX_TENSORS (4 * FH_NN_MAX_LAYERS)
 #define FH_NN_MAX_NAME 64
 #define FH_QNET_LEAKY_SLOPE 0.01f
 /* Q-network parameter count: 54*256+256 + 256*128+128 + 128*45+45 */
 #define FH_QNET_N_PARAMS                                                                 \
     (FH_QNET_H1 * FH_STATE_DIM + FH_QNET_H1 + FH_QNET_H2 * FH_QNET_H1 + FH_QNET_H2 +      \
      FH_N_ACTIONS * FH_QNET_H2 + FH_N_ACTIONS) /* 52,781 */
+/* PQN Q-network (Gallici et al. 2024): the Q-network's layers with a LayerNorm (gamma,
+ * beta) on each hidden layer: h = leaky_relu(LN(W x + b)). */
+#define FH_PQN_N_PARAMS (FH_QNET_N_PARAMS + 2 * FH_QNET_H1 + 2 * FH_QNET_H2) /* 53,549 */
+#define FH_PQN_LN_EPS 1e-5f /* LayerNorm epsilon (torch.nn.LayerNorm's default) */
 
 typedef struct {
     fh_net_kind kind;
-    const char *name;          /* "actor", "critic", "curiosity", "qnet" */
+    const char *name;          /* "actor", "critic", "curiosity", "qnet", "pqn" */
     int n_layers;
     int dims[FH_NN_MAX_LAYERS + 1];             /* dims[0] input ... dims[n_layers] output */
     const char *layer_names[FH_NN_MAX_LAYERS];  /* "policy_layer_0", ..., "policy_output" */
     fh_activation hidden_act;  /* after every layer but the last; the last is linear */
     float leaky_slope;         /* FH_ACT_LEAKY_RELU only */
+    /* 1: every hidden layer is linear, LayerNorm, activation; its norm's gamma and beta
+     * follow its bias in the layout, named norm_names[l] + ".weight" / ".bias" */
+    int layer_norm;
+    float norm_eps;                             /* LayerNorm epsilon (FH_PQN_LN_EPS) */
+    const char *norm_names[FH_NN_MAX_LAYERS];   /* "q_norm_0", "q_norm_1" */
     double hidden_gain;        /* orthogonal-init gain of hidden layers (sqrt 2) */
     double output_gain;        /* 0.01 policy output, 1.0 value output */
     size_t n_params;
@@ -66,16 +79,20 @@ typedef struct {
 
 typedef struct {
     char name[FH_NN_MAX_NAME]; /* "policy_layer_0.weight" */
-    int rank;                  /* 2 for a weight [out, in], 1 for a bias [out] */
+    int rank;                  /* 2 for a weight [out, in], 1 for a bias, gamma, beta [out] */
     int shape[2];
     size_t offset;             /* in floats from the start of the network's buffer */
     size_t numel;
 } fh_tensor_desc;
 
 const fh_net_desc *fh_net_desc_get(fh_net_kind kind);
-/* Walks desc into its tensor table (weight then bias per layer); returns the count
- * (2 * n_layers). out holds FH_NN_MAX_TENSORS entries. */
+/* Walks desc into its tensor table (weight, bias, and with LayerNorm gamma, beta per
+ * hidden layer); returns the count (2 * n_layers, plus 2 per hidden layer with
+ * LayerNorm). out holds FH_NN_MAX_TENSORS entries. */
 int fh_net_tensors(fh_tensor_desc *out, const fh_net_desc *desc);
+/* Index in that table of layer l's weight; its bias is the next entry, then (LayerNorm,
+ * hidden layers) gamma and beta. */
+int fh_net_layer_tensor(const fh_net_desc *desc, int layer);
 
 /* Sets the OpenBLAS thread count (0: leave as is). Results are bit-identical run to run
  * for a fixed count; keep it fixed across a resume. */
@@ -101,8 +118,10 @@ typedef struct {
 fh_status fh_mlp_init(fh_mlp *m, fh_net_kind kind, fh_error *err);
 /* Safe on a zeroed, half-built or already freed fh_mlp. */
 void fh_mlp_free(fh_mlp *m);
-/* Orthogonal weights (gains from desc), zero biases, from a deterministic generator
- * seeded by seed; also zeroes grads, Adam moments and step. */
+/* Orthogonal weights (gains from desc), zero biases, LayerNorm gamma 1 and beta 0, from
+ * a deterministic generator seeded by seed (the weights depend only on the seed and the
+ * widths: a PQN net's linear layers equal a Q-network's of the same seed); also zeroes
+ * grads, Adam moments and step. */
 void fh_mlp_init_orthogonal(fh_mlp *m, uint64_t seed);
 void fh_mlp_zero_grad(fh_mlp *m);
 /* Copies params, grads, moments and step (same kind): e.g. a DQN target network. */
@@ -110,15 +129,25 @@ void fh_mlp_copy(fh_mlp *dst, const fh_mlp *src);
 /* Weight/bias pointers of layer l into params (or any buffer in the same layout). */
 float *fh_mlp_weight(const fh_mlp *m, float *buffer, int layer);
 float *fh_mlp_bias(const fh_mlp *m, float *buffer, int layer);
+/* Gamma/beta of hidden layer l's LayerNorm; NULL when the layer has none. */
+float *fh_mlp_norm_gamma(const fh_mlp *m, float *buffer, int layer);
+float *fh_mlp_norm_beta(const fh_mlp *m, float *buffer, int layer);
 
 /* Activation cache for batched forward/backward, sized for max_batch rows. */
 typedef struct {
     int max_batch;
     int n_layers;
+    fh_net_kind kind;                    /* the network it was built for */
     float *mem;                          /* the only allocation */
     float *act[FH_NN_MAX_LAYERS + 1];    /* act[0] (B, dims[0]) copy of the input;
                                             act[l+1] (B, dims[l+1]) output of layer l
-                                            after its activation (last: linear) */
+                                            after its LayerNorm and activation (last:
+                                            linear) */
+    /* LayerNorm nets, hidden layer l (NULL otherwise): the norm's input (the linear
+     * output, (B, dims[l+1])), its row means and 1 / sqrt(var + eps) ((B) each) */
+    float *norm_in[FH_NN_MAX_LAYERS];
+    float *norm_mean[FH_NN_MAX_LAYERS];
+    float *norm_rstd[FH_NN_MAX_LAYERS];
     float *grad[2];                      /* (B, max dim) ping-pong backward buffers */
 } fh_mlp_ws;
 
@@ -128,7 +157,8 @@ fh_status fh_mlp_ws_init_kind(fh_mlp_ws *ws, fh_net_kind kind, int max_batch, fh
 void fh_mlp_ws_free(fh_mlp_ws *ws);
 
 /* out (B, dims[L]) = net(x (B, dims[0])); caches activations in ws. out may be NULL
- * (the result is ws->act[L]). Fails (FH_ERR_FAILURE) when B > ws->max_batch. */
+ * (the result is ws->act[L]). Fails (FH_ERR_FAILURE) when B > ws->max_batch or ws was
+ * built for another kind. B = 1 is the single-row forward (the GPU kernels' reference). */
 fh_status fh_mlp_forward(float *out, fh_mlp_ws *ws, const fh_mlp *m, const float *x, int B,
                          fh_error *err);
 /* m->grads += d loss / d params; dx (B, dims[0]) += d loss / d x when dx != NULL.
@@ -153,6 +183,19 @@ void fh_leaky_relu_forward(float *y, const float *x, size_t n, float slope);
 /* dx += dy * (y > 0 ? 1 : slope), y the forward output (sign(y) = sign(x), slope > 0) */
 void fh_leaky_relu_backward(float *dx, const float *dy, const float *y, size_t n,
                             float slope);
+
+/* LayerNorm row-wise over n features: y (B, n) = gamma (x - mean) rstd + beta with
+ * mean, var the row's mean and population variance (in double) and rstd =
+ * 1 / sqrt(var + eps); mean, rstd (B) are written for the backward. y may alias x, but
+ * the backward needs x. */
+void fh_layer_norm_forward(float *y, float *mean, float *rstd, const float *x,
+                           const float *gamma, const float *beta, int B, int n, float eps);
+/* With xhat = (x - mean) rstd and g = dy gamma: dx (B, n) += rstd (g - mean_n(g) -
+ * xhat mean_n(g xhat)) (skipped when dx NULL); dgamma (n) += sum_B dy xhat;
+ * dbeta (n) += sum_B dy. x, mean, rstd are the forward's. */
+void fh_layer_norm_backward(float *dx, float *dgamma, float *dbeta, const float *dy,
+                            const float *x, const float *mean, const float *rstd,
+                            const float *gamma, int B, int n);
 
 /* p (B, K) = softmax(logits (B, K)) row-wise, max-subtracted */
 void fh_softmax_forward(float *p, const float *logits, int B, int K);

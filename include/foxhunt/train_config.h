@@ -2,7 +2,7 @@
  * table that drives the defaults, the `--flag` names, the INI config file keys and the
  * resolved-config JSON saved with the run (so the three can never disagree).
  *
- * Precedence: defaults < config file (--config FILE, INI: [run] [ppo] [env] sections;
+ * Precedence: defaults < config file (--config FILE, INI: [run] [ppo] [q] [env] sections;
  * a key may also appear outside any section) < flags on the command line. */
 #ifndef FOXHUNT_TRAIN_CONFIG_H
 #define FOXHUNT_TRAIN_CONFIG_H
@@ -66,6 +66,18 @@ typedef struct {
     double adam_eps;
     double curiosity_lr;
     int curiosity_epochs;
+    /* [q] DQN and PQN (issue 18; they share [ppo]'s lr, anneal_lr, gamma, epochs (PQN),
+     * minibatch, max_grad_norm, adam_eps, curiosity_lr and curiosity_epochs) */
+    double epsilon_start, epsilon_end;  /* epsilon-greedy schedule: linear from start */
+    double epsilon_fraction;           /*   to end over this share of the run's steps */
+    double q_lambda;                   /* PQN: Q(lambda) */
+    int n_step;                        /* DQN: n-step returns */
+    int replay_capacity;               /* DQN: transitions in the ring */
+    double replay_ratio;               /* DQN: gradient steps per collected transition */
+    int learning_starts;               /* DQN: transitions in the ring before updates */
+    int target_update_every;           /* DQN: gradient steps between hard copies (0: Polyak) */
+    double tau;                        /* DQN: Polyak rate when target_update_every = 0 */
+    double huber_delta;                /* DQN: Huber loss threshold */
     /* [env] (SPEC §3) */
     fh_env_config env;
     /* This invocation's permissions, never saved with the run (not in the field table;
@@ -86,7 +98,7 @@ typedef enum {
 } fh_field_type;
 
 typedef struct {
-    const char *section; /* "run", "ppo", "env" */
+    const char *section; /* "run", "ppo", "q", "env" */
     const char *key;     /* INI key and JSON key; the flag is --key with '_' -> '-' */
     fh_field_type type;
     size_t offset;       /* into fh_train_config */

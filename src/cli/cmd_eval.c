@@ -11,6 +11,7 @@
 #include "cli/tear_sheet.h"
 #include "foxhunt/checkpoint.h"
 #include "foxhunt/device.h"
+#include "foxhunt/q_trainer.h"
 #include "foxhunt/trainer.h"
 
 /* The tear sheet, with the training curves of the metrics.csv beside the checkpoint (its
@@ -79,9 +80,13 @@ int fh_cmd_eval(int argc, char **argv)
     memset(&ck, 0, sizeof ck);
     memset(&actor, 0, sizeof actor);
     int rc = 0;
-    if (fh_mlp_init(&actor, FH_NET_ACTOR, &err) != FH_OK)
+    /* the policy network the checkpoint's algorithm trained: PPO's actor, or the
+     * Q-network of DQN/PQN (greedy = argmax Q, sampled = softmax(Q)) */
+    int q_net = fh_q_net_of_algo(cfg.algo);
+    fh_net_kind policy_net = q_net >= 0 ? (fh_net_kind)q_net : FH_NET_ACTOR;
+    if (fh_mlp_init(&actor, policy_net, &err) != FH_OK)
         return fh_cli_report("eval", &err);
-    ck.nets[FH_NET_ACTOR] = &actor;
+    ck.nets[policy_net] = &actor;
     ck.norm = &norm;
     fh_run_data rd;
     memset(&rd, 0, sizeof rd);

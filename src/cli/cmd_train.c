@@ -9,6 +9,7 @@
 #include "cli/config_flags.h"
 #include "cli/eval_report.h"
 #include "cli/tear_sheet.h"
+#include "foxhunt/q_trainer.h"
 #include "foxhunt/trainer.h"
 
 /* The signal that asked the run to stop (SIGINT or SIGTERM), read between iterations.
@@ -108,7 +109,7 @@ int fh_cmd_train(int argc, char **argv)
     fh_error_clear(&err);
     int help = 0;
     if (fh_config_from_flags(&cfg, "train",
-                             "Train a PPO agent on --data FILE or on the built-in synthetic market.\n"
+                             "Train a PPO agent (or --algo dqn|pqn) on --data FILE or on the built-in synthetic market.\n"
                              "Writes config.json, metrics.csv/.jsonl and checkpoints to --out (locked while\n"
                              "the run lasts; a directory holding another run's files is refused unless\n"
                              "--force). Ctrl-C or SIGTERM stops after the current iteration with\n"
@@ -123,6 +124,20 @@ int fh_cmd_train(int argc, char **argv)
         return fh_cli_report("train", &err);
     if (!cfg.out[0] && fh_run_dir_new_name(cfg.out, sizeof cfg.out, &cfg, NULL, &err) != FH_OK)
         return fh_cli_report("train", &err);
+    if (fh_q_net_of_algo(cfg.algo) >= 0) { /* dqn, pqn: cmd_train_q.c */
+        struct sigaction sa, old_int, old_term;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_stop_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old_int);
+        sigaction(SIGTERM, &sa, &old_term);
+        int rc = fh_train_q(&cfg, &g_stop_requested);
+        if (!g_stop_requested) {
+            sigaction(SIGINT, &old_int, NULL);
+            sigaction(SIGTERM, &old_term, NULL);
+        }
+        return rc;
+    }
     /* the data, checkpoint and run directory are checked first: an error comes alone,
      * not after a screen of configuration */
     fh_trainer t;

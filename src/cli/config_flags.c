@@ -63,7 +63,7 @@ fh_status fh_config_from_flags(fh_train_config *cfg, const char *command, const 
                            &values[i], "VALUE", helps[i], f->choices, 0, 0, 0};
     }
     args[n] = (fh_arg){"--config", FH_ARG_STRING, &config_path, "FILE",
-                       "INI file of these keys in [run] [ppo] [env] sections", NULL, 0, 0, 0};
+                       "INI file of these keys in [run] [ppo] [q] [env] sections", NULL, 0, 0, 0};
     args[n + 1] = (fh_arg){"--force", FH_ARG_FLAG, &force, NULL,
                            "write into a run directory that already holds another run's files "
                            "(never saved with the run)", NULL, 0, 0, 0};

@@ -271,9 +271,11 @@ int fh_data_identity_read_metadata(const fh_st_file *f, fh_data_identity *id, fh
 
 /* ---- actor-only checkpoints ---- */
 
-static const char *const k_net_weights[FH_NET_COUNT] = {
+static const char *const k_net_weights[] = {
     "the actor's weights", "the critic's weights", "the curiosity network's weights",
-    "the Q-network's weights"};
+    "the Q-network's weights", "the PQN Q-network's weights"};
+_Static_assert(sizeof k_net_weights / sizeof *k_net_weights == FH_NET_COUNT,
+               "one description per network kind");
 
 /* What a load asks of an actor-only file that it does not hold (the first such thing),
  * or NULL when it asks only for the actor, the normalisation, the data identity, the

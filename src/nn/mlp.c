@@ -1,5 +1,6 @@
 /* mlp.c — fh_mlp: one allocation (params, grads, Adam m, v in the shapes.h layout),
- * orthogonal initialisation, and the batched forward/backward over the layer table.
+ * orthogonal initialisation, and the batched forward/backward over the layer table
+ * (hidden layer: linear, LayerNorm when the descriptor says so, activation).
  *
  * Orthogonal init follows torch.nn.init.orthogonal_ as CleanRL's layer_init uses it:
  * a (max(out,in), min(out,in)) matrix of N(0,1) draws is orthonormalised column by
@@ -49,12 +50,31 @@ void fh_mlp_free(fh_mlp *m)
 
 float *fh_mlp_weight(const fh_mlp *m, float *buffer, int layer)
 {
-    return buffer + m->tensors[2 * layer].offset;
+    return buffer + m->tensors[fh_net_layer_tensor(m->desc, layer)].offset;
 }
 
 float *fh_mlp_bias(const fh_mlp *m, float *buffer, int layer)
 {
-    return buffer + m->tensors[2 * layer + 1].offset;
+    return buffer + m->tensors[fh_net_layer_tensor(m->desc, layer) + 1].offset;
+}
+
+static int has_norm(const fh_net_desc *d, int layer)
+{
+    return d->layer_norm && layer < d->n_layers - 1;
+}
+
+float *fh_mlp_norm_gamma(const fh_mlp *m, float *buffer, int layer)
+{
+    if (!has_norm(m->desc, layer))
+        return NULL;
+    return buffer + m->tensors[fh_net_layer_tensor(m->desc, layer) + 2].offset;
+}
+
+float *fh_mlp_norm_beta(const fh_mlp *m, float *buffer, int layer)
+{
+    if (!has_norm(m->desc, layer))
+        return NULL;
+    return buffer + m->tensors[fh_net_layer_tensor(m->desc, layer) + 3].offset;
 }
 
 void fh_mlp_zero_grad(fh_mlp *m)
@@ -163,6 +183,9 @@ void fh_mlp_init_orthogonal(fh_mlp *m, uint64_t seed)
             for (int i = 0; i < d->dims[l + 1] * d->dims[l]; i++)
                 w[i] = (float)(gain * rng_normal(&rng) / sqrt((double)d->dims[l]));
         }
+        float *gamma = fh_mlp_norm_gamma(m, m->params, l); /* beta stays 0 */
+        for (int i = 0; gamma && i < d->dims[l + 1]; i++)
+            gamma[i] = 1.0f;
     }
 }
 
@@ -179,11 +202,16 @@ fh_status fh_mlp_ws_init_kind(fh_mlp_ws *ws, fh_net_kind kind, int max_batch, fh
         return fh_error_set(err, FH_ERR_FAILURE, "fh_mlp_ws_init: max_batch %d <= 0",
                             max_batch);
     const fh_net_desc *d = fh_net_desc_get(kind);
+    if (!d)
+        return fh_error_set(err, FH_ERR_FAILURE, "fh_mlp_ws_init: unknown network kind %d",
+                            (int)kind);
     size_t total = 0, max_dim = 0;
     for (int l = 0; l <= d->n_layers; l++) {
         total += (size_t)max_batch * d->dims[l];
         if ((size_t)d->dims[l] > max_dim)
             max_dim = d->dims[l];
+        if (l < d->n_layers && has_norm(d, l)) /* norm input, mean, rstd */
+            total += (size_t)max_batch * (d->dims[l + 1] + 2);
     }
     total += 2 * (size_t)max_batch * max_dim;
     ws->mem = malloc(total * sizeof(float));
@@ -196,10 +224,21 @@ fh_status fh_mlp_ws_init_kind(fh_mlp_ws *ws, fh_net_kind kind, int max_batch, fh
         ws->act[l] = p;
         p += (size_t)max_batch * d->dims[l];
     }
+    for (int l = 0; l < d->n_layers; l++) {
+        if (!has_norm(d, l))
+            continue;
+        ws->norm_in[l] = p;
+        p += (size_t)max_batch * d->dims[l + 1];
+        ws->norm_mean[l] = p;
+        p += max_batch;
+        ws->norm_rstd[l] = p;
+        p += max_batch;
+    }
     ws->grad[0] = p;
     ws->grad[1] = p + (size_t)max_batch * max_dim;
     ws->max_batch = max_batch;
     ws->n_layers = d->n_layers;
+    ws->kind = kind;
     return FH_OK;
 }
 
@@ -217,7 +256,7 @@ static fh_status check_batch(const fh_mlp_ws *ws, const fh_mlp *m, int B, const 
     if (B < 0 || B > ws->max_batch)
         return fh_error_set(err, FH_ERR_FAILURE, "%s (%s): batch %d outside [0, %d]", what,
                             m->desc->name, B, ws->max_batch);
-    if (ws->n_layers != m->desc->n_layers)
+    if (ws->kind != m->desc->kind || ws->n_layers != m->desc->n_layers)
         return fh_error_set(err, FH_ERR_FAILURE, "%s (%s): workspace built for another net",
                             what, m->desc->name);
     return FH_OK;
@@ -235,10 +274,16 @@ fh_status fh_mlp_forward(float *out, fh_mlp_ws *ws, const fh_mlp *m, const float
     for (int l = 0; l < L; l++) {
         int in = d->dims[l], o = d->dims[l + 1];
         float *y = ws->act[l + 1]; /* (B, o) */
-        fh_linear_forward(y, ws->act[l], fh_mlp_weight(m, m->params, l),
+        int norm = has_norm(d, l);
+        float *z = norm ? ws->norm_in[l] : y; /* the linear output; kept for LN's backward */
+        fh_linear_forward(z, ws->act[l], fh_mlp_weight(m, m->params, l),
                           fh_mlp_bias(m, m->params, l), B, in, o);
         if (l == L - 1)
             break;
+        if (norm)
+            fh_layer_norm_forward(y, ws->norm_mean[l], ws->norm_rstd[l], z,
+                                  fh_mlp_norm_gamma(m, m->params, l),
+                                  fh_mlp_norm_beta(m, m->params, l), B, o, d->norm_eps);
         if (d->hidden_act == FH_ACT_RELU)
             fh_relu_forward(y, y, (size_t)B * o);
         else if (d->hidden_act == FH_ACT_LEAKY_RELU)
@@ -267,9 +312,9 @@ fh_status fh_mlp_backward(float *dx, fh_mlp *m, fh_mlp_ws *ws, const float *dout
             break;
         }
         float *gin = ws->grad[which]; /* (B, in) gradient w.r.t. act[l] */
-        which ^= 1;
         fh_linear_backward_overwrite_dx(gin, dw, db, g, ws->act[l], w, B, in, o);
-        /* act[l] is the post-activation output of layer l-1: mask by its sign */
+        /* act[l] is the post-activation output of layer l-1: mask by its sign (the sign
+         * of the activation's input, LayerNorm's output when there is one) */
         const float *a = ws->act[l];
         size_t n = (size_t)B * in;
         if (d->hidden_act == FH_ACT_RELU) {
@@ -280,7 +325,21 @@ fh_status fh_mlp_backward(float *dx, fh_mlp *m, fh_mlp_ws *ws, const float *dout
             for (size_t i = 0; i < n; i++)
                 gin[i] = a[i] > 0.0f ? gin[i] : s * gin[i];
         }
-        g = gin;
+        if (!has_norm(d, l - 1)) {
+            g = gin;
+            which ^= 1;
+            continue;
+        }
+        /* layer l-1's LayerNorm: its input gradient goes to the other buffer, which held
+         * g (or was unused): g is dead once the linear backward above has consumed it.
+         * gin's buffer is then free again for the next layer. */
+        float *dz = ws->grad[which ^ 1];
+        memset(dz, 0, n * sizeof(float));
+        fh_layer_norm_backward(dz, fh_mlp_norm_gamma(m, m->grads, l - 1),
+                               fh_mlp_norm_beta(m, m->grads, l - 1), gin,
+                               ws->norm_in[l - 1], ws->norm_mean[l - 1], ws->norm_rstd[l - 1],
+                               fh_mlp_norm_gamma(m, m->params, l - 1), B, in);
+        g = dz;
     }
     return FH_OK;
 }

@@ -1,4 +1,4 @@
-/* net_desc.c — the four network descriptors (SPEC §4, §7) and the walk that turns one
+/* net_desc.c — the five network descriptors (SPEC §4, §7) and the walk that turns one
  * into its tensor table. Names are the design note's VarMap keys; the offsets the walk
  * produces must equal the FH_*_OFF_* macros of shapes.h (tests/nn/test_nn_layout.c). */
 #include "foxhunt/nn.h"
@@ -39,6 +39,17 @@ static const fh_net_desc k_descs[FH_NET_COUNT] = {
         .layer_names = {"q_layer_0", "q_layer_1", "q_output"},
         .hidden_act = FH_ACT_LEAKY_RELU, .leaky_slope = FH_QNET_LEAKY_SLOPE,
         .hidden_gain = SQRT2, .output_gain = 1.0, .n_params = FH_QNET_N_PARAMS},
+    /* PQN (Gallici et al. 2024): the Q-network with LayerNorm before each hidden
+     * activation, which is what keeps TD learning stable without a target network or
+     * replay buffer. Keys as the Q-network's plus q_norm_0, q_norm_1 (.weight = gamma,
+     * .bias = beta, torch.nn.LayerNorm's names). */
+    [FH_NET_PQN] = {
+        .kind = FH_NET_PQN, .name = "pqn", .n_layers = 3,
+        .dims = {FH_STATE_DIM, FH_QNET_H1, FH_QNET_H2, FH_N_ACTIONS},
+        .layer_names = {"q_layer_0", "q_layer_1", "q_output"},
+        .hidden_act = FH_ACT_LEAKY_RELU, .leaky_slope = FH_QNET_LEAKY_SLOPE,
+        .layer_norm = 1, .norm_eps = FH_PQN_LN_EPS, .norm_names = {"q_norm_0", "q_norm_1"},
+        .hidden_gain = SQRT2, .output_gain = 1.0, .n_params = FH_PQN_N_PARAMS},
 };
 
 const fh_net_desc *fh_net_desc_get(fh_net_kind kind)
@@ -48,30 +59,39 @@ const fh_net_desc *fh_net_desc_get(fh_net_kind kind)
     return &k_descs[kind];
 }
 
+/* One table entry: [s0, s1] (rank 2) or [s0] (rank 1, s1 = 0) at *off, which advances. */
+static void put_tensor(fh_tensor_desc *t, const char *owner, const char *suffix, int rank,
+                       int s0, int s1, size_t *off)
+{
+    snprintf(t->name, sizeof t->name, "%s.%s", owner, suffix);
+    t->rank = rank;
+    t->shape[0] = s0;
+    t->shape[1] = rank == 2 ? s1 : 0;
+    t->offset = *off;
+    t->numel = rank == 2 ? (size_t)s0 * (size_t)s1 : (size_t)s0;
+    *off += t->numel;
+}
+
 int fh_net_tensors(fh_tensor_desc *out, const fh_net_desc *desc)
 {
     size_t off = 0;
     int n = 0;
     for (int l = 0; l < desc->n_layers; l++) {
         int in = desc->dims[l], o = desc->dims[l + 1];
-        fh_tensor_desc *w = &out[n++];
-        snprintf(w->name, sizeof w->name, "%s.weight", desc->layer_names[l]);
-        w->rank = 2;
-        w->shape[0] = o;
-        w->shape[1] = in;
-        w->offset = off;
-        w->numel = (size_t)o * (size_t)in;
-        off += w->numel;
-        fh_tensor_desc *b = &out[n++];
-        snprintf(b->name, sizeof b->name, "%s.bias", desc->layer_names[l]);
-        b->rank = 1;
-        b->shape[0] = o;
-        b->shape[1] = 0;
-        b->offset = off;
-        b->numel = (size_t)o;
-        off += b->numel;
+        put_tensor(&out[n++], desc->layer_names[l], "weight", 2, o, in, &off);
+        put_tensor(&out[n++], desc->layer_names[l], "bias", 1, o, 0, &off);
+        if (desc->layer_norm && l < desc->n_layers - 1) {
+            put_tensor(&out[n++], desc->norm_names[l], "weight", 1, o, 0, &off); /* gamma */
+            put_tensor(&out[n++], desc->norm_names[l], "bias", 1, o, 0, &off);   /* beta */
+        }
     }
     return n;
+}
+
+int fh_net_layer_tensor(const fh_net_desc *desc, int layer)
+{
+    /* every layer before `layer` is a hidden one: 2 tensors, 4 with LayerNorm */
+    return layer * (desc->layer_norm ? 4 : 2);
 }
 
 void fh_nn_set_threads(int n_threads)

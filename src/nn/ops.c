@@ -83,6 +83,57 @@ void fh_leaky_relu_backward(float *dx, const float *dy, const float *y, size_t n
         dx[i] += y[i] > 0.0f ? dy[i] : slope * dy[i];
 }
 
+/* ---- LayerNorm (row-wise) ---- */
+void fh_layer_norm_forward(float *y, float *mean, float *rstd, const float *x,
+                           const float *gamma, const float *beta, int B, int n, float eps)
+{
+    for (int b = 0; b < B; b++) {
+        const float *xr = x + (size_t)b * n;
+        float *yr = y + (size_t)b * n;
+        /* two passes in double: a row's mean can be large against its spread */
+        double s = 0.0;
+        for (int i = 0; i < n; i++)
+            s += xr[i];
+        double mu = s / n, ss = 0.0;
+        for (int i = 0; i < n; i++) {
+            double e = xr[i] - mu;
+            ss += e * e;
+        }
+        float m = (float)mu, r = (float)(1.0 / sqrt(ss / n + (double)eps));
+        mean[b] = m;
+        rstd[b] = r;
+        /* xhat from the stored float mean and rstd, exactly as the backward rebuilds it */
+        for (int i = 0; i < n; i++)
+            yr[i] = gamma[i] * ((xr[i] - m) * r) + beta[i];
+    }
+}
+
+void fh_layer_norm_backward(float *dx, float *dgamma, float *dbeta, const float *dy,
+                            const float *x, const float *mean, const float *rstd,
+                            const float *gamma, int B, int n)
+{
+    for (int b = 0; b < B; b++) {
+        const float *xr = x + (size_t)b * n, *dyr = dy + (size_t)b * n;
+        float m = mean[b], r = rstd[b];
+        double s1 = 0.0, s2 = 0.0; /* sum g, sum g xhat */
+        for (int i = 0; i < n; i++) {
+            float xh = (xr[i] - m) * r, g = dyr[i] * gamma[i];
+            s1 += g;
+            s2 += (double)g * xh;
+            dgamma[i] += dyr[i] * xh;
+            dbeta[i] += dyr[i];
+        }
+        if (!dx)
+            continue;
+        float c1 = (float)(s1 / n), c2 = (float)(s2 / n);
+        float *dxr = dx + (size_t)b * n;
+        for (int i = 0; i < n; i++) {
+            float xh = (xr[i] - m) * r, g = dyr[i] * gamma[i];
+            dxr[i] += r * (g - c1 - xh * c2);
+        }
+    }
+}
+
 /* ---- softmax family ---- */
 static float row_max(const float *v, int K)
 {

@@ -32,7 +32,9 @@ fh_status fh_q_workspace_init(fh_q_workspace *w, fh_net_kind net, int minibatch,
         return fh_error_set(err, FH_ERR_INPUT, "minibatch %d: need at least 1", minibatch);
     w->minibatch = minibatch;
     w->batch_size = batch_size;
-    size_t M = (size_t)minibatch, B = batch_size > 0 ? (size_t)batch_size : 1;
+    size_t M = (size_t)minibatch;
+    /* perm also holds DQN's M sampled indices (int32, in fh_dqn_update) */
+    size_t B = batch_size > (int64_t)M ? (size_t)batch_size : M;
     fh_status st = fh_mlp_ws_init_kind(&w->ws, net, minibatch, err);
     if (st == FH_OK)
         st = fh_mlp_ws_init_kind(&w->chunk_ws, net, FH_Q_CHUNK, err);

@@ -26,13 +26,16 @@
 #define PPO(key, type, member, lo, hi, help)                                             \
     {"ppo", key, type, offsetof(fh_train_config, member),                                \
      sizeof(((fh_train_config *)0)->member), NULL, lo, hi, help}
+#define Q(key, type, member, lo, hi, help)                                               \
+    {"q", key, type, offsetof(fh_train_config, member),                                  \
+     sizeof(((fh_train_config *)0)->member), NULL, lo, hi, help}
 #define ENV(key, type, member, lo, hi, help)                                             \
     {"env", key, type, offsetof(fh_train_config, env.member),                            \
      sizeof(((fh_train_config *)0)->env.member), NULL, lo, hi, help}
 
 const fh_config_field fh_train_config_fields[] = {
     RUN("data", FH_FIELD_STRING, data, NULL, 0, 0, "OHLCV CSV file (empty: the built-in synthetic market)"),
-    RUN("algo", FH_FIELD_CHOICE, algo, "ppo|dqn", 0, 0, "algorithm"),
+    RUN("algo", FH_FIELD_CHOICE, algo, "ppo|dqn|pqn", 0, 0, "algorithm: ppo, dqn (Double DQN with a replay ring and a target network) or pqn (Q(lambda), LayerNorm, no replay; Gallici et al. 2024)"),
     RUN("device", FH_FIELD_CHOICE, device, "auto|cpu|cuda", 0, 0, "where to collect experience"),
     RUN("kernel", FH_FIELD_CHOICE, kernel, "fast|reference|fast/warp|fast/block|fast/lane", 0, 0, "GPU collection kernel (fast: its rollout mapping chosen from N; fast/warp, /block, /lane force one)"),
     RUN("precision", FH_FIELD_CHOICE, precision, "fp32|tf32", 0, 0, "GPU matmul precision (the batched critic and curiosity model, the update)"),
@@ -74,6 +77,17 @@ const fh_config_field fh_train_config_fields[] = {
     PPO("adam_eps", FH_FIELD_DOUBLE, adam_eps, 1e-12, 1, "Adam epsilon"),
     PPO("curiosity_lr", FH_FIELD_DOUBLE, curiosity_lr, 0, 1, "curiosity model Adam learning rate"),
     PPO("curiosity_epochs", FH_FIELD_INT, curiosity_epochs, 0, 1000, "curiosity fitting epochs per iteration"),
+    Q("epsilon_start", FH_FIELD_DOUBLE, epsilon_start, 0, 1, "DQN/PQN: epsilon-greedy's epsilon at the start"),
+    Q("epsilon_end", FH_FIELD_DOUBLE, epsilon_end, 0, 1, "DQN/PQN: epsilon after the decay"),
+    Q("epsilon_fraction", FH_FIELD_DOUBLE, epsilon_fraction, 0, 1, "DQN/PQN: share of the run's steps over which epsilon decays linearly"),
+    Q("q_lambda", FH_FIELD_DOUBLE, q_lambda, 0, 1, "PQN: lambda of the Q(lambda) returns"),
+    Q("n_step", FH_FIELD_INT, n_step, 1, 1000, "DQN: n-step returns"),
+    Q("replay_capacity", FH_FIELD_INT, replay_capacity, 1, 1 << 26, "DQN: transitions the replay ring holds"),
+    Q("replay_ratio", FH_FIELD_DOUBLE, replay_ratio, 0, 16, "DQN: gradient steps per collected transition"),
+    Q("learning_starts", FH_FIELD_INT, learning_starts, 0, 1 << 30, "DQN: transitions in the ring before the first update"),
+    Q("target_update_every", FH_FIELD_INT, target_update_every, 0, 1 << 30, "DQN: gradient steps between hard copies into the target network (0: Polyak with tau every step)"),
+    Q("tau", FH_FIELD_DOUBLE, tau, 0, 1, "DQN: Polyak rate when target_update_every = 0"),
+    Q("huber_delta", FH_FIELD_DOUBLE, huber_delta, 1e-6, 1e6, "DQN: Huber loss threshold"),
     ENV("initial_equity", FH_FIELD_DOUBLE, initial_equity, 1e-6, 1e15, "starting cash"),
     ENV("half_spread", FH_FIELD_FLOAT, half_spread, 0, 0.1, "cost rate per unit turnover"),
     ENV("impact", FH_FIELD_FLOAT, impact, 0, 0.1, "extra cost rate per unit urgency"),
@@ -132,6 +146,17 @@ void fh_train_config_default(fh_train_config *cfg)
     cfg->adam_eps = 1e-5;
     cfg->curiosity_lr = 1e-3;
     cfg->curiosity_epochs = 1;
+    cfg->epsilon_start = 1.0;
+    cfg->epsilon_end = 0.05;
+    cfg->epsilon_fraction = 0.5;
+    cfg->q_lambda = 0.65;
+    cfg->n_step = 3;
+    cfg->replay_capacity = 1 << 20;
+    cfg->replay_ratio = 1.0 / 64.0;
+    cfg->learning_starts = 10000;
+    cfg->target_update_every = 500;
+    cfg->tau = 0.005;
+    cfg->huber_delta = 1.0;
     cfg->env = fh_env_config_default();
 }
 
@@ -415,10 +440,9 @@ double fh_train_config_lr(const fh_train_config *cfg, int64_t iteration)
 
 fh_status fh_train_config_validate(const fh_train_config *cfg, fh_error *err)
 {
-    if (strcmp(cfg->algo, "ppo") != 0)
-        return fh_error_set(err, FH_ERR_INPUT,
-                            "algo = %s: only ppo is implemented in this build (DQN is planned; "
-                            "use --algo ppo)", cfg->algo);
+    if (!fh_config_choice_ok("ppo|dqn|pqn", cfg->algo))
+        return fh_error_set(err, FH_ERR_INPUT, "algo = %s: expected ppo, dqn or pqn",
+                            cfg->algo);
     long batch = (long)cfg->episodes * cfg->steps;
     if (cfg->minibatch > batch)
         return fh_error_set(err, FH_ERR_INPUT,
@@ -434,8 +458,8 @@ char *fh_train_config_to_json(const fh_train_config *cfg)
     cJSON *root = cJSON_CreateObject();
     if (!root)
         return NULL;
-    const char *sections[3] = {"run", "ppo", "env"};
-    for (int s = 0; s < 3; s++) {
+    const char *sections[4] = {"run", "ppo", "q", "env"};
+    for (int s = 0; s < 4; s++) {
         cJSON *obj = cJSON_AddObjectToObject(root, sections[s]);
         for (int i = 0; obj && i < fh_train_config_n_fields; i++) {
             const fh_config_field *f = &fh_train_config_fields[i];

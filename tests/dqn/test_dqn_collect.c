@@ -2,7 +2,7 @@
  * src/env/dqn_device_functions.cuh), on the synthetic market with orthogonally
  * initialised networks:
  *  - qnet_forward (the device function) equals the batched OpenBLAS network fh_mlp_forward
- *    on the Q-network's layout, to 1e-4;
+ *    on the Q-network's layout and on PQN's (LayerNorm, gamma and beta perturbed), to 1e-4;
  *  - epsilon 0: every action is the argmax of Q(s, .) recomputed from the stored state,
  *    and q_taken is Q(s, a);
  *  - epsilon 1: actions are uniform over the 45 (chi-square, 44 degrees of freedom,
@@ -91,6 +91,42 @@ static void test_forward_matches_blas(const fixture *f, const fh_transition_batc
     fh_mlp_ws_free(&ws);
 }
 
+/* The PQN layout (LayerNorm, gamma and beta perturbed off 1 and 0): the device
+ * function against fh_mlp_forward. */
+static void test_pqn_forward_matches_blas(const fh_transition_batch *b)
+{
+    fh_mlp pqn;
+    fh_mlp_ws ws;
+    fh_error err;
+    CHECK(fh_mlp_init(&pqn, FH_NET_PQN, &err) == FH_OK);
+    fh_mlp_init_orthogonal(&pqn, 13);
+    for (int l = 0; l < 2; l++) {
+        float *g = fh_mlp_norm_gamma(&pqn, pqn.params, l), *be = fh_mlp_norm_beta(&pqn, pqn.params, l);
+        int n = l == 0 ? FH_QNET_H1 : FH_QNET_H2;
+        for (int i = 0; i < n; i++) {
+            g[i] = 1.0f + 0.3f * sinf((float)(i + 7 * l));
+            be[i] = 0.2f * cosf((float)(3 * i + l));
+        }
+    }
+    const int rows = 256;
+    CHECK(fh_mlp_ws_init(&ws, &pqn, rows, &err) == FH_OK);
+    float *ref = malloc((size_t)rows * FH_N_ACTIONS * sizeof *ref);
+    CHECK(fh_mlp_forward(ref, &ws, &pqn, b->states, rows, &err) == FH_OK);
+    double worst = 0;
+    float q[FH_N_ACTIONS], h1[FH_QNET_H1], h2[FH_QNET_H2];
+    for (int i = 0; i < rows; i++) {
+        qnet_forward(q, pqn.params, b->states + (size_t)i * FH_STATE_DIM, h1, h2, 1,
+                     FH_QNET_LEAKY_SLOPE);
+        for (int k = 0; k < FH_N_ACTIONS; k++)
+            worst = fmax(worst, fabs(q[k] - ref[(size_t)i * FH_N_ACTIONS + k]) /
+                                    (1.0 + fabs(ref[(size_t)i * FH_N_ACTIONS + k])));
+    }
+    CHECK_MSG(worst < 1e-4, "PQN: qnet_forward differs from fh_mlp_forward by %g", worst);
+    free(ref);
+    fh_mlp_ws_free(&ws);
+    fh_mlp_free(&pqn);
+}
+
 static void test_greedy(const fixture *f, const fh_transition_batch *b)
 {
     int argmax_ok = 1, q_ok = 1;
@@ -147,6 +183,7 @@ int main(void)
     episodes_init(&f, eps, 11);
     CHECK(collect(&f, eps, 0.0f, &a));
     test_forward_matches_blas(&f, &a);
+    test_pqn_forward_matches_blas(&a);
     test_greedy(&f, &a);
     test_chain(&a);
 

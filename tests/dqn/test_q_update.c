@@ -143,7 +143,10 @@ static void test_learning_on_a_batch(void)
     CHECK_MSG(last < first / 3, "PQN on a fixed batch: TD loss %.4g -> %.4g", first, last);
     printf("PQN, 60 updates on one batch: TD loss %.4g -> %.4g\n", first, last);
 
-    /* DQN on a ring of the same transitions; the target follows every 20 steps */
+    /* DQN on a ring of the same transitions; the target follows every 20 steps. Its
+     * workspace as the trainer makes it (no Q(lambda) batch) */
+    fh_q_workspace_free(&w);
+    CHECK(fh_q_workspace_init(&w, FH_NET_QNET, qc.minibatch, 0, &err) == FH_OK);
     fh_mlp_init_orthogonal(&q, 4);
     fh_q_target_update(&target, &q, 1.0f);
     fh_replay ring;

@@ -1,7 +1,8 @@
 /* nn_ref.h — independent float64 references for the nn tests (not the library's code):
- * a seeded RNG, the MLP forward, log-softmax, the PPO loss, and central finite
- * differences. Everything here is written from the formulas in SPEC §4/§6 and CleanRL's
- * ppo.py, in double, so the float32 library is checked against something else. */
+ * a seeded RNG, the MLP forward (with LayerNorm for PQN), log-softmax, the PPO loss, and
+ * central finite differences. Everything here is written from the formulas in SPEC
+ * §4/§6/§7, CleanRL's ppo.py and torch.nn.LayerNorm's definition, in double, so the
+ * float32 library is checked against something else. */
 #ifndef FOXHUNT_TESTS_NN_REF_H
 #define FOXHUNT_TESTS_NN_REF_H
 
@@ -52,14 +53,30 @@ static inline void ref_fill(ref_rng *r, float *f, double *d, size_t n, double lo
     }
 }
 
-/* Flat offsets of layer l's weight and bias, walked from the dims independently of
- * fh_net_tensors. */
+/* Flat offset of layer l's weight (bias, then with LayerNorm gamma and beta, follow it),
+ * walked from the dims independently of fh_net_tensors. */
 static inline size_t ref_weight_offset(const fh_net_desc *d, int layer)
 {
     size_t off = 0;
-    for (int l = 0; l < layer; l++)
-        off += (size_t)d->dims[l + 1] * d->dims[l] + d->dims[l + 1];
+    for (int l = 0; l < layer; l++) /* layers before `layer` are hidden ones */
+        off += (size_t)d->dims[l + 1] * d->dims[l] + (d->layer_norm ? 3 : 1) * d->dims[l + 1];
     return off;
+}
+
+/* LayerNorm of one row in place: v = gamma (v - mean) / sqrt(var + eps) + beta,
+ * population variance. */
+static inline void ref_layer_norm(double *v, int n, const double *gamma, const double *beta,
+                                  double eps)
+{
+    double mean = 0, var = 0;
+    for (int i = 0; i < n; i++)
+        mean += v[i];
+    mean /= n;
+    for (int i = 0; i < n; i++)
+        var += (v[i] - mean) * (v[i] - mean);
+    var /= n;
+    for (int i = 0; i < n; i++)
+        v[i] = gamma[i] * (v[i] - mean) / sqrt(var + eps) + beta[i];
 }
 
 /* out (B, dims[L]) = MLP(x (B, dims[0])) in double; scratch holds 2 * B * 1024. */
@@ -72,20 +89,28 @@ static inline void ref_mlp_forward(double *out, const fh_net_desc *d, const doub
         int ni = d->dims[l], no = d->dims[l + 1];
         const double *W = p + ref_weight_offset(d, l);
         const double *bias = W + (size_t)no * ni;
+        const double *gamma = bias + no, *beta = gamma + no; /* LayerNorm nets only */
+        int hidden = l < d->n_layers - 1;
         double *o = l == d->n_layers - 1 ? out : bufs[l & 1];
-        for (int b = 0; b < B; b++)
+        for (int b = 0; b < B; b++) {
+            double *orow = o + (size_t)b * no;
             for (int j = 0; j < no; j++) {
                 double s = bias[j];
                 for (int i = 0; i < ni; i++)
                     s += W[(size_t)j * ni + i] * in[(size_t)b * ni + i];
-                if (l < d->n_layers - 1) {
-                    if (d->hidden_act == FH_ACT_RELU)
-                        s = s > 0 ? s : 0;
-                    else if (d->hidden_act == FH_ACT_LEAKY_RELU)
-                        s = s > 0 ? s : d->leaky_slope * s;
-                }
-                o[(size_t)b * no + j] = s;
+                orow[j] = s;
             }
+            if (hidden && d->layer_norm)
+                ref_layer_norm(orow, no, gamma, beta, d->norm_eps);
+            for (int j = 0; j < no && hidden; j++) {
+                double s = orow[j];
+                if (d->hidden_act == FH_ACT_RELU)
+                    s = s > 0 ? s : 0;
+                else if (d->hidden_act == FH_ACT_LEAKY_RELU)
+                    s = s > 0 ? s : d->leaky_slope * s;
+                orow[j] = s;
+            }
+        }
         in = o;
     }
 }

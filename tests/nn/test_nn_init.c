@@ -2,7 +2,9 @@
  * [out, in], W W^T = gain^2 I (out <= in) or W^T W = gain^2 I (out > in), within
  * atol 2e-5 gain^2 (float32 rounding of sums of up to 512 products); biases zero;
  * gains sqrt 2 hidden, 0.01 policy output, 1.0 value output; same seed -> same bits,
- * another seed -> other weights; grads, moments and step zeroed. Checked in double. */
+ * another seed -> other weights; grads, moments and step zeroed; LayerNorm gamma 1 and
+ * beta 0, and a PQN net's linear layers equal to a Q-network's of the same seed. Checked
+ * in double. */
 #include <stdio.h>
 #include <string.h>
 
@@ -56,6 +58,15 @@ static void check_net(fh_net_kind kind, const double *gains)
         for (int i = 0; i < out; i++)
             zb &= b[i] == 0.0f;
         CHECK_MSG(zb, "%s layer %d: bias not zero", d->name, l);
+        const float *gamma = fh_mlp_norm_gamma(&m, m.params, l);
+        const float *beta = fh_mlp_norm_beta(&m, m.params, l);
+        CHECK_MSG((gamma != NULL) == (d->layer_norm && l < d->n_layers - 1) &&
+                      (beta != NULL) == (gamma != NULL),
+                  "%s layer %d: LayerNorm pointers", d->name, l);
+        int ones = 1;
+        for (int i = 0; gamma && i < out; i++)
+            ones &= gamma[i] == 1.0f && beta[i] == 0.0f;
+        CHECK_MSG(ones, "%s layer %d: LayerNorm not gamma 1, beta 0", d->name, l);
     }
     /* determinism by seed */
     fh_mlp m2 = {0};
@@ -79,6 +90,22 @@ int main(void)
     check_net(FH_NET_CRITIC, critic);
     check_net(FH_NET_CURIOSITY, cur);
     check_net(FH_NET_QNET, q);
+    check_net(FH_NET_PQN, q);
+    { /* PQN's linear layers are the Q-network's of the same seed */
+        fh_error err;
+        fh_mlp qn = {0}, pq = {0};
+        CHECK(fh_mlp_init(&qn, FH_NET_QNET, &err) == FH_OK);
+        CHECK(fh_mlp_init(&pq, FH_NET_PQN, &err) == FH_OK);
+        fh_mlp_init_orthogonal(&qn, 77);
+        fh_mlp_init_orthogonal(&pq, 77);
+        for (int l = 0; l < 3; l++) {
+            size_t nw = (size_t)qn.desc->dims[l + 1] * qn.desc->dims[l];
+            CHECK(memcmp(fh_mlp_weight(&qn, qn.params, l), fh_mlp_weight(&pq, pq.params, l),
+                         nw * sizeof(float)) == 0);
+        }
+        fh_mlp_free(&qn);
+        fh_mlp_free(&pq);
+    }
     /* a half-built mlp can be freed: zeroed struct */
     fh_mlp z;
     memset(&z, 0, sizeof z);

@@ -1,0 +1,83 @@
+/* q_trainer.h — `foxhunt train --algo dqn|pqn` (issue 18; SPEC §7): collect, update,
+ * log, checkpoint, repeat, as trainer.h does for PPO.
+ *
+ * Each iteration collects N x L epsilon-greedy transitions (dqn_experience_kernel on
+ * the GPU, the same device function per episode on the CPU; epsilon from the linear
+ * schedule of [q]), then
+ *  - pqn: Q(lambda) returns over the collection and [ppo] epochs of shuffled
+ *    minibatches of MSE steps on the Q-network with LayerNorm (FH_NET_PQN);
+ *  - dqn: the collection's n-step transitions into the replay ring, then, once the ring
+ *    holds learning_starts transitions, replay_ratio * N * L gradient steps of Double
+ *    DQN with the Huber loss on FH_NET_QNET, the target network copied every
+ *    target_update_every steps (or Polyak with tau);
+ * then the curiosity model's fit on the collection. The update runs on the CPU (the
+ * reference); the collection on the device cfg.device picks.
+ *
+ * metrics.csv / .jsonl have PPO's columns: value_loss holds the TD loss, grad_norm the
+ * Q-network's mean pre-clip norm, curiosity_loss the curiosity fit's; explained_variance
+ * holds epsilon; policy_loss, entropy, approx_kl and clip_fraction are 0.
+ * Checkpoints hold the Q-network under its keys (docs/CHECKPOINTS.md), the curiosity
+ * model, the normalisation, the config (its algo says which network), the data
+ * identity, and (dqn) the target network as the extra tensor "q.target". Resuming a
+ * DQN/PQN checkpoint is not implemented yet: refused with a message. */
+#ifndef FOXHUNT_Q_TRAINER_H
+#define FOXHUNT_Q_TRAINER_H
+
+#include <signal.h>
+
+#include "foxhunt/checkpoint.h"
+#include "foxhunt/device.h"
+#include "foxhunt/dqn.h"
+#include "foxhunt/iteration_metrics.h"
+#include "foxhunt/ppo.h"
+#include "foxhunt/run_data.h"
+#include "foxhunt/run_dir.h"
+#include "foxhunt/train_config.h"
+
+struct fh_gpu_dqn_collector;
+
+typedef struct {
+    fh_train_config cfg;
+    int pqn;                          /* 1: PQN, 0: DQN */
+    fh_net_kind net;                  /* FH_NET_PQN or FH_NET_QNET */
+    fh_run_data data;
+    fh_market_view train_view;
+    fh_env_market train_market;
+    fh_mlp q, target, curiosity;      /* target: DQN only */
+    fh_device_info device;
+    struct fh_gpu_dqn_collector *gpu; /* NULL: collection on the CPU */
+    fh_episode_state *episodes;       /* (N) the CPU collector's (the GPU's live there) */
+    fh_transition_batch batch;
+    fh_q_workspace ws;
+    fh_ppo_workspace curiosity_ws;    /* the curiosity fit's buffers */
+    fh_replay ring;                   /* DQN */
+    fh_replay_minibatch mb;           /* DQN */
+    fh_rng update_rng;
+    int64_t iteration;
+    int64_t grad_steps;               /* DQN gradient steps so far (target copies) */
+    double *episode_return;           /* (N) running return of each slot's episode */
+    int32_t *episode_length;          /* (N) */
+    fh_run_dir run;
+    fh_data_identity data_identity;
+    char *config_json;
+    char last_checkpoint[1100];
+    double epsilon;                   /* the last collection's */
+} fh_q_trainer;
+
+fh_status fh_q_trainer_init(fh_q_trainer *t, const fh_train_config *cfg, fh_error *err);
+fh_status fh_q_trainer_open_run(fh_q_trainer *t, fh_error *err);
+void fh_q_trainer_free(fh_q_trainer *t);
+
+typedef void (*fh_q_iteration_callback)(const fh_q_trainer *t, const fh_iteration_metrics *m,
+                                        void *user);
+/* Iterations t->iteration+1 .. cfg.iterations; stops after the current one when *stop
+ * becomes non-zero, writing final.safetensors (interrupted.safetensors) either way. */
+fh_status fh_q_trainer_run(fh_q_trainer *t, volatile sig_atomic_t *stop,
+                           fh_q_iteration_callback on_iteration, void *user, fh_error *err);
+fh_status fh_q_trainer_save(const fh_q_trainer *t, const char *path, fh_error *err);
+
+/* The Q-network a checkpoint's config names (dqn: FH_NET_QNET, pqn: FH_NET_PQN); -1 for
+ * ppo. */
+int fh_q_net_of_algo(const char *algo);
+
+#endif

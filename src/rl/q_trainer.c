@@ -1,0 +1,347 @@
+/* q_trainer.c — `foxhunt train --algo dqn|pqn` (include/foxhunt/q_trainer.h). */
+#include "foxhunt/q_trainer.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "env/common_device_functions.cuh"
+#include "foxhunt/timing.h"
+#if FH_HAVE_CUDA
+#include "cuda/gpu_dqn_collector.h"
+#endif
+
+#define INIT_SEED_Q 0xD6E8FEB86659FD93ULL
+#define INIT_SEED_CURIOSITY 0x94D049BB133111EBULL /* PPO's: the same curiosity start */
+#define STREAM_Q_UPDATE 0x51ULL
+
+int fh_q_net_of_algo(const char *algo)
+{
+    if (strcmp(algo, "dqn") == 0)
+        return FH_NET_QNET;
+    if (strcmp(algo, "pqn") == 0)
+        return FH_NET_PQN;
+    return -1;
+}
+
+void fh_q_trainer_free(fh_q_trainer *t)
+{
+#if FH_HAVE_CUDA
+    fh_gpu_dqn_collector_destroy(t->gpu);
+#endif
+    fh_mlp_free(&t->q);
+    fh_mlp_free(&t->target);
+    fh_mlp_free(&t->curiosity);
+    fh_transition_batch_free(&t->batch);
+    fh_q_workspace_free(&t->ws);
+    fh_ppo_workspace_free(&t->curiosity_ws);
+    fh_replay_free(&t->ring);
+    fh_replay_minibatch_free(&t->mb);
+    fh_run_data_free(&t->data);
+    free(t->episodes);
+    free(t->episode_return);
+    free(t->episode_length);
+    free(t->config_json);
+    fh_run_dir_close(&t->run);
+    memset(t, 0, sizeof *t);
+}
+
+fh_status fh_q_trainer_init(fh_q_trainer *t, const fh_train_config *cfg, fh_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->cfg = *cfg;
+    fh_status st = fh_train_config_validate(cfg, err);
+    if (st != FH_OK)
+        return st;
+    int net = fh_q_net_of_algo(cfg->algo);
+    if (net < 0)
+        return fh_error_set(err, FH_ERR_INPUT, "algo %s is not a Q-learning algorithm",
+                            cfg->algo);
+    if (cfg->resume[0])
+        return fh_error_set(err, FH_ERR_INPUT, "--resume with algo %s: resuming DQN/PQN "
+                            "training is not implemented yet (issue 18); start a new run, or "
+                            "evaluate the checkpoint with foxhunt eval", cfg->algo);
+    t->net = (fh_net_kind)net;
+    t->pqn = t->net == FH_NET_PQN;
+    if (cfg->threads > 0) {
+        fh_nn_set_threads(cfg->threads);
+        omp_set_num_threads(cfg->threads);
+    }
+    if ((st = fh_run_data_load(&t->data, cfg, NULL, err)) != FH_OK)
+        return st;
+    t->train_view = fh_market_view_of(&t->data.market, FH_SPLIT_TRAIN);
+    t->train_market = fh_env_market_from_view(&t->train_view);
+    if (t->train_view.n < 2)
+        return fh_error_set(err, FH_ERR_INPUT, "the training split has %zu bars: too few",
+                            t->train_view.n);
+    char source[FH_CONFIG_STRING_MAX + 64];
+    if (cfg->data[0])
+        snprintf(source, sizeof source, "%s", cfg->data);
+    else
+        snprintf(source, sizeof source, "synthetic seed=%llu bars=%d",
+                 (unsigned long long)cfg->synthetic_seed, cfg->synthetic_bars);
+    fh_data_identity_of(&t->data_identity, &t->data.bars, source);
+
+    const int N = cfg->episodes, L = cfg->steps;
+    if ((st = fh_mlp_init(&t->q, t->net, err)) != FH_OK ||
+        (st = fh_mlp_init(&t->curiosity, FH_NET_CURIOSITY, err)) != FH_OK)
+        return st;
+    fh_mlp_init_orthogonal(&t->q, cfg->seed ^ INIT_SEED_Q);
+    fh_mlp_init_orthogonal(&t->curiosity, cfg->seed ^ INIT_SEED_CURIOSITY);
+    if (!t->pqn) {
+        if ((st = fh_mlp_init(&t->target, t->net, err)) != FH_OK ||
+            (st = fh_replay_init(&t->ring, cfg->replay_capacity, err)) != FH_OK ||
+            (st = fh_replay_minibatch_alloc(&t->mb, cfg->minibatch, err)) != FH_OK)
+            return st;
+        fh_q_target_update(&t->target, &t->q, 1.0f);
+    }
+    rng_seed(&t->update_rng, cfg->seed, STREAM_Q_UPDATE);
+    t->episodes = calloc((size_t)N, sizeof *t->episodes);
+    t->episode_return = calloc((size_t)N, sizeof(double));
+    t->episode_length = calloc((size_t)N, sizeof(int32_t));
+    t->config_json = fh_train_config_to_json(cfg);
+    if (!t->episodes || !t->episode_return || !t->episode_length || !t->config_json)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+    if ((st = fh_transition_batch_alloc(&t->batch, N, L, err)) != FH_OK ||
+        (st = fh_q_workspace_init(&t->ws, t->net, cfg->minibatch, t->pqn ? (int64_t)N * L : 0,
+                                  err)) != FH_OK ||
+        (st = fh_ppo_workspace_init(&t->curiosity_ws, cfg->minibatch, (int64_t)N * L, err)) != FH_OK)
+        return st;
+    if ((st = fh_device_select(cfg->device, &t->device, err)) != FH_OK)
+        return st;
+    for (int n = 0; n < N; n++)
+        env_episode_init(&cfg->env, &t->train_market, &t->episodes[n], cfg->seed,
+                         (unsigned long long)n);
+    if (t->device.use_gpu) {
+#if FH_HAVE_CUDA
+        st = fh_gpu_dqn_collector_create(&t->gpu, &t->device, N, L, &cfg->env, &t->train_view,
+                                         cfg->seed, t->pqn, err);
+#else
+        st = fh_error_set(err, FH_ERR_FAILURE, "this build has no CUDA");
+#endif
+    }
+    return st;
+}
+
+fh_status fh_q_trainer_open_run(fh_q_trainer *t, fh_error *err)
+{
+    return fh_run_dir_open(&t->run, &t->cfg, t->config_json, t->iteration, err);
+}
+
+fh_status fh_q_trainer_save(const fh_q_trainer *t_const, const char *path, fh_error *err)
+{
+    fh_q_trainer *t = (fh_q_trainer *)t_const; /* the checkpoint API takes mutable views */
+    const int N = t->cfg.episodes;
+    fh_status st = FH_OK;
+#if FH_HAVE_CUDA
+    if (t->gpu && (st = fh_gpu_dqn_collector_episodes(t->gpu, t->episodes, err)) != FH_OK)
+        return st;
+#endif
+    uint64_t *rng = malloc((size_t)N * 2 * sizeof(uint64_t));
+    if (!rng)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+    for (int n = 0; n < N; n++) {
+        rng[2 * n] = t->episodes[n].rng.state;
+        rng[2 * n + 1] = t->episodes[n].rng.inc;
+    }
+    uint64_t seed = t->cfg.seed;
+    int64_t iteration = t->iteration;
+    fh_checkpoint ck;
+    memset(&ck, 0, sizeof ck);
+    ck.nets[t->net] = &t->q;
+    ck.nets[FH_NET_CURIOSITY] = &t->curiosity;
+    ck.norm = &t->data.market.norm;
+    ck.seed = &seed;
+    ck.iteration = &iteration;
+    ck.rng_state = rng;
+    ck.rng_rows = (size_t)N;
+    ck.rng_cols = 2;
+    ck.data = &t->data_identity;
+    fh_checkpoint_extra e[6];
+    int n_extras = 0;
+    e[n_extras++] = (fh_checkpoint_extra){"env.episodes", FH_DTYPE_U8, 2,
+                                          {N, (int64_t)sizeof(fh_episode_state)}, t->episodes, 0, 0};
+    e[n_extras++] = (fh_checkpoint_extra){"q.update_rng", FH_DTYPE_U64, 1, {2}, &t->update_rng, 0, 0};
+    e[n_extras++] = (fh_checkpoint_extra){"trainer.episode_return", FH_DTYPE_F64, 1, {N},
+                                          t->episode_return, 0, 0};
+    e[n_extras++] = (fh_checkpoint_extra){"trainer.episode_length", FH_DTYPE_I32, 1, {N},
+                                          t->episode_length, 0, 0};
+    if (!t->pqn)
+        e[n_extras++] = (fh_checkpoint_extra){"q.target", FH_DTYPE_F32, 1,
+                                              {(int64_t)t->target.n_params}, t->target.params, 0, 0};
+    ck.extras = e;
+    ck.n_extras = n_extras;
+    st = fh_checkpoint_save(path, &ck, t->config_json, err);
+    free(rng);
+    return st;
+}
+
+/* Episode returns and lengths through the batch, the reward mean and the histogram's
+ * entropy: the metrics a Q-learning collection gives. */
+static void batch_metrics(fh_q_trainer *t, fh_iteration_metrics *m)
+{
+    const fh_transition_batch *b = &t->batch;
+    const int N = b->n_episodes, L = b->n_steps;
+    double reward = 0, ret = 0, len = 0;
+    long finished = 0, counts[FH_N_ACTIONS] = {0};
+    for (int n = 0; n < N; n++)
+        for (int s = 0; s < L; s++) {
+            size_t i = (size_t)n * L + s;
+            reward += b->rewards[i];
+            counts[b->actions[i]]++;
+            t->episode_return[n] += b->rewards[i];
+            t->episode_length[n]++;
+            if (b->terminal[i] || b->truncated[i]) {
+                finished++;
+                ret += t->episode_return[n];
+                len += t->episode_length[n];
+                t->episode_return[n] = 0;
+                t->episode_length[n] = 0;
+            }
+        }
+    double total = (double)N * L, entropy = 0;
+    for (int k = 0; k < FH_N_ACTIONS; k++)
+        if (counts[k]) {
+            double p = counts[k] / total;
+            entropy -= p * log(p);
+        }
+    m->mean_reward = reward / total;
+    m->episodes_finished = finished;
+    m->mean_episode_return = finished ? ret / finished : NAN;
+    m->mean_episode_length = finished ? len / finished : NAN;
+    m->action_entropy = entropy;
+}
+
+static fh_status collect(fh_q_trainer *t, float epsilon, fh_error *err)
+{
+#if FH_HAVE_CUDA
+    if (t->gpu)
+        return fh_gpu_dqn_collect(t->gpu, t->q.params, t->q.n_params, t->curiosity.params,
+                                  epsilon, &t->batch, err);
+#endif
+    return fh_dqn_collect_cpu(t->q.params, t->pqn, t->curiosity.params, &t->cfg.env,
+                              &t->train_market, t->episodes, epsilon, &t->batch, err);
+}
+
+/* DQN: the collection into the ring; once it holds learning_starts transitions,
+ * replay_ratio * N * L gradient steps, the target network following. */
+static fh_status dqn_iteration(fh_q_trainer *t, const fh_q_update_config *qc, fh_q_stats *stats,
+                               fh_error *err)
+{
+    const fh_train_config *cfg = &t->cfg;
+    memset(stats, 0, sizeof *stats);
+    fh_status st = fh_replay_push_batch(&t->ring, &t->batch, cfg->n_step, (float)cfg->gamma, err);
+    if (st != FH_OK || t->ring.size < cfg->learning_starts)
+        return st;
+    int64_t steps = llround(cfg->replay_ratio * (double)t->batch.n_episodes * t->batch.n_steps);
+    fh_q_stats part, sum;
+    memset(&sum, 0, sizeof sum);
+    while (steps > 0) {
+        /* up to the next hard copy (or one step at a time for Polyak) */
+        int64_t chunk = steps;
+        if (cfg->target_update_every > 0) {
+            int64_t to_copy = cfg->target_update_every - t->grad_steps % cfg->target_update_every;
+            chunk = to_copy < chunk ? to_copy : chunk;
+        } else {
+            chunk = 1;
+        }
+        if ((st = fh_dqn_update(&part, &t->q, &t->target, &t->ws, &t->ring, &t->mb, (int)chunk,
+                                qc, &t->update_rng, err)) != FH_OK)
+            return st;
+        t->grad_steps += chunk;
+        steps -= chunk;
+        if (cfg->target_update_every == 0)
+            fh_q_target_update(&t->target, &t->q, (float)cfg->tau);
+        else if (t->grad_steps % cfg->target_update_every == 0)
+            fh_q_target_update(&t->target, &t->q, 1.0f);
+        sum.loss += part.loss * part.minibatches;
+        sum.mean_q += part.mean_q * part.minibatches;
+        sum.grad_norm += part.grad_norm * part.minibatches;
+        sum.minibatches += part.minibatches;
+    }
+    if (sum.minibatches) {
+        stats->loss = sum.loss / sum.minibatches;
+        stats->mean_q = sum.mean_q / sum.minibatches;
+        stats->grad_norm = sum.grad_norm / sum.minibatches;
+        stats->minibatches = sum.minibatches;
+    }
+    return FH_OK;
+}
+
+fh_status fh_q_trainer_run(fh_q_trainer *t, volatile sig_atomic_t *stop,
+                           fh_q_iteration_callback on_iteration, void *user, fh_error *err)
+{
+    const fh_train_config *cfg = &t->cfg;
+    const int64_t per_iteration = (int64_t)cfg->episodes * cfg->steps;
+    const int64_t total = per_iteration * cfg->iterations;
+    fh_status st = fh_make_dirs(cfg->out, err);
+    if (st != FH_OK)
+        return st;
+    char path[FH_CONFIG_STRING_MAX + 64];
+    while (t->iteration < cfg->iterations && !(stop && *stop)) {
+        int64_t it = t->iteration + 1;
+        fh_iteration_metrics m;
+        memset(&m, 0, sizeof m);
+        m.iteration = it;
+        m.global_step = it * per_iteration;
+        m.lr = fh_train_config_lr(cfg, it);
+        t->epsilon = fh_epsilon_at((it - 1) * per_iteration, total, (float)cfg->epsilon_start,
+                                   (float)cfg->epsilon_end, (float)cfg->epsilon_fraction);
+        double t0 = fh_clock_seconds();
+        if ((st = collect(t, (float)t->epsilon, err)) != FH_OK)
+            break;
+        double t1 = fh_clock_seconds();
+        batch_metrics(t, &m);
+        fh_q_update_config qc;
+        memset(&qc, 0, sizeof qc);
+        qc.gamma = (float)cfg->gamma;
+        qc.lambda = (float)cfg->q_lambda;
+        qc.epochs = cfg->epochs;
+        qc.minibatch = cfg->minibatch;
+        qc.max_grad_norm = cfg->max_grad_norm;
+        qc.huber_delta = (float)cfg->huber_delta;
+        fh_adam_config_default_ppo(&qc.adam);
+        qc.adam.lr = (float)m.lr;
+        qc.adam.eps = (float)cfg->adam_eps;
+        fh_q_stats qs;
+        st = t->pqn ? fh_pqn_update(&qs, &t->q, &t->ws, &t->batch, &qc, &t->update_rng, err)
+                    : dqn_iteration(t, &qc, &qs, err);
+        if (st == FH_OK)
+            st = fh_curiosity_fit(&m.ppo.curiosity_loss, &t->curiosity, &t->curiosity_ws,
+                                  t->batch.states, t->batch.actions, t->batch.exposures,
+                                  t->batch.bars, per_iteration, &t->train_market, cfg,
+                                  &t->update_rng, err);
+        if (st != FH_OK) {
+            fh_error_prefix(err, "iteration %lld: ", (long long)it);
+            break;
+        }
+        double t2 = fh_clock_seconds();
+        t->iteration = it;
+        m.ppo.value_loss = qs.loss;
+        m.ppo.grad_norm = qs.grad_norm;
+        m.ppo.minibatches = qs.minibatches;
+        m.ppo.explained_variance = t->epsilon;
+        m.collect_seconds = t1 - t0;
+        m.update_seconds = t2 - t1;
+        m.steps_per_second = (double)per_iteration / (t2 - t0);
+        m.collect_steps_per_second = (double)per_iteration / (t1 - t0);
+        if ((st = fh_run_dir_write_metrics(&t->run, &m, err)) != FH_OK)
+            break;
+        if (on_iteration)
+            on_iteration(t, &m, user);
+        if (cfg->checkpoint_every > 0 && it % cfg->checkpoint_every == 0 && it < cfg->iterations) {
+            snprintf(path, sizeof path, "%s/checkpoint_%06lld.safetensors", cfg->out, (long long)it);
+            if ((st = fh_q_trainer_save(t, path, err)) != FH_OK)
+                break;
+            snprintf(t->last_checkpoint, sizeof t->last_checkpoint, "%s", path);
+        }
+    }
+    if (st == FH_OK) {
+        snprintf(path, sizeof path, "%s/%s.safetensors", cfg->out,
+                 t->iteration >= cfg->iterations ? "final" : "interrupted");
+        if ((st = fh_q_trainer_save(t, path, err)) == FH_OK)
+            snprintf(t->last_checkpoint, sizeof t->last_checkpoint, "%s", path);
+    }
+    return st;
+}
