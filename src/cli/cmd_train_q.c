@@ -73,7 +73,7 @@ int fh_train_q(fh_train_config *cfg, volatile sig_atomic_t *stop)
             fh_eval_report_write_returns(&report, returns, &err) != FH_OK) {
             rc = fh_cli_report("train", &err);
         } else {
-            printf("greedy = argmax Q; sampled = softmax(Q)\n");
+            printf("policies: greedy is argmax Q, sampled is softmax(Q)\n");
             fh_eval_report_print(&report, "evaluation", stdout);
             printf("(written to %s and %s)\n", json, returns);
         }
