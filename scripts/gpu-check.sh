@@ -26,7 +26,8 @@
 #          walk-forward (issue 20): walkforward_spy, walkforward_btc, walkforward_synth
 #          (configs/walkforward.ini on ../shared/data's SPY daily and BTC hourly bars and
 #          on the synthetic market; every run directory lands under OUT); DQN/PQN
-#          (issue 18): dqn_parity (the DQN kernel against the CPU collection)
+#          (issue 18): dqn_parity (the DQN kernel against the CPU collection), train_pqn
+#          and train_dqn (quickstart budgets with the collection on the GPU)
 #
 # Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
 # logs under OUT (default /tmp/foxhunt-gpu-check), archived after every step into
@@ -174,6 +175,8 @@ for step in $STEPS; do
     update_profile) run_step update_profile ncu --clock-control none --metrics gpu__time_duration.sum --csv --launch-skip ${PROFILE_SKIP:-3000} --launch-count ${PROFILE_COUNT:-120} "$FH" bench --train --device cuda --episodes 128 --steps 500 --repeats 1 ;;
     train_gpu) run_step train_gpu "$FH" train --device cuda ${TRAIN_GPU_FLAGS:---iterations 20} --out /tmp/fh-gpu-train2 --force ;;
     dqn_parity) run_step dqn_parity "$BUILD/tests/dqn/test_dqn_parity" ;;
+    train_pqn) run_step train_pqn "$FH" train --algo pqn --device cuda --config configs/quickstart.ini --out /tmp/fh-gpu-pqn --force ;;
+    train_dqn) run_step train_dqn "$FH" train --algo dqn --device cuda --config configs/quickstart.ini --out /tmp/fh-gpu-dqn --force ;;
     walkforward_spy) run_step walkforward_spy walkforward spy --data "$DATA_DIR/spy_daily.csv" ;;
     walkforward_btc) run_step walkforward_btc walkforward btc --data "$DATA_DIR/btcusdt_1h.csv" ;;
     walkforward_synth) run_step walkforward_synth walkforward synth --synthetic-bars 100000 ;;
