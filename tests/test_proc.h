@@ -144,6 +144,31 @@ static inline int fh_make_temp_dir(char *out, size_t size, const char *name)
     return mkdtemp(out) != NULL;
 }
 
+#ifdef FH_FOXHUNT_BIN
+/* Runs the foxhunt binary with argv_tail (NULL-terminated), its output in DIR/LOG.out and
+ * DIR/LOG.err; *out (may be NULL) gets stdout, *err_text (may be NULL) stderr (the
+ * caller frees them). Returns the exit status. */
+static inline int fh_run_foxhunt(const char *dir, const char *log, char **argv_tail,
+                                 char **out, char **err_text)
+{
+    char *argv[FH_PROC_MAX_ARGS];
+    int n = 0;
+    argv[n++] = (char *)FH_FOXHUNT_BIN;
+    for (int i = 0; argv_tail[i] && n < FH_PROC_MAX_ARGS - 1; i++)
+        argv[n++] = argv_tail[i];
+    argv[n] = NULL;
+    char o[512], e[512];
+    snprintf(o, sizeof o, "%s/%s.out", dir, log);
+    snprintf(e, sizeof e, "%s/%s.err", dir, log);
+    int rc = fh_proc_run(argv, o, e);
+    if (out)
+        *out = fh_read_text(o);
+    if (err_text)
+        *err_text = fh_read_text(e);
+    return rc;
+}
+#endif
+
 static inline double fh_now_seconds(void)
 {
     struct timespec ts;

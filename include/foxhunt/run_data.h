@@ -23,6 +23,12 @@ typedef struct {
 fh_status fh_run_data_load(fh_run_data *d, const fh_train_config *cfg,
                            const fh_feature_norm *norm, fh_error *err);
 void fh_run_data_free(fh_run_data *d);
+/* The training split's view and its environment market; FH_ERR_INPUT under 2 bars. */
+fh_status fh_run_data_train_split(const fh_run_data *d, fh_market_view *view,
+                                  fh_env_market *market, fh_error *err);
+/* What a checkpoint's data identity names as the source: the CSV path, or
+ * "synthetic seed=S bars=N". */
+void fh_run_data_source(const fh_train_config *cfg, char *out, size_t size);
 /* One line naming each split with its bars and dates: "train 69860 bars (first .. last),
  * gap 200, validation 9980 bars (..), gap 200, test 19560 bars (..)". */
 void fh_run_data_describe_splits(const fh_run_data *d, char *out, size_t size);

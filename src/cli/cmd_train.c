@@ -31,6 +31,32 @@ static void on_stop_signal(int sig)
     sigaction(SIGTERM, &dfl, NULL);
 }
 
+/* The handlers a run replaces, put back after it unless a signal came (then both are
+ * SIG_DFL already, on purpose). */
+typedef struct {
+    struct sigaction old_int, old_term;
+} stop_handlers;
+
+static void stop_handlers_install(stop_handlers *h)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaction(SIGINT, &sa, &h->old_int);
+    sigaction(SIGTERM, &sa, &h->old_term);
+}
+
+static void stop_handlers_restore(const stop_handlers *h)
+{
+    if (!g_stop_requested) {
+        sigaction(SIGINT, &h->old_int, NULL);
+        sigaction(SIGTERM, &h->old_term, NULL);
+    }
+}
+
 typedef struct {
     int is_tty;
     double elapsed;   /* seconds of the iterations run in this process */
@@ -125,17 +151,10 @@ int fh_cmd_train(int argc, char **argv)
     if (!cfg.out[0] && fh_run_dir_new_name(cfg.out, sizeof cfg.out, &cfg, NULL, &err) != FH_OK)
         return fh_cli_report("train", &err);
     if (fh_q_net_of_algo(cfg.algo) >= 0) { /* dqn, pqn: cmd_train_q.c */
-        struct sigaction sa, old_int, old_term;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_stop_signal;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, &old_int);
-        sigaction(SIGTERM, &sa, &old_term);
+        stop_handlers handlers;
+        stop_handlers_install(&handlers);
         int rc = fh_train_q(&cfg, &g_stop_requested);
-        if (!g_stop_requested) {
-            sigaction(SIGINT, &old_int, NULL);
-            sigaction(SIGTERM, &old_term, NULL);
-        }
+        stop_handlers_restore(&handlers);
         return rc;
     }
     /* the data, checkpoint and run directory are checked first: an error comes alone,
@@ -169,21 +188,12 @@ int fh_cmd_train(int argc, char **argv)
     if (t.iteration > 0)
         printf("resumed from %s at iteration %lld\n", cfg.resume, (long long)t.iteration);
 
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaddset(&sa.sa_mask, SIGINT);
-    sigaddset(&sa.sa_mask, SIGTERM);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    stop_handlers handlers;
+    stop_handlers_install(&handlers);
     progress_state progress = {isatty(STDOUT_FILENO), 0.0, t.iteration + 1};
     fh_status st = fh_trainer_run(&t, &g_stop_requested, on_iteration, &progress, &err);
     int stop_signal = g_stop_requested;
-    if (!stop_signal) { /* after a signal both are SIG_DFL already */
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
-    }
+    stop_handlers_restore(&handlers);
     if (progress.is_tty && t.iteration < cfg.iterations)
         printf("\n");
     if (st != FH_OK) {

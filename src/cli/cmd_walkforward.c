@@ -294,17 +294,9 @@ static fh_status write_json(const walkforward *w, const fh_train_config *cfg, co
     cJSON_Delete(root);
     if (!text)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
-    char tmp[FH_CONFIG_STRING_MAX + 128];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-    ok = f && fclose(f) == 0 && ok;
+    fh_status st = fh_write_text_atomically(path, text, err);
     free(text);
-    if (!ok || rename(tmp, path) != 0) {
-        remove(tmp);
-        return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s", path, strerror(errno));
-    }
-    return FH_OK;
+    return st;
 }
 
 static fh_status write_outputs(walkforward *w, const fh_train_config *cfg, fh_error *err)

@@ -152,8 +152,7 @@ void fh_eval_report_print(const fh_eval_report *r, const char *title, FILE *out)
     fprintf(out, "%s\n", verdict);
 }
 
-/* PATH.tmp written, then renamed over PATH. */
-static fh_status write_atomically(const char *path, const char *text, fh_error *err)
+fh_status fh_write_text_atomically(const char *path, const char *text, fh_error *err)
 {
     char tmp[1100];
     snprintf(tmp, sizeof tmp, "%.1000s.tmp", path);
@@ -204,7 +203,7 @@ fh_status fh_eval_report_write_returns(const fh_eval_report *r, const char *path
         }
         used += (size_t)snprintf(text + used, cap - used, "\n");
     }
-    fh_status st = used < cap ? write_atomically(path, text, err)
+    fh_status st = used < cap ? fh_write_text_atomically(path, text, err)
                               : fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the returns table "
                                              "outgrew its buffer", __FILE__, __LINE__);
     free(text);
@@ -272,7 +271,7 @@ fh_status fh_eval_report_write_json(const fh_eval_report *r, const char *source,
         memcpy(with_newline, text, len);
         with_newline[len] = '\n';
         with_newline[len + 1] = '\0';
-        st = write_atomically(path, with_newline, err);
+        st = fh_write_text_atomically(path, with_newline, err);
     }
     free(with_newline);
     cJSON_free(text);

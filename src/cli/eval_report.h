@@ -38,6 +38,9 @@ void fh_eval_report_verdict(const fh_eval_report *r, char *out, size_t size);
 fh_status fh_eval_report_write_returns(const fh_eval_report *r, const char *path,
                                        fh_error *err);
 void fh_eval_report_print(const fh_eval_report *r, const char *title, FILE *out);
+/* text into PATH.tmp, then renamed over PATH: a failure never leaves a partial file
+ * under the real name (the report's files, walkforward.json). */
+fh_status fh_write_text_atomically(const char *path, const char *text, fh_error *err);
 /* Writes the report as JSON (atomically: PATH.tmp then rename). */
 fh_status fh_eval_report_write_json(const fh_eval_report *r, const char *source,
                                     const char *path, fh_error *err);

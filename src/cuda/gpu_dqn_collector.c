@@ -6,6 +6,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_module.h"
+#include "cuda/gpu_market.h"
 #include "env/dqn_device_functions.cuh"
 
 #define KERNEL_FILE "dqn_experience_kernel.cu"
@@ -59,7 +60,7 @@ fh_status fh_gpu_dqn_collector_create(fh_gpu_dqn_collector **out, const fh_devic
     c->n_steps = n_steps;
     c->layer_norm = layer_norm;
     c->cfg = *cfg;
-    const size_t nl = (size_t)n_episodes * (size_t)n_steps, nb = market->n;
+    const size_t nl = (size_t)n_episodes * (size_t)n_steps;
     fh_env_market host_market = fh_env_market_from_view(market);
     fh_status st = fh_env_market_validate(&host_market, err);
     if (st != FH_OK)
@@ -72,17 +73,9 @@ fh_status fh_gpu_dqn_collector_create(fh_gpu_dqn_collector **out, const fh_devic
         (st = fh_cuda_module_kernel(&c->module, ENTRY, &c->kernel, err)) != FH_OK)
         goto fail_status;
 
-    CUDA_CHECK(cudaMalloc((void **)&c->d_features, nb * FH_N_MARKET_FEATURES * sizeof(float)), err);
-    CUDA_CHECK(cudaMalloc((void **)&c->d_close, nb * sizeof(float)), err);
-    CUDA_CHECK(cudaMalloc((void **)&c->d_sigma, nb * sizeof(float)), err);
-    CUDA_CHECK(cudaMemcpy(c->d_features, market->features,
-                          nb * FH_N_MARKET_FEATURES * sizeof(float), cudaMemcpyHostToDevice), err);
-    CUDA_CHECK(cudaMemcpy(c->d_close, market->close, nb * sizeof(float), cudaMemcpyHostToDevice), err);
-    CUDA_CHECK(cudaMemcpy(c->d_sigma, market->sigma, nb * sizeof(float), cudaMemcpyHostToDevice), err);
-    c->d_market.features = c->d_features;
-    c->d_market.close = c->d_close;
-    c->d_market.sigma = c->d_sigma;
-    c->d_market.n_bars = (int)nb;
+    if ((st = fh_gpu_market_upload(&c->d_features, &c->d_close, &c->d_sigma, &c->d_market,
+                                   market, err)) != FH_OK)
+        goto fail_status;
 
     for (int n = 0; n < n_episodes; n++)
         env_episode_init(&c->cfg, &host_market, &h_episodes[n], seed, (unsigned long long)n);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/gpu_market.h"
 #include "cuda/gpu_ppo_collector_internal.h"
 
 #define KERNEL_FILE "ppo_experience_kernel.cu"
@@ -90,7 +91,6 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
     c->rollout_mapping = mapping;
     c->tf32 = strcmp(precision, "tf32") == 0;
     size_t nl = (size_t)n_episodes * (size_t)n_steps;
-    size_t nb = market->n;
     fh_env_market host_market = fh_env_market_from_view(market);
     fh_status st = fh_env_market_validate(&host_market, err);
     if (st != FH_OK)
@@ -115,17 +115,9 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
         goto fail_status;
 
     /* the market split, once */
-    CUDA_CHECK(cudaMalloc((void **)&c->d_features, nb * FH_N_MARKET_FEATURES * sizeof(float)), err);
-    CUDA_CHECK(cudaMalloc((void **)&c->d_close, nb * sizeof(float)), err);
-    CUDA_CHECK(cudaMalloc((void **)&c->d_sigma, nb * sizeof(float)), err);
-    CUDA_CHECK(cudaMemcpy(c->d_features, market->features, nb * FH_N_MARKET_FEATURES * sizeof(float),
-                          cudaMemcpyHostToDevice), err);
-    CUDA_CHECK(cudaMemcpy(c->d_close, market->close, nb * sizeof(float), cudaMemcpyHostToDevice), err);
-    CUDA_CHECK(cudaMemcpy(c->d_sigma, market->sigma, nb * sizeof(float), cudaMemcpyHostToDevice), err);
-    c->d_market.features = c->d_features;
-    c->d_market.close = c->d_close;
-    c->d_market.sigma = c->d_sigma;
-    c->d_market.n_bars = (int)nb;
+    if ((st = fh_gpu_market_upload(&c->d_features, &c->d_close, &c->d_sigma, &c->d_market,
+                                   market, err)) != FH_OK)
+        goto fail_status;
 
     /* episodes start exactly as the CPU collector's (same seeds, same code) */
     c->h_episodes = calloc((size_t)n_episodes, sizeof *c->h_episodes);

@@ -104,6 +104,16 @@ FH_DEVICE int rng_uniform_int(fh_rng *rng, int n)
 
 /* ---- small networks ---- */
 
+/* argmax_k x[k], the lowest index on ties: the greedy action of logits or Q-values. */
+FH_DEVICE int argmax_first(const float *x, int n)
+{
+    int best = 0;
+    for (int k = 1; k < n; k++)
+        if (x[k] > x[best])
+            best = k;
+    return best;
+}
+
 FH_DEVICE float leaky_relu(float x, float alpha)
 {
     return x > 0.0f ? x : alpha * x;

@@ -61,23 +61,13 @@ FH_DEVICE void qnet_forward(float *q, const float *w, const float *state, float 
     matvec_linear(q, p, p + FH_N_ACTIONS * FH_QNET_H2, h2, FH_N_ACTIONS, FH_QNET_H2);
 }
 
-/* argmax_k q[k], the lowest index on ties. */
-FH_DEVICE int q_argmax(const float *q, int K)
-{
-    int best = 0;
-    for (int k = 1; k < K; k++)
-        if (q[k] > q[best])
-            best = k;
-    return best;
-}
-
 /* Epsilon-greedy: one uniform draw decides; exploring draws the action uniformly (a
  * second draw), so the stream advances the same way on every device. */
 FH_DEVICE int epsilon_greedy(const float *q, int K, float epsilon, fh_rng *rng)
 {
     if (gpu_random(rng) < epsilon)
         return rng_uniform_int(rng, K);
-    return q_argmax(q, K);
+    return argmax_first(q, K);
 }
 
 /* Transitions of one collection, episode-major (N, L) (include/foxhunt/dqn.h,

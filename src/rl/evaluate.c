@@ -24,15 +24,6 @@ const char *fh_policy_name(fh_policy_kind kind)
     return kind >= 0 && kind < FH_POLICY_COUNT ? names[kind] : "?";
 }
 
-static int argmax(const float *x, int n)
-{
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (x[i] > x[best])
-            best = i;
-    return best;
-}
-
 fh_status fh_backtest_run(fh_backtest_metrics *m, fh_policy_kind kind, const fh_mlp *actor,
                           const fh_env_config *cfg, const fh_market_view *view,
                           const double *expected_return, double periods_per_year,
@@ -112,7 +103,7 @@ fh_status fh_backtest_run_path(fh_backtest_metrics *m, fh_policy_kind kind,
             if ((st = fh_mlp_forward(logits, &ws, actor, state, 1, err)) != FH_OK)
                 goto done;
             if (kind == FH_POLICY_GREEDY) {
-                action = argmax(logits, FH_N_ACTIONS);
+                action = argmax_first(logits, FH_N_ACTIONS);
             } else {
                 float lp;
                 softmax_sample(&action, &lp, logits, FH_N_ACTIONS, gpu_random(&ep.rng));

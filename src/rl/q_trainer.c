@@ -70,17 +70,10 @@ fh_status fh_q_trainer_init(fh_q_trainer *t, const fh_train_config *cfg, fh_erro
     }
     if ((st = fh_run_data_load(&t->data, cfg, NULL, err)) != FH_OK)
         return st;
-    t->train_view = fh_market_view_of(&t->data.market, FH_SPLIT_TRAIN);
-    t->train_market = fh_env_market_from_view(&t->train_view);
-    if (t->train_view.n < 2)
-        return fh_error_set(err, FH_ERR_INPUT, "the training split has %zu bars: too few",
-                            t->train_view.n);
+    if ((st = fh_run_data_train_split(&t->data, &t->train_view, &t->train_market, err)) != FH_OK)
+        return st;
     char source[FH_CONFIG_STRING_MAX + 64];
-    if (cfg->data[0])
-        snprintf(source, sizeof source, "%s", cfg->data);
-    else
-        snprintf(source, sizeof source, "synthetic seed=%llu bars=%d",
-                 (unsigned long long)cfg->synthetic_seed, cfg->synthetic_bars);
+    fh_run_data_source(cfg, source, sizeof source);
     fh_data_identity_of(&t->data_identity, &t->data.bars, source);
 
     const int N = cfg->episodes, L = cfg->steps;

@@ -93,3 +93,23 @@ void fh_run_data_describe_splits(const fh_run_data *d, char *out, size_t size)
     if (used < size)
         describe_one(m, FH_SPLIT_TEST, out + used, size - used);
 }
+
+fh_status fh_run_data_train_split(const fh_run_data *d, fh_market_view *view,
+                                  fh_env_market *market, fh_error *err)
+{
+    *view = fh_market_view_of(&d->market, FH_SPLIT_TRAIN);
+    *market = fh_env_market_from_view(view);
+    if (view->n < 2)
+        return fh_error_set(err, FH_ERR_INPUT, "the training split has %zu bars: too few",
+                            view->n);
+    return FH_OK;
+}
+
+void fh_run_data_source(const fh_train_config *cfg, char *out, size_t size)
+{
+    if (cfg->data[0])
+        snprintf(out, size, "%s", cfg->data);
+    else
+        snprintf(out, size, "synthetic seed=%llu bars=%d",
+                 (unsigned long long)cfg->synthetic_seed, cfg->synthetic_bars);
+}

@@ -9,28 +9,6 @@
 
 #include "test_util.h"
 
-/* Runs foxhunt with argv_tail (NULL-terminated), its output in DIR/LOG.out and .err;
- * *out (may be NULL) gets stdout, *err_text (may be NULL) stderr. Returns the status. */
-static inline int fh_report_run(const char *dir, const char *log, char **argv_tail, char **out,
-                         char **err_text)
-{
-    char *argv[FH_PROC_MAX_ARGS];
-    int n = 0;
-    argv[n++] = (char *)FH_FOXHUNT_BIN;
-    for (int i = 0; argv_tail[i] && n < FH_PROC_MAX_ARGS - 1; i++)
-        argv[n++] = argv_tail[i];
-    argv[n] = NULL;
-    char o[512], e[512];
-    snprintf(o, sizeof o, "%s/%s.out", dir, log);
-    snprintf(e, sizeof e, "%s/%s.err", dir, log);
-    int rc = fh_proc_run(argv, o, e);
-    if (out)
-        *out = fh_read_text(o);
-    if (err_text)
-        *err_text = fh_read_text(e);
-    return rc;
-}
-
 /* A tiny CPU run (16 x 32, 2 iterations) on `bars` synthetic hourly bars into DIR/run. */
 static inline int fh_report_train(const char *dir, const char *bars, char *run_dir, size_t size)
 {
@@ -39,7 +17,7 @@ static inline int fh_report_train(const char *dir, const char *bars, char *run_d
                      "--iterations", "2", "--epochs", "1", "--synthetic-bars", (char *)bars,
                      "--threads", "1", "--out", run_dir, NULL};
     char *err = NULL;
-    int rc = fh_report_run(dir, "train", train, NULL, &err);
+    int rc = fh_run_foxhunt(dir, "train", train, NULL, &err);
     if (rc != 0)
         fprintf(stderr, "foxhunt train exited %d: %s\n", rc, err ? err : "");
     free(err);
@@ -62,7 +40,7 @@ static inline int fh_report_eval(const char *dir, const char *log, const char *c
         argv[n++] = extra[i];
     argv[n] = NULL;
     char *out = NULL, *err = NULL;
-    int rc = fh_report_run(dir, log, argv, &out, &err);
+    int rc = fh_run_foxhunt(dir, log, argv, &out, &err);
     if (rc != 0 && err && strstr(err, "libjs-dygraphs")) {
         CHECK_MSG(rc == 1 && strstr(err, "scripts/setup.sh"),
                   "without dygraphs, eval --report should exit 1 naming scripts/setup.sh: %s", err);

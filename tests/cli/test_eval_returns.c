@@ -14,25 +14,14 @@
 
 #include "test_util.h"
 
+/* fh_run_foxhunt, with stderr shown when the command fails */
 static int run(const char *dir, const char *log, char **argv_tail, char **out)
 {
-    char *argv[FH_PROC_MAX_ARGS];
-    int n = 0;
-    argv[n++] = (char *)FH_FOXHUNT_BIN;
-    for (int i = 0; argv_tail[i] && n < FH_PROC_MAX_ARGS - 1; i++)
-        argv[n++] = argv_tail[i];
-    argv[n] = NULL;
-    char o[512], e[512];
-    snprintf(o, sizeof o, "%s/%s.out", dir, log);
-    snprintf(e, sizeof e, "%s/%s.err", dir, log);
-    int rc = fh_proc_run(argv, o, e);
-    if (out)
-        *out = fh_read_text(o);
-    if (rc != 0) {
-        char *err = fh_read_text(e);
+    char *err = NULL;
+    int rc = fh_run_foxhunt(dir, log, argv_tail, out, &err);
+    if (rc != 0)
         fprintf(stderr, "foxhunt (%s) exited %d: %s\n", log, rc, err ? err : "");
-        free(err);
-    }
+    free(err);
     return rc;
 }
 

@@ -318,7 +318,7 @@ int main(void)
     snprintf(html, sizeof html, "%s/no-such-dir/x.html", dir);
     char *bad[] = {"eval", "--checkpoint", ck, "--report", html, NULL};
     char *err = NULL;
-    int rc = fh_report_run(dir, "unwritable", bad, NULL, &err);
+    int rc = fh_run_foxhunt(dir, "unwritable", bad, NULL, &err);
     CHECK_MSG(rc == 2 && err && strstr(err, "no-such-dir/x.html"),
               "an unwritable --report exited %d: %s", rc, err ? err : "");
     free(err);

@@ -92,20 +92,6 @@ static void test_stitch(void)
     }
 }
 
-static int run(const char *dir, const char *log, char **argv_tail)
-{
-    char *argv[FH_PROC_MAX_ARGS];
-    int n = 0;
-    argv[n++] = (char *)FH_FOXHUNT_BIN;
-    for (int i = 0; argv_tail[i] && n < FH_PROC_MAX_ARGS - 1; i++)
-        argv[n++] = argv_tail[i];
-    argv[n] = NULL;
-    char o[512], e[512];
-    snprintf(o, sizeof o, "%s/%s.out", dir, log);
-    snprintf(e, sizeof e, "%s/%s.err", dir, log);
-    return fh_proc_run(argv, o, e);
-}
-
 static void test_cli(void)
 {
     if (system("python3 -c 'import csv, json, statistics' >/dev/null 2>&1") != 0) {
@@ -120,7 +106,7 @@ static void test_cli(void)
                     "--synthetic-bars", "5000", "--train-fraction", "0.4",
                     "--walkforward-folds", "2", "--walkforward-seeds", "2", "--seed", "3",
                     "--threads", "1", "--out", out, NULL};
-    CHECK_MSG(run(dir, "wf", argv) == 0, "foxhunt walkforward failed (see %s/wf.err)", dir);
+    CHECK_MSG(fh_run_foxhunt(dir, "wf", argv, NULL, NULL) == 0, "foxhunt walkforward failed (see %s/wf.err)", dir);
     const char *files[] = {"walkforward.json", "walkforward.md", "returns_seed3.csv",
                            "eval_seed4.json", "fold1_seed3/best.safetensors",
                            "fold2_seed4/validation.csv", "fold2_seed4/returns.csv"};
@@ -135,7 +121,7 @@ static void test_cli(void)
     CHECK_MSG(rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0,
               "check_walkforward.py disagrees");
     /* a second walk-forward into the same directory is refused */
-    CHECK(run(dir, "again", argv) == 2);
+    CHECK(fh_run_foxhunt(dir, "again", argv, NULL, NULL) == 2);
     char *err_text = NULL;
     snprintf(path, sizeof path, "%s/again.err", dir);
     err_text = fh_read_text(path);

@@ -15,25 +15,6 @@
 #include "foxhunt/safetensors.h"
 #include "test_util.h"
 
-static int run(const char *dir, const char *log, char **tail, char **out, char **errtext)
-{
-    char *argv[FH_PROC_MAX_ARGS];
-    int n = 0;
-    argv[n++] = (char *)FH_FOXHUNT_BIN;
-    for (int i = 0; tail[i] && n < FH_PROC_MAX_ARGS - 1; i++)
-        argv[n++] = tail[i];
-    argv[n] = NULL;
-    char o[512], e[512];
-    snprintf(o, sizeof o, "%s/%s.out", dir, log);
-    snprintf(e, sizeof e, "%s/%s.err", dir, log);
-    int rc = fh_proc_run(argv, o, e);
-    if (out)
-        *out = fh_read_text(o);
-    if (errtext)
-        *errtext = fh_read_text(e);
-    return rc;
-}
-
 /* The line of the first table that starts with "greedy " (the metrics row). */
 static void greedy_row(const char *text, char *row, size_t size)
 {
@@ -56,7 +37,7 @@ static void check_algo(const char *dir, const char *algo)
                      "1", "--learning-starts", "256", "--replay-ratio", "0.03125",
                      "--synthetic-bars", "3000", "--threads", "1", "--out", out_dir, NULL};
     char *out = NULL, *err = NULL;
-    int rc = run(dir, algo, train, &out, &err);
+    int rc = fh_run_foxhunt(dir, algo, train, &out, &err);
     CHECK_MSG(rc == 0, "train --algo %s exited %d: %s", algo, rc, err ? err : "");
     snprintf(ck, sizeof ck, "%s/final.safetensors", out_dir);
     snprintf(path, sizeof path, "%s/metrics.csv", out_dir);
@@ -85,7 +66,7 @@ static void check_algo(const char *dir, const char *algo)
     greedy_row(out, train_row, sizeof train_row);
     char *eval[] = {"eval", "--checkpoint", ck, NULL};
     char *eout = NULL;
-    CHECK_MSG(run(dir, "eval", eval, &eout, NULL) == 0, "eval of the %s checkpoint failed", algo);
+    CHECK_MSG(fh_run_foxhunt(dir, "eval", eval, &eout, NULL) == 0, "eval of the %s checkpoint failed", algo);
     greedy_row(eout, eval_row, sizeof eval_row);
     CHECK_MSG(train_row[0] && strcmp(train_row, eval_row) == 0,
               "%s: eval's greedy row differs from train's:\n%s\n%s", algo, train_row, eval_row);
@@ -97,7 +78,7 @@ static void check_algo(const char *dir, const char *algo)
     snprintf(again, sizeof again, "%s/%s-resume", dir, algo);
     char *resume[] = {"train", "--resume", ck, "--out", again, NULL};
     err = NULL;
-    rc = run(dir, "resume", resume, NULL, &err);
+    rc = fh_run_foxhunt(dir, "resume", resume, NULL, &err);
     CHECK_MSG(rc == 2 && err && strstr(err, "not implemented"),
               "%s: --resume should be refused: exit %d: %s", algo, rc, err ? err : "");
     free(err);
@@ -111,7 +92,7 @@ int main(void)
     check_algo(dir, "dqn");
     char *bad[] = {"train", "--algo", "sarsa", "--out", "/tmp/never", NULL};
     char *err = NULL;
-    CHECK(run(dir, "bad", bad, NULL, &err) == 2);
+    CHECK(fh_run_foxhunt(dir, "bad", bad, NULL, &err) == 2);
     CHECK(err && strstr(err, "ppo|dqn|pqn"));
     free(err);
     return fh_test_finish();
