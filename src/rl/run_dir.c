@@ -303,7 +303,13 @@ static fh_status move_aside(aside *a, const char *name, fh_error *err)
     char from[FH_RUN_DIR_PATH_MAX], to[FH_RUN_DIR_PATH_MAX + 64];
     snprintf(from, sizeof from, "%s/%s", a->out, name);
     snprintf(to, sizeof to, "%s/%s", a->dir, name);
-    if (rename(from, to) != 0)
+    /* config.json and the metrics are replaced by their prepared .tmp right after: the
+     * old file is linked aside and stays in place until that rename, so a kill in
+     * between never leaves the directory without them (the .tmp would then be removed
+     * as stale and the kept rows lost). Where hard links fail, it is moved. */
+    int replaced = strcmp(name, "config.json") == 0 || strcmp(name, "metrics.csv") == 0 ||
+                   strcmp(name, "metrics.jsonl") == 0;
+    if (!(replaced && link(from, to) == 0) && rename(from, to) != 0)
         return fh_error_set(err, FH_ERR_FAILURE, "cannot move %s to %s: %s", from, to,
                             strerror(errno));
     append(a->names, sizeof a->names, "%s%s", a->n ? ", " : "", name);
