@@ -31,6 +31,7 @@
 #include "env/common_device_functions.cuh"
 #include "foxhunt/evaluate.h"
 #include "foxhunt/metrics.h"
+#include "foxhunt/q_trainer.h"
 #include "foxhunt/timing.h"
 #include "foxhunt/trainer.h"
 #include "test_util.h"
@@ -118,29 +119,46 @@ static fh_status trace_policy(trace_result *r, const fh_mlp *actor, const fh_env
     return st;
 }
 
+/* The trainer of cfg.algo: PPO's (the actor is the greedy policy) or DQN/PQN's (the
+ * Q-network is: greedy = argmax Q, which fh_backtest_run's argmax of the outputs is). */
 typedef struct {
-    double t0;
-    int every;
-    int eval_every; /* experiments: greedy backtests on both splits every K iterations */
-} progress;
+    int q; /* 1: DQN/PQN */
+    fh_trainer ppo;
+    fh_q_trainer qt;
+} learner;
 
-static void print_greedy_progress(const fh_trainer *t, uint64_t seed)
+static const fh_mlp *learner_policy(const learner *l) { return l->q ? &l->qt.q : &l->ppo.actor; }
+static const fh_market *learner_market(const learner *l)
 {
-    double ppy = fh_periods_per_year(t->data.market.interval_seconds);
+    return l->q ? &l->qt.data.market : &l->ppo.data.market;
+}
+static const fh_train_config *learner_cfg(const learner *l) { return l->q ? &l->qt.cfg : &l->ppo.cfg; }
+
+static void print_greedy_progress(const learner *l, uint64_t seed)
+{
+    const fh_market *market = learner_market(l);
+    double ppy = fh_periods_per_year(market->interval_seconds);
     const fh_split splits[2] = {FH_SPLIT_TRAIN, FH_SPLIT_TEST};
     printf("      greedy:");
     for (int k = 0; k < 2; k++) {
-        fh_market_view v = fh_market_view_of(&t->data.market, splits[k]);
+        fh_market_view v = fh_market_view_of(market, splits[k]);
         trace_result r;
         fh_error err;
         fh_error_clear(&err);
-        if (trace_policy(&r, &t->actor, &t->cfg.env, &v, ppy, seed, &err) != FH_OK)
+        if (trace_policy(&r, learner_policy(l), &learner_cfg(l)->env, &v, ppy, seed, &err) != FH_OK)
             return;
         printf("  %s Sharpe %5.2f spread %5.2f agree %4.1f%% turnover %5.0f", k ? "test" : "train",
                r.sharpe, r.drift_spread, 100 * r.agree, r.m.turnover);
     }
     printf("\n");
 }
+
+typedef struct {
+    double t0;
+    int every;
+    int eval_every; /* experiments: greedy backtests on both splits every K iterations */
+    const learner *l;
+} progress;
 
 static void on_iteration(const fh_trainer *t, const fh_iteration_metrics *m, void *user)
 {
@@ -150,7 +168,20 @@ static void on_iteration(const fh_trainer *t, const fh_iteration_metrics *m, voi
                (long long)m->iteration, fh_clock_seconds() - p->t0, m->mean_episode_return,
                m->ppo.entropy, m->ppo.approx_kl, m->ppo.explained_variance);
     if (p->eval_every > 0 && m->iteration % p->eval_every == 0)
-        print_greedy_progress(t, t->cfg.seed);
+        print_greedy_progress(p->l, t->cfg.seed);
+    fflush(stdout);
+}
+
+static void on_q_iteration(const fh_q_trainer *t, const fh_iteration_metrics *m, void *user)
+{
+    progress *p = user;
+    if (m->iteration % p->every == 0 || m->iteration == t->cfg.iterations)
+        printf("    iter %3lld  %6.1fs  return %8.3f  action entropy %.3f  TD loss %.5f  "
+               "epsilon %.3f\n",
+               (long long)m->iteration, fh_clock_seconds() - p->t0, m->mean_episode_return,
+               m->action_entropy, m->ppo.value_loss, m->ppo.explained_variance);
+    if (p->eval_every > 0 && m->iteration % p->eval_every == 0)
+        print_greedy_progress(p->l, t->cfg.seed);
     fflush(stdout);
 }
 
@@ -174,48 +205,56 @@ static int train_and_evaluate(const fh_train_config *base, uint64_t seed, seed_r
     snprintf(cfg.out, sizeof cfg.out, "%s", dir);
     fh_error err;
     fh_error_clear(&err);
-    fh_trainer t;
+    static learner l; /* two trainers: too large for the stack */
+    memset(&l, 0, sizeof l);
+    l.q = fh_q_net_of_algo(cfg.algo) >= 0;
     int ok = 0;
     double t0 = fh_clock_seconds();
-    progress prog = {t0, g_eval_every ? g_eval_every : cfg.iterations >= 20 ? 10 : 1, g_eval_every};
-    if (fh_trainer_init(&t, &cfg, &err) != FH_OK) {
+    progress prog = {t0, g_eval_every ? g_eval_every : cfg.iterations >= 20 ? 10 : 1, g_eval_every,
+                     &l};
+    fh_status st = l.q ? fh_q_trainer_init(&l.qt, &cfg, &err) : fh_trainer_init(&l.ppo, &cfg, &err);
+    if (st != FH_OK) {
         fprintf(stderr, "seed %llu: init failed: %s\n", (unsigned long long)seed, err.message);
         goto done;
     }
+    const fh_mlp *policy = learner_policy(&l);
+    const fh_market *market = learner_market(&l);
     {
-        /* reference: the freshly initialised actor's greedy policy on the test split */
-        fh_market_view test0 = fh_market_view_of(&t.data.market, FH_SPLIT_TEST);
+        /* reference: the freshly initialised policy's greedy backtest on the test split */
+        fh_market_view test0 = fh_market_view_of(market, FH_SPLIT_TEST);
         trace_result r0;
         if (test0.expected_return &&
-            trace_policy(&r0, &t.actor, &cfg.env, &test0,
-                         fh_periods_per_year(t.data.market.interval_seconds), seed, &err) == FH_OK) {
+            trace_policy(&r0, policy, &cfg.env, &test0,
+                         fh_periods_per_year(market->interval_seconds), seed, &err) == FH_OK) {
             out->untrained = r0.sharpe;
             out->untrained_agree = r0.agree;
         }
     }
     if (g_eval_every)
-        print_greedy_progress(&t, seed);
-    if (fh_trainer_run(&t, NULL, on_iteration, &prog, &err) != FH_OK) {
+        print_greedy_progress(&l, seed);
+    st = l.q ? fh_q_trainer_run(&l.qt, NULL, on_q_iteration, &prog, &err)
+             : fh_trainer_run(&l.ppo, NULL, on_iteration, &prog, &err);
+    if (st != FH_OK) {
         fprintf(stderr, "seed %llu: training failed: %s\n", (unsigned long long)seed, err.message);
         goto done;
     }
     out->seconds = fh_clock_seconds() - t0;
 
-    fh_market_view test = fh_market_view_of(&t.data.market, FH_SPLIT_TEST);
-    double ppy = fh_periods_per_year(t.data.market.interval_seconds);
+    fh_market_view test = fh_market_view_of(market, FH_SPLIT_TEST);
+    double ppy = fh_periods_per_year(market->interval_seconds);
     if (!test.expected_return) {
         fprintf(stderr, "the synthetic market has no expected returns\n");
         goto done;
     }
     fh_backtest_metrics m[FH_POLICY_COUNT];
     for (int k = 0; k < FH_POLICY_COUNT; k++)
-        if (fh_backtest_run(&m[k], (fh_policy_kind)k, &t.actor, &cfg.env, &test,
+        if (fh_backtest_run(&m[k], (fh_policy_kind)k, policy, &cfg.env, &test,
                             test.expected_return, ppy, seed, NULL, &err) != FH_OK) {
             fprintf(stderr, "backtest %s failed: %s\n", fh_policy_name((fh_policy_kind)k), err.message);
             goto done;
         }
     trace_result greedy, always_long;
-    if (trace_policy(&greedy, &t.actor, &cfg.env, &test, ppy, seed, &err) != FH_OK ||
+    if (trace_policy(&greedy, policy, &cfg.env, &test, ppy, seed, &err) != FH_OK ||
         trace_policy(&always_long, NULL, &cfg.env, &test, ppy, seed, &err) != FH_OK) {
         fprintf(stderr, "trace failed: %s\n", err.message);
         goto done;
@@ -240,7 +279,10 @@ static int train_and_evaluate(const fh_train_config *base, uint64_t seed, seed_r
            always_long.m.costs);
     ok = 1;
 done:
-    fh_trainer_free(&t);
+    if (l.q)
+        fh_q_trainer_free(&l.qt);
+    else
+        fh_trainer_free(&l.ppo);
     /* the trainer wrote final.safetensors into dir: remove it and the directory */
     char path[sizeof dir + 64];
     snprintf(path, sizeof path, "%s/final.safetensors", dir);
@@ -305,6 +347,11 @@ int main(int argc, char **argv)
            (long long)cfg.iterations * cfg.episodes * cfg.steps, cfg.epochs, cfg.minibatch,
            cfg.lr, cfg.anneal_lr, cfg.gamma, cfg.gae_lambda, cfg.ent_coef, n_seeds,
            (unsigned long long)first_seed);
+    if (fh_q_net_of_algo(cfg.algo) >= 0)
+        printf("algo %s: epsilon %g -> %g over %g of the steps, q_lambda %g, n_step %d, "
+               "replay_ratio %g, target_update_every %d\n", cfg.algo, cfg.epsilon_start,
+               cfg.epsilon_end, cfg.epsilon_fraction, cfg.q_lambda, cfg.n_step, cfg.replay_ratio,
+               cfg.target_update_every);
     printf("assertions per seed: greedy >= max(flat, random) + %.2f Sharpe; greedy >= %.2f x "
            "oracle; drift spread >= %.2f; greedy > always-long\n",
            MARGIN_OVER_BASELINES, ORACLE_FRACTION, MIN_DRIFT_SPREAD);
