@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cuda/cuda_check.h"
+#include "cuda/kernels/q_update_args.h"
 #include "cuda/kernels/update_args.h"
 
 #define BLAS_WORKSPACE_BYTES (32u << 20)
@@ -34,6 +35,12 @@ fail:
     return err->status;
 }
 
+void fh_update_blas_set_hidden(fh_update_blas *b, cudaKernel_t forward, cudaKernel_t backward)
+{
+    b->hidden_fwd = forward;
+    b->hidden_bwd = backward;
+}
+
 void fh_update_blas_free(fh_update_blas *b)
 {
     if (b->blas)
@@ -41,6 +48,25 @@ void fh_update_blas_free(fh_update_blas *b)
     cudaFree(b->workspace);
     fh_gemm_free(&b->lt);
     memset(b, 0, sizeof *b);
+}
+
+/* A column sum's scratch for `width` columns of max_rows rows (bias_grad_kernel's). */
+static fh_status alloc_column_sums(double **partials, unsigned **counters, int width,
+                                   int max_rows, fh_error *err)
+{
+    size_t chunks = ((size_t)max_rows + FH_BIAS_GRAD_CHUNK - 1) / FH_BIAS_GRAD_CHUNK;
+    size_t tiles = ((size_t)width + 31) / 32;
+    CUDA_CHECK(cudaMalloc((void **)partials, chunks * width * sizeof(double)), err);
+    CUDA_CHECK(cudaMalloc((void **)counters, tiles * sizeof(unsigned)), err);
+    CUDA_CHECK(cudaMemset(*counters, 0, tiles * sizeof(unsigned)), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+static int has_norm(const fh_net_desc *d, int layer)
+{
+    return d->layer_norm && layer < d->n_layers - 1;
 }
 
 fh_status fh_device_mlp_init(fh_device_mlp *m, fh_net_kind kind, float *params, float *grads,
@@ -52,23 +78,39 @@ fh_status fh_device_mlp_init(fh_device_mlp *m, fh_net_kind kind, float *params, 
     m->params = params;
     m->grads = grads;
     m->max_rows = max_rows;
+    m->q_hidden = m->desc->hidden_act == FH_ACT_LEAKY_RELU || m->desc->layer_norm;
     int L = m->desc->n_layers;
-    size_t chunks = ((size_t)max_rows + FH_BIAS_GRAD_CHUNK - 1) / FH_BIAS_GRAD_CHUNK;
+    fh_status st = FH_OK;
     for (int l = 0; l < L; l++) {
         int width = m->desc->dims[l + 1];
         size_t bytes = (size_t)max_rows * width * sizeof(float);
         CUDA_CHECK(cudaMalloc((void **)&m->act[l + 1], bytes), err);
+        if (has_norm(m->desc, l)) {
+            CUDA_CHECK(cudaMalloc((void **)&m->norm_in[l], bytes), err);
+            CUDA_CHECK(cudaMalloc((void **)&m->norm_mean[l], (size_t)max_rows * sizeof(float)), err);
+            CUDA_CHECK(cudaMalloc((void **)&m->norm_rstd[l], (size_t)max_rows * sizeof(float)), err);
+        }
+        if (!grads)
+            continue; /* forward only */
         if (l < L - 1)
             CUDA_CHECK(cudaMalloc((void **)&m->dz[l], bytes), err);
-        size_t tiles = ((size_t)width + 31) / 32;
-        CUDA_CHECK(cudaMalloc((void **)&m->bias_partials[l], chunks * width * sizeof(double)), err);
-        CUDA_CHECK(cudaMalloc((void **)&m->bias_counters[l], tiles * sizeof(unsigned)), err);
-        CUDA_CHECK(cudaMemset(m->bias_counters[l], 0, tiles * sizeof(unsigned)), err);
+        if ((st = alloc_column_sums(&m->bias_partials[l], &m->bias_counters[l], width, max_rows,
+                                    err)) != FH_OK)
+            goto fail_status;
+        if (!has_norm(m->desc, l))
+            continue;
+        CUDA_CHECK(cudaMalloc((void **)&m->dxhat[l], bytes), err);
+        CUDA_CHECK(cudaMalloc((void **)&m->dnorm_in[l], bytes), err);
+        for (int k = 0; k < 2; k++)
+            if ((st = alloc_column_sums(&m->norm_partials[l][k], &m->norm_counters[l][k], width,
+                                        max_rows, err)) != FH_OK)
+                goto fail_status;
     }
     for (int l = 0; l <= L; l++)
         CUDA_CHECK(cudaEventCreateWithFlags(&m->ev[l], cudaEventDisableTiming), err);
     return FH_OK;
 fail:
+fail_status:
     fh_device_mlp_free(m);
     return err->status;
 }
@@ -81,6 +123,11 @@ void fh_device_mlp_free(fh_device_mlp *m)
             cudaFree(m->dz[l]);
             cudaFree(m->bias_partials[l]);
             cudaFree(m->bias_counters[l]);
+            void *norm[] = {m->norm_in[l], m->norm_mean[l], m->norm_rstd[l], m->dxhat[l],
+                            m->dnorm_in[l], m->norm_partials[l][0], m->norm_partials[l][1],
+                            m->norm_counters[l][0], m->norm_counters[l][1]};
+            for (size_t k = 0; k < sizeof norm / sizeof norm[0]; k++)
+                cudaFree(norm[k]);
         }
         if (m->ev[l])
             cudaEventDestroy(m->ev[l]);
@@ -117,6 +164,43 @@ fail:
     return err->status;
 }
 
+/* Layer l's tensor `k` of params or grads (0 weight, 1 bias, 2 gamma, 3 beta):
+ * fh_net_layer_tensor's index, as the PQN layout interleaves the norms' tensors. */
+static float *layer_tensor(const fh_device_mlp *m, float *buffer, int layer, int k)
+{
+    return buffer + m->tensors[fh_net_layer_tensor(m->desc, layer) + k].offset;
+}
+
+static fh_status launch_rows(fh_update_blas *b, cudaKernel_t kernel, void *args, int rows,
+                             fh_error *err)
+{
+    void *params[] = {args};
+    dim3 grid = {(unsigned)((rows + FH_Q_ROWS_PER_BLOCK - 1) / FH_Q_ROWS_PER_BLOCK), 1, 1};
+    dim3 block = {32 * FH_Q_ROWS_PER_BLOCK, 1, 1};
+    CUDA_CHECK(cudaLaunchKernel((const void *)kernel, grid, block, params, 0, b->stream), err);
+    CUDA_CHECK(cudaGetLastError(), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+/* A Q-network's hidden layer l after its matmul: y = leaky_relu([LN](z)), z the linear
+ * output (m->norm_in[l] with LayerNorm, else act[l + 1] itself, in place). */
+static fh_status hidden_forward(fh_update_blas *b, fh_device_mlp *m, int l, int rows,
+                                fh_error *err)
+{
+    const fh_net_desc *d = m->desc;
+    int ln = has_norm(d, l);
+    fh_q_hidden_args a = {
+        .x = ln ? m->norm_in[l] : m->act[l + 1], .y = m->act[l + 1],
+        .mean = m->norm_mean[l], .rstd = m->norm_rstd[l],
+        .gamma = ln ? layer_tensor(m, m->params, l, 2) : NULL,
+        .beta = ln ? layer_tensor(m, m->params, l, 3) : NULL,
+        .rows = rows, .width = d->dims[l + 1], .layer_norm = ln, .slope = d->leaky_slope,
+        .eps = d->norm_eps};
+    return launch_rows(b, b->hidden_fwd, &a, rows, err);
+}
+
 fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float *x, int rows,
                                 fh_error *err)
 {
@@ -124,12 +208,20 @@ fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float
     if (st != FH_OK)
         return st;
     const fh_net_desc *d = m->desc;
+    if (m->q_hidden && (!b->hidden_fwd || !b->hidden_bwd))
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: the Q-network's layer kernels "
+                            "were not set (fh_update_blas_set_hidden)", __FILE__, __LINE__,
+                            d->name);
     m->input = x;
     const float *in = x;
     for (int l = 0; l < d->n_layers; l++) {
-        const float *w = m->params + m->tensors[2 * l].offset;
-        const float *bias = m->params + m->tensors[2 * l + 1].offset;
-        int relu = l < d->n_layers - 1, n_in = d->dims[l], n_out = d->dims[l + 1];
+        const float *w = layer_tensor(m, m->params, l, 0);
+        const float *bias = layer_tensor(m, m->params, l, 1);
+        int hidden = l < d->n_layers - 1, n_in = d->dims[l], n_out = d->dims[l + 1];
+        /* the PPO networks' ReLU is the epilogue's; a Q-network's activation (and norm)
+         * follows as a kernel */
+        int relu = hidden && !m->q_hidden;
+        float *y = has_norm(d, l) ? m->norm_in[l] : m->act[l + 1];
         if (n_in % 4 != 0 || n_out % 4 != 0)
             m->any_width[l] = 1;
         if (!m->any_width[l]) {
@@ -137,29 +229,28 @@ fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float
              * such a layer goes through cuBLAS from then on (the refusal launches nothing,
              * so a graph being captured is unharmed) */
             fh_error lt_err;
-            if (fh_gemm_dense(&b->lt, b->stream, m->act[l + 1], in, w, bias, n_in, n_out, rows,
-                              relu, &lt_err) != FH_OK)
+            if (fh_gemm_dense(&b->lt, b->stream, y, in, w, bias, n_in, n_out, rows, relu,
+                              &lt_err) != FH_OK)
                 m->any_width[l] = 1;
         }
         if (m->any_width[l] &&
-            (st = dense_any_width(b, m->act[l + 1], in, w, bias, n_in, n_out, rows, relu,
-                                  err)) != FH_OK)
+            (st = dense_any_width(b, y, in, w, bias, n_in, n_out, rows, relu, err)) != FH_OK)
+            return st;
+        if (hidden && m->q_hidden && (st = hidden_forward(b, m, l, rows, err)) != FH_OK)
             return st;
         in = m->act[l + 1];
     }
     return FH_OK;
 }
 
-/* db = column sums of dz (rows, width), dz first masked by act > 0 when act != NULL;
- * layer: whose bias (its partial sums and counters). */
-static fh_status bias_grad(fh_update_blas *b, const fh_device_mlp *m, int layer, float *dz,
-                           const float *act, int rows, fh_error *err)
+/* db = column sums of dz (rows, width), dz first masked by act > 0 when act != NULL,
+ * with the given scratch (bias_grad_kernel). */
+static fh_status column_sums(fh_update_blas *b, float *db, float *dz, const float *act,
+                             int rows, int width, double *partials, unsigned *counters,
+                             fh_error *err)
 {
-    int width = m->desc->dims[layer + 1];
-    fh_bias_grad_args a = {.dz = dz, .act = act,
-                           .db = m->grads + m->tensors[2 * layer + 1].offset,
-                           .rows = rows, .width = width, .partials = m->bias_partials[layer],
-                           .counters = m->bias_counters[layer]};
+    fh_bias_grad_args a = {.dz = dz, .act = act, .db = db, .rows = rows, .width = width,
+                           .partials = partials, .counters = counters};
     void *params[] = {&a};
     dim3 grid = {(unsigned)((width + 31) / 32),
                  (unsigned)((rows + FH_BIAS_GRAD_CHUNK - 1) / FH_BIAS_GRAD_CHUNK), 1};
@@ -169,6 +260,45 @@ static fh_status bias_grad(fh_update_blas *b, const fh_device_mlp *m, int layer,
     return FH_OK;
 fail:
     return err->status;
+}
+
+/* The bias gradient of `layer` from dz (masked by act > 0 first when act != NULL). */
+static fh_status bias_grad(fh_update_blas *b, const fh_device_mlp *m, int layer, float *dz,
+                           const float *act, int rows, fh_error *err)
+{
+    return column_sums(b, layer_tensor(m, m->grads, layer, 1), dz, act, rows,
+                       m->desc->dims[layer + 1], m->bias_partials[layer],
+                       m->bias_counters[layer], err);
+}
+
+/* A Q-network's hidden layer l backward, from g (rows, dims[l + 1]) = d loss / d act[l + 1]
+ * (overwritten): the LeakyReLU's and LayerNorm's gradients (q_hidden_backward_kernel),
+ * then the column sums: beta's and gamma's gradients and the bias's. *gz receives the
+ * gradient at the linear output (g itself without LayerNorm). */
+static fh_status hidden_backward(fh_update_blas *b, fh_device_mlp *m, int l, float *g,
+                                 int rows, float **gz, fh_error *err)
+{
+    const fh_net_desc *d = m->desc;
+    int ln = has_norm(d, l), width = d->dims[l + 1];
+    fh_q_hidden_grad_args a = {
+        .g = g, .y = m->act[l + 1], .x = m->norm_in[l], .mean = m->norm_mean[l],
+        .rstd = m->norm_rstd[l], .gamma = ln ? layer_tensor(m, m->params, l, 2) : NULL,
+        .dxhat = m->dxhat[l], .dx = m->dnorm_in[l], .rows = rows, .width = width,
+        .layer_norm = ln, .slope = d->leaky_slope};
+    fh_status st = launch_rows(b, b->hidden_bwd, &a, rows, err);
+    if (st != FH_OK)
+        return st;
+    *gz = g;
+    if (ln) {
+        if ((st = column_sums(b, layer_tensor(m, m->grads, l, 3), g, NULL, rows, width,
+                              m->norm_partials[l][0], m->norm_counters[l][0], err)) != FH_OK ||
+            (st = column_sums(b, layer_tensor(m, m->grads, l, 2), m->dxhat[l], NULL, rows,
+                              width, m->norm_partials[l][1], m->norm_counters[l][1],
+                              err)) != FH_OK)
+            return st;
+        *gz = m->dnorm_in[l];
+    }
+    return bias_grad(b, m, l, *gz, NULL, rows, err);
 }
 
 /* Row-major operands in cuBLAS's column-major terms (X (rows, in), g (rows, out),
@@ -181,14 +311,17 @@ fh_status fh_device_mlp_backward(fh_update_blas *b, fh_update_blas *dw, fh_devic
     if (st != FH_OK)
         return st;
     const fh_net_desc *d = m->desc;
+    if (!m->grads)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: a backward pass through a "
+                            "forward-only network", __FILE__, __LINE__, d->name);
     const float one = 1.0f, zero = 0.0f;
     fh_update_blas *wb = dw ? dw : b;
     float *g = dout;
     for (int l = d->n_layers - 1; l >= 0; l--) {
         int in = d->dims[l], out = d->dims[l + 1];
         const float *x = l == 0 ? m->input : m->act[l];
-        const float *w = m->params + m->tensors[2 * l].offset;
-        float *dwt = m->grads + m->tensors[2 * l].offset;
+        const float *w = layer_tensor(m, m->params, l, 0);
+        float *dwt = layer_tensor(m, m->grads, l, 0);
         if (l == d->n_layers - 1 && (st = bias_grad(b, m, l, g, NULL, rows, err)) != FH_OK)
             return st;
         if (dw) { /* g is ready on b's stream */
@@ -202,6 +335,11 @@ fh_status fh_device_mlp_backward(fh_update_blas *b, fh_update_blas *dw, fh_devic
         float *gin = m->dz[l - 1];
         CUBLAS_CHECK(cublasSgemm(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, &one, w, in,
                                  g, out, &zero, gin, in), err);
+        if (m->q_hidden) {
+            if ((st = hidden_backward(b, m, l - 1, gin, rows, &g, err)) != FH_OK)
+                return st;
+            continue;
+        }
         /* act[l] is layer l-1's ReLU output: its gradient, and layer l-1's bias's */
         if ((st = bias_grad(b, m, l - 1, gin, m->act[l], rows, err)) != FH_OK)
             return st;

@@ -3,7 +3,14 @@
  * epilogues (gemm.h, cublasLt's first heuristic algorithm: no timing, so the same
  * algorithm every run and bit-identical results), the backward as cuBLAS matmuls
  * (weight and input gradients) and bias_grad_kernel (the ReLU's gradient and the bias
- * gradient). Forward and backward side by side; gradients are written, not added. */
+ * gradient). Forward and backward side by side; gradients are written, not added.
+ *
+ * The Q-networks (issue 18: FH_NET_QNET, Linear -> LeakyReLU; FH_NET_PQN, Linear ->
+ * LayerNorm -> LeakyReLU) take the same matmuls with a bias-only epilogue, then
+ * q_update.cu's q_hidden_forward_kernel; their backward runs q_hidden_backward_kernel
+ * (the LeakyReLU's and LayerNorm's gradients) and bias_grad_kernel without a mask for
+ * the column sums (bias, and LayerNorm's beta and gamma). Their kernels are set with
+ * fh_update_blas_set_hidden. The PPO networks (ReLU) take the path they always took. */
 #ifndef FOXHUNT_CUDA_UPDATE_LAYERS_H
 #define FOXHUNT_CUDA_UPDATE_LAYERS_H
 
@@ -20,17 +27,23 @@ typedef struct {
                             kernels need 16-byte rows; cuBLAS takes any) + bias_act */
     void *workspace;     /* cuBLAS's, set explicitly (graph capture allocates nothing) */
     cudaKernel_t bias_grad, bias_act;
+    cudaKernel_t hidden_fwd, hidden_bwd; /* the Q-networks' (q_update.cu), or NULL */
     cudaStream_t stream;
 } fh_update_blas;
 
 fh_status fh_update_blas_init(fh_update_blas *b, cudaStream_t stream, int tf32,
                               cudaKernel_t bias_grad, cudaKernel_t bias_act, fh_error *err);
 void fh_update_blas_free(fh_update_blas *b);
+/* The Q-networks' hidden-layer kernels: q_hidden_forward_kernel, q_hidden_backward_kernel. */
+void fh_update_blas_set_hidden(fh_update_blas *b, cudaKernel_t forward, cudaKernel_t backward);
 
 /* A network's device view: its parameters and gradients (flat, nn.h's layout, owned
- * by the caller) and the activations of up to max_rows rows (owned here). */
+ * by the caller) and the activations of up to max_rows rows (owned here). grads NULL:
+ * forward only (no backward buffers). */
 typedef struct {
     const fh_net_desc *desc;
+    int q_hidden;                        /* 1: LeakyReLU (and LayerNorm) hidden layers
+                                            through the Q kernels; 0: ReLU epilogues */
     fh_tensor_desc tensors[FH_NN_MAX_TENSORS];
     float *params, *grads;
     int max_rows;
@@ -46,6 +59,15 @@ typedef struct {
                                             of 4, or cublasLt refused its shape) */
     double *bias_partials[FH_NN_MAX_LAYERS]; /* bias_grad_kernel's, layer l's bias */
     unsigned *bias_counters[FH_NN_MAX_LAYERS];
+    /* LayerNorm nets, hidden layer l (NULL otherwise): */
+    float *norm_in[FH_NN_MAX_LAYERS];    /* (max_rows, dims[l + 1]) the linear output */
+    float *norm_mean[FH_NN_MAX_LAYERS];  /* (max_rows) */
+    float *norm_rstd[FH_NN_MAX_LAYERS];  /* (max_rows) */
+    float *dxhat[FH_NN_MAX_LAYERS];      /* (max_rows, dims[l + 1]) dy * xhat (gamma's) */
+    float *dnorm_in[FH_NN_MAX_LAYERS];   /* (max_rows, dims[l + 1]) the gradient at the
+                                            linear output */
+    double *norm_partials[FH_NN_MAX_LAYERS][2]; /* the column sums of beta's, gamma's */
+    unsigned *norm_counters[FH_NN_MAX_LAYERS][2];
 } fh_device_mlp;
 
 fh_status fh_device_mlp_init(fh_device_mlp *m, fh_net_kind kind, float *params, float *grads,

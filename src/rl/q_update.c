@@ -1,11 +1,22 @@
 /* q_update.c — the PQN and DQN updates on the CPU (include/foxhunt/dqn.h): the
- * reference the GPU's will be checked against, and the fallback. */
+ * reference the GPU's (src/cuda/gpu_q_update.c) is checked against, and the fallback.
+ *
+ * PQN visits its samples in the keyed order PPO uses on both devices
+ * (env/minibatch_order.cuh): one key per epoch from the update's stream, all drawn
+ * before the first epoch, position p of an epoch visiting sample
+ * fh_minibatch_order(key, n, p). The GPU update computes the same order row by row, so
+ * the two can be compared minibatch by minibatch (tests/dqn/test_gpu_q_update.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "env/common_device_functions.cuh"
+#include "env/minibatch_order.cuh"
 #include "foxhunt/dqn.h"
 #include "foxhunt/ppo.h" /* fh_mlp_check_finite */
+
+/* The most PQN epochs whose keys an update draws: train_config.c's bound on epochs. */
+#define FH_Q_MAX_EPOCHS 1000
 
 void fh_q_workspace_free(fh_q_workspace *w)
 {
@@ -149,20 +160,20 @@ fh_status fh_pqn_update(fh_q_stats *stats, fh_mlp *q, fh_q_workspace *w,
     if (n > w->batch_size)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: a batch of %lld for a workspace of "
                             "%lld", __FILE__, __LINE__, (long long)n, (long long)w->batch_size);
+    if (cfg->epochs < 0 || cfg->epochs > FH_Q_MAX_EPOCHS)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %d PQN epochs (at most %d)", __FILE__,
+                            __LINE__, cfg->epochs, FH_Q_MAX_EPOCHS);
     fh_status st = max_q(w->next_max, q, w, b->next_states, n, err);
     if (st != FH_OK)
         return st;
     fh_q_lambda_returns(b->rewards, b->terminal, b->truncated, w->next_max, b->n_episodes,
                         b->n_steps, cfg->gamma, cfg->lambda, w->returns);
+    unsigned long long keys[FH_Q_MAX_EPOCHS];
+    for (int epoch = 0; epoch < cfg->epochs; epoch++) /* every key first, as PPO draws them */
+        keys[epoch] = fh_minibatch_key(rng);
     for (int epoch = 0; epoch < cfg->epochs; epoch++) {
-        for (int64_t i = 0; i < n; i++)
-            w->perm[i] = i;
-        for (int64_t i = n - 1; i > 0; i--) { /* Fisher-Yates from the update's stream */
-            int64_t j = fh_pcg32_uniform_int(rng, (int)(i + 1));
-            int64_t t = w->perm[i];
-            w->perm[i] = w->perm[j];
-            w->perm[j] = t;
-        }
+        for (int64_t p = 0; p < n; p++)
+            w->perm[p] = (int64_t)fh_minibatch_order(keys[epoch], (long long)n, (long long)p);
         for (int64_t start = 0; start < n; start += cfg->minibatch) {
             int M = (int)(n - start < cfg->minibatch ? n - start : cfg->minibatch);
             for (int i = 0; i < M; i++) {
