@@ -18,8 +18,10 @@
  * holds epsilon; policy_loss, entropy, approx_kl and clip_fraction are 0.
  * Checkpoints hold the Q-network under its keys (docs/CHECKPOINTS.md), the curiosity
  * model, the normalisation, the config (its algo says which network), the data
- * identity, and (dqn) the target network as the extra tensor "q.target". Resuming a
- * DQN/PQN checkpoint is not implemented yet: refused with a message. */
+ * identity, and (dqn) the target network as the extra tensor "q.target" and the replay
+ * ring's filled slots (q.replay.*, up to FH_Q_RING_SAVE_MAX_BYTES). `--resume` restores
+ * all of it, checked first (q_trainer_resume.c; docs/DQN.md, "Resume"): PQN, and DQN
+ * whose ring was saved, continue bit-identically. */
 #ifndef FOXHUNT_Q_TRAINER_H
 #define FOXHUNT_Q_TRAINER_H
 
@@ -35,6 +37,11 @@
 #include "foxhunt/train_config.h"
 
 struct fh_gpu_dqn_collector;
+
+/* A DQN checkpoint holds the ring's filled slots when they take at most this many bytes
+ * (444 per transition: the default capacity 1,048,576 fits); a larger ring is not saved,
+ * and a resume of that checkpoint starts an empty ring (not bit-identical). */
+#define FH_Q_RING_SAVE_MAX_BYTES ((int64_t)512 << 20)
 
 typedef struct {
     fh_train_config cfg;
@@ -62,6 +69,12 @@ typedef struct {
     char *config_json;
     char last_checkpoint[1100];
     double epsilon;                   /* the last collection's */
+    /* resume (as fh_trainer's): no data identity in the checkpoint; other data allowed by
+     * cfg.allow_other_data (episodes restarted, ring emptied); the checkpoint held no
+     * ring (above ring_save_max), so the ring restarted empty. The library does not
+     * print: the caller may say so. */
+    int data_identity_unchecked, data_other, ring_restarted;
+    int64_t ring_save_max;            /* save: the ring cap, FH_Q_RING_SAVE_MAX_BYTES */
 } fh_q_trainer;
 
 fh_status fh_q_trainer_init(fh_q_trainer *t, const fh_train_config *cfg, fh_error *err);

@@ -3,13 +3,23 @@
  * does per iteration: the collection (with the GPU update, the batch stays on the
  * device and only the metrics' rewards, actions and dones come back), then the PPO
  * update and the curiosity fit. Medians over the timed iterations after one warm-up
- * (which compiles, captures the graphs and tunes the matmuls). */
+ * (which compiles, captures the graphs and tunes the matmuls).
+ *
+ * PQN and DQN rows (issue 18) time fh_q_trainer_run's iterations the same way, at the
+ * same N x L: the epsilon-greedy collection, then PQN's epochs over the collection or
+ * DQN's push into the ring and replay_ratio x N x L gradient steps, then the curiosity
+ * fit. DQN's learning_starts is capped at N x L, so the warm-up iteration fills the ring
+ * past it and every timed iteration updates. The Q trainer writes its final checkpoint
+ * into a temporary directory (without the ring), removed afterwards. */
 #include "cli/bench_train.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "foxhunt/q_trainer.h"
 #include "foxhunt/timing.h"
 #include "foxhunt/trainer.h"
 #include "rl/collector.h"
@@ -69,13 +79,127 @@ static fh_status bench_device(const char *device, const fh_bench_train_options *
         double it = fh_median_inplace(iter, n), c = fh_median_inplace(col, n);
         double u = fh_median_inplace(upd, n), ud = fh_median_inplace(upd_dev, n);
         long long samples = (long long)o->episodes * o->steps;
-        printf("%-6s %-4s %7d %5d %6d %6d %4s %10.2f %10.2f %10.2f %10.2f %14.0f\n", device,
-               fh_collector_update_device(&t), o->episodes, o->steps, o->epochs, o->minibatch,
-               o->precision, it, c, u, ud, samples / (it * 1e-3));
+        printf("%-4s %-6s %-4s %7d %5d %9d %6d %4s %10.2f %10.2f %10.2f %10.2f %14.0f\n", "ppo",
+               device, fh_collector_update_device(&t), o->episodes, o->steps, o->epochs,
+               o->minibatch, o->precision, it, c, u, ud, samples / (it * 1e-3));
         fflush(stdout);
     }
     fh_trainer_free(&t);
     return st;
+}
+
+/* ---- PQN and DQN ---- */
+
+typedef struct {
+    double collect_ms[MAX_TRAIN_REPEATS], update_ms[MAX_TRAIN_REPEATS];
+    int n;
+} q_timings;
+
+/* Each iteration's times from the trainer's metrics, the first (warm-up) left out. */
+static void on_q_iteration(const fh_q_trainer *t, const fh_iteration_metrics *m, void *user)
+{
+    (void)t;
+    q_timings *q = user;
+    if (m->iteration < 2 || q->n >= MAX_TRAIN_REPEATS)
+        return;
+    q->collect_ms[q->n] = m->collect_seconds * 1e3;
+    q->update_ms[q->n] = m->update_seconds * 1e3;
+    q->n++;
+}
+
+/* Removes what fh_q_trainer_run left in the temporary directory dir, then dir. */
+static void remove_bench_dir(const char *dir)
+{
+    const char *files[] = {"final.safetensors", "interrupted.safetensors",
+                           "final.safetensors.tmp", "interrupted.safetensors.tmp"};
+    char path[FH_CONFIG_STRING_MAX + 64];
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        unlink(path);
+    }
+    if (rmdir(dir) != 0)
+        fprintf(stderr, "note: could not remove the bench's temporary directory %s\n", dir);
+}
+
+/* One PQN or DQN row on device (cuda or cpu). */
+static fh_status bench_q(const char *algo, const char *device, const fh_bench_train_options *o,
+                         fh_error *err)
+{
+    fh_train_config cfg;
+    fh_train_config_default(&cfg);
+    snprintf(cfg.algo, sizeof cfg.algo, "%s", algo);
+    snprintf(cfg.device, sizeof cfg.device, "%s", device);
+    snprintf(cfg.precision, sizeof cfg.precision, "%s", o->precision);
+    cfg.episodes = o->episodes;
+    cfg.steps = o->steps;
+    cfg.epochs = o->epochs;
+    cfg.minibatch = o->minibatch;
+    cfg.iterations = o->repeats + 1;
+    cfg.threads = o->threads;
+    cfg.checkpoint_every = 0;
+    cfg.eval_at_end = 0;
+    if (o->replay_ratio > 0)
+        cfg.replay_ratio = o->replay_ratio;
+    const long long samples = (long long)o->episodes * o->steps;
+    if (cfg.learning_starts > samples)
+        cfg.learning_starts = (int)samples; /* the warm-up fills the ring past it */
+    const char *tmp = getenv("TMPDIR");
+    char dir[FH_CONFIG_STRING_MAX];
+    snprintf(dir, sizeof dir, "%.400s/foxhunt-bench-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        return fh_error_set(err, FH_ERR_FAILURE, "cannot create a temporary directory %s for "
+                            "the %s bench's checkpoint (set TMPDIR to a writable directory)",
+                            dir, algo);
+    snprintf(cfg.out, sizeof cfg.out, "%s", dir);
+    fh_q_trainer t;
+    q_timings q;
+    memset(&q, 0, sizeof q);
+    fh_status st = fh_q_trainer_init(&t, &cfg, err);
+    if (st == FH_OK) {
+        t.ring_save_max = 0; /* the checkpoint is thrown away: keep the ring out of it */
+        st = fh_q_trainer_run(&t, NULL, on_q_iteration, &q, err);
+    }
+    if (st == FH_OK && q.n > 0) {
+        double c = fh_median_inplace(q.collect_ms, q.n), u = fh_median_inplace(q.update_ms, q.n);
+        double it = c + u;
+        char ratio[32];
+        if (strcmp(algo, "pqn") == 0)
+            snprintf(ratio, sizeof ratio, "%d", cfg.epochs);
+        else
+            snprintf(ratio, sizeof ratio, "rr %.4g", cfg.replay_ratio);
+        printf("%-4s %-6s %-4s %7d %5d %9s %6d %4s %10.2f %10.2f %10.2f %10s %14.0f\n", algo,
+               device, "cpu", o->episodes, o->steps, ratio, o->minibatch, "fp32", it, c, u, "-",
+               samples / (it * 1e-3));
+        fflush(stdout);
+    }
+    fh_q_trainer_free(&t);
+    remove_bench_dir(dir);
+    return st;
+}
+
+fh_status fh_bench_parse_algos(const char *text, unsigned *algos, fh_error *err)
+{
+    static const char *const names[3] = {"ppo", "pqn", "dqn"};
+    *algos = 0;
+    const char *p = text;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        int found = -1;
+        for (int k = 0; k < 3; k++)
+            if (strlen(names[k]) == len && strncmp(p, names[k], len) == 0)
+                found = k;
+        if (found < 0)
+            return fh_error_set(err, FH_ERR_INPUT, "--algos '%s': expected one or more of ppo, "
+                                "pqn, dqn separated by commas", text);
+        *algos |= 1u << found;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    if (*algos == 0)
+        return fh_error_set(err, FH_ERR_INPUT, "--algos '%s': names no algorithm (ppo, pqn, "
+                            "dqn)", text);
+    return FH_OK;
 }
 
 fh_status fh_bench_train(const fh_bench_train_options *o, int use_gpu, int with_cpu,
@@ -84,15 +208,30 @@ fh_status fh_bench_train(const fh_bench_train_options *o, int use_gpu, int with_
     if (o->repeats < 1 || o->repeats >= MAX_TRAIN_REPEATS)
         return fh_error_set(err, FH_ERR_INPUT, "--repeats %d: 1 to %d for --train", o->repeats,
                             MAX_TRAIN_REPEATS - 1);
+    const unsigned algos = o->algos ? o->algos : FH_BENCH_PPO;
     printf("training iterations (collection + update), medians of %d after a warm-up:\n",
            o->repeats);
-    printf("%-6s %-4s %7s %5s %6s %6s %4s %10s %10s %10s %10s %14s\n", "device", "upd", "N", "L",
-           "epochs", "mb", "prec", "iter ms", "collect ms", "update ms", "upd dev ms",
-           "train steps/s");
+    if (algos & (FH_BENCH_PQN | FH_BENCH_DQN))
+        printf("(pqn, dqn: epsilon-greedy collection on the device, update on the CPU; "
+               "epochs|rr: PQN's epochs, DQN's replay ratio, gradient steps per transition)\n");
+    printf("%-4s %-6s %-4s %7s %5s %9s %6s %4s %10s %10s %10s %10s %14s\n", "algo", "device",
+           "upd", "N", "L", "epochs|rr", "mb", "prec", "iter ms", "collect ms", "update ms",
+           "upd dev ms", "train steps/s");
     fh_status st = FH_OK;
-    if (use_gpu)
-        st = bench_device("cuda", o, err);
-    if (st == FH_OK && with_cpu)
-        st = bench_device("cpu", o, err);
+    const char *devices[2] = {"cuda", "cpu"};
+    const int on[2] = {use_gpu, with_cpu};
+    for (int a = 0; a < 3 && st == FH_OK; a++) {
+        if (!(algos & (1u << a)))
+            continue;
+        for (int d = 0; d < 2 && st == FH_OK; d++) {
+            if (!on[d])
+                continue;
+            st = a == 0 ? bench_device(devices[d], o, err)
+                        : bench_q(a == 1 ? "pqn" : "dqn", devices[d], o, err);
+            if (st != FH_OK)
+                fh_error_prefix(err, "%s on %s: ", a == 0 ? "ppo" : a == 1 ? "pqn" : "dqn",
+                                devices[d]);
+        }
+    }
     return st;
 }

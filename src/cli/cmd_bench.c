@@ -175,6 +175,8 @@ int fh_cmd_bench(int argc, char **argv)
     const char *kernel = "both", *precision = "fp32";
     int steps = 500, repeats = 5, cpu_max = 1024, cpu_repeats = 3;
     int train = 0, epochs = 10, minibatch = 512, train_cpu_max = 64000, threads = 0;
+    const char *algos_text = "ppo,pqn,dqn";
+    double replay_ratio = 0.0;
     fh_arg args[] = {
         {"--device", FH_ARG_CHOICE, &device, NULL, "auto: GPU (if any) and CPU; cpu or cuda: that one only", "auto|cpu|cuda", 0, 0, 0},
         {"--episodes", FH_ARG_STRING, &episodes_text, "N[,N...]", "episode counts to measure", NULL, 0, 0, 0},
@@ -185,8 +187,10 @@ int fh_cmd_bench(int argc, char **argv)
         {"--cpu-repeats", FH_ARG_INT, &cpu_repeats, "R", "timed CPU collections per size", NULL, 1, MAX_REPEATS, 0},
         {"--cpu-max-episodes", FH_ARG_INT, &cpu_max, "N", "skip the CPU path above this N (it is slow)", NULL, 0, 1 << 20, 0},
         {"--json", FH_ARG_STRING, &json, "FILE", "also write the rows as JSON", NULL, 0, 0, 0},
-        {"--train", FH_ARG_FLAG, &train, NULL, "time whole training iterations (collection + PPO update + curiosity fit) instead, GPU and CPU side by side; training steps/s", NULL, 0, 0, 0},
-        {"--epochs", FH_ARG_INT, &epochs, "E", "--train: PPO epochs per update", NULL, 1, 1000, 0},
+        {"--train", FH_ARG_FLAG, &train, NULL, "time whole training iterations (collection + update + curiosity fit) instead, GPU and CPU side by side; training steps/s", NULL, 0, 0, 0},
+        {"--algos", FH_ARG_STRING, &algos_text, "A[,A...]", "--train: the algorithms timed, rows in this order: ppo, pqn, dqn", NULL, 0, 0, 0},
+        {"--epochs", FH_ARG_INT, &epochs, "E", "--train: PPO and PQN epochs per update", NULL, 1, 1000, 0},
+        {"--replay-ratio", FH_ARG_DOUBLE, &replay_ratio, "R", "--train: DQN's gradient steps per collected transition (default: 0.015625, [q] replay_ratio's)", NULL, 0, 16, 0},
         {"--minibatch", FH_ARG_INT, &minibatch, "M", "--train: minibatch size", NULL, 1, 1 << 24, 0},
         {"--cpu-max-samples", FH_ARG_INT, &train_cpu_max, "S", "--train: skip the CPU above this N*L (its update is slow)", NULL, 0, 1 << 30, 0},
         {"--threads", FH_ARG_INT, &threads, "T", "--train: CPU threads (0: the default)", NULL, 0, 4096, 0},
@@ -212,6 +216,9 @@ int fh_cmd_bench(int argc, char **argv)
     if (parse_kernels(strcmp(kernel, "both") == 0 ? "reference,fast" : kernel, kernels, &n_kernels,
                       &err) != FH_OK)
         return fh_cli_report("bench", &err);
+    unsigned algos = 0;
+    if (train && fh_bench_parse_algos(algos_text, &algos, &err) != FH_OK)
+        return fh_cli_report("bench", &err);
     fh_device_info dev;
     if (fh_device_select(device, &dev, &err) != FH_OK)
         return fh_cli_report("bench", &err);
@@ -221,8 +228,8 @@ int fh_cmd_bench(int argc, char **argv)
     if (train) {
         int rc_train = 0;
         for (int s = 0; s < n_sizes && rc_train == 0; s++) {
-            fh_bench_train_options o = {sizes[s], steps, epochs, minibatch, repeats, threads,
-                                        precision};
+            fh_bench_train_options o = {sizes[s], steps,   epochs, minibatch,   repeats,
+                                        threads,  precision, algos, replay_ratio};
             int with_cpu = (!dev.use_gpu || strcmp(device, "auto") == 0) &&
                            (long long)sizes[s] * steps <= train_cpu_max;
             if (fh_bench_train(&o, dev.use_gpu, with_cpu, &err) != FH_OK)

@@ -104,16 +104,47 @@ fail_status:
     return err->status;
 }
 
-fh_status fh_gpu_dqn_collect(fh_gpu_dqn_collector *c, const float *qnet, size_t n_qnet,
-                             const float *curiosity, float epsilon, fh_transition_batch *out,
-                             fh_error *err)
+static fh_status check_collect(const fh_gpu_dqn_collector *c, float epsilon,
+                               const fh_transition_batch *out, fh_error *err)
 {
-    if (out->n_episodes != c->n_episodes || out->n_steps != c->n_steps)
+    if (out && (out->n_episodes != c->n_episodes || out->n_steps != c->n_steps))
         return fh_error_set(err, FH_ERR_INPUT, "a %d x %d batch for a %d x %d collector",
                             out->n_episodes, out->n_steps, c->n_episodes, c->n_steps);
     if (!(epsilon >= 0.0f && epsilon <= 1.0f))
         return fh_error_set(err, FH_ERR_INPUT, "epsilon %g is outside [0, 1]", (double)epsilon);
-    const size_t nl = (size_t)c->n_episodes * c->n_steps;
+    return FH_OK;
+}
+
+/* The curiosity model's params up, then one launch of the kernel on d_qnet's weights. */
+static fh_status launch_collection(fh_gpu_dqn_collector *c, const float *d_qnet,
+                                   const float *curiosity, float epsilon, fh_error *err)
+{
+    CUDA_CHECK(cudaMemcpyAsync(c->d_curiosity, curiosity, FH_CURIOSITY_N_PARAMS * sizeof(float),
+                               cudaMemcpyHostToDevice, c->stream), err);
+    {
+        int N = c->n_episodes, L = c->n_steps, ln = c->layer_norm;
+        void *args[] = {&d_qnet, &c->d_curiosity, &c->cfg, &c->d_market, &c->d_episodes,
+                        &N, &L, &epsilon, &ln, &c->out};
+        dim3 grid = {(unsigned)((N + BLOCK - 1) / BLOCK), 1, 1};
+        dim3 block = {BLOCK, 1, 1};
+        CUDA_CHECK(cudaLaunchKernel((const void *)c->kernel, grid, block, args, 0, c->stream), err);
+        CUDA_CHECK(cudaGetLastError(), err);
+    }
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+static fh_status download_batch(fh_gpu_dqn_collector *c, fh_transition_batch *out,
+                                fh_error *err);
+
+fh_status fh_gpu_dqn_collect(fh_gpu_dqn_collector *c, const float *qnet, size_t n_qnet,
+                             const float *curiosity, float epsilon, fh_transition_batch *out,
+                             fh_error *err)
+{
+    fh_status st = check_collect(c, epsilon, out, err);
+    if (st != FH_OK)
+        return st;
     if (n_qnet > c->qnet_capacity) {
         cudaFree(c->d_qnet);
         c->d_qnet = NULL;
@@ -123,17 +154,44 @@ fh_status fh_gpu_dqn_collect(fh_gpu_dqn_collector *c, const float *qnet, size_t 
     }
     CUDA_CHECK(cudaMemcpyAsync(c->d_qnet, qnet, n_qnet * sizeof(float), cudaMemcpyHostToDevice,
                                c->stream), err);
-    CUDA_CHECK(cudaMemcpyAsync(c->d_curiosity, curiosity, FH_CURIOSITY_N_PARAMS * sizeof(float),
-                               cudaMemcpyHostToDevice, c->stream), err);
-    {
-        int N = c->n_episodes, L = c->n_steps, ln = c->layer_norm;
-        void *args[] = {&c->d_qnet, &c->d_curiosity, &c->cfg, &c->d_market, &c->d_episodes,
-                        &N, &L, &epsilon, &ln, &c->out};
-        dim3 grid = {(unsigned)((N + BLOCK - 1) / BLOCK), 1, 1};
-        dim3 block = {BLOCK, 1, 1};
-        CUDA_CHECK(cudaLaunchKernel((const void *)c->kernel, grid, block, args, 0, c->stream), err);
-        CUDA_CHECK(cudaGetLastError(), err);
-    }
+    if ((st = launch_collection(c, c->d_qnet, curiosity, epsilon, err)) != FH_OK)
+        return st;
+    return download_batch(c, out, err);
+fail:
+    return err->status;
+}
+
+fh_status fh_gpu_dqn_collect_device(fh_gpu_dqn_collector *c, const float *d_qnet,
+                                    const float *curiosity, float epsilon,
+                                    fh_transition_batch *out, fh_error *err)
+{
+    fh_status st = check_collect(c, epsilon, out, err);
+    if (st == FH_OK)
+        st = launch_collection(c, d_qnet, curiosity, epsilon, err);
+    if (st != FH_OK)
+        return st;
+    if (out)
+        return download_batch(c, out, err);
+    CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+fh_dqn_device_batch fh_gpu_dqn_collector_batch(const fh_gpu_dqn_collector *c)
+{
+    const fh_dqn_outputs *o = &c->out;
+    fh_dqn_device_batch b = {c->n_episodes, c->n_steps, o->states, o->next_states, o->actions,
+                             o->rewards, o->terminal, o->truncated, o->q_taken, o->exposures,
+                             o->bars};
+    return b;
+}
+
+/* The transitions into out (N x L), on the collector's stream, then a wait for it. */
+static fh_status download_batch(fh_gpu_dqn_collector *c, fh_transition_batch *out,
+                                fh_error *err)
+{
+    const size_t nl = (size_t)c->n_episodes * c->n_steps;
     const fh_dqn_outputs *o = &c->out;
     CUDA_CHECK(cudaMemcpyAsync(out->states, o->states, nl * FH_STATE_DIM * sizeof(float),
                                cudaMemcpyDeviceToHost, c->stream), err);
@@ -162,6 +220,17 @@ fh_status fh_gpu_dqn_collector_episodes(fh_gpu_dqn_collector *c, fh_episode_stat
 {
     CUDA_CHECK(cudaMemcpy(episodes, c->d_episodes, (size_t)c->n_episodes * sizeof(fh_episode_state),
                           cudaMemcpyDeviceToHost), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+fh_status fh_gpu_dqn_collector_set_episodes(fh_gpu_dqn_collector *c,
+                                            const fh_episode_state *episodes, fh_error *err)
+{
+    CUDA_CHECK(cudaMemcpy(c->d_episodes, episodes,
+                          (size_t)c->n_episodes * sizeof(fh_episode_state),
+                          cudaMemcpyHostToDevice), err);
     return FH_OK;
 fail:
     return err->status;

@@ -24,9 +24,37 @@ fh_status fh_gpu_dqn_collector_create(fh_gpu_dqn_collector **out, const fh_devic
 fh_status fh_gpu_dqn_collect(fh_gpu_dqn_collector *c, const float *qnet, size_t n_qnet,
                              const float *curiosity, float epsilon, fh_transition_batch *out,
                              fh_error *err);
+/* The last collection where it lies on the device (N x L, fh_transition_batch's
+ * layout), for the update on the GPU (gpu_q_update.h) to read without a copy. Valid
+ * until the next collection or the collector's destruction. */
+typedef struct {
+    int n_episodes, n_steps;
+    const float *states;             /* (N*L, 54) */
+    const float *next_states;        /* (N*L, 54) */
+    const int *actions;              /* (N*L) */
+    const float *rewards;            /* (N*L) */
+    const unsigned char *terminal;   /* (N*L) */
+    const unsigned char *truncated;  /* (N*L) */
+    const float *q_taken, *exposures; /* (N*L) */
+    const int *bars;                 /* (N*L) */
+} fh_dqn_device_batch;
+
+fh_dqn_device_batch fh_gpu_dqn_collector_batch(const fh_gpu_dqn_collector *c);
+/* fh_gpu_dqn_collect with the Q-network's params already on the device (d_qnet: the
+ * update's, fh_gpu_q_update_params; read in place, so the update and the collection
+ * share one copy of the weights); out NULL leaves the transitions on the device only
+ * (fh_gpu_dqn_collector_batch), else they are also downloaded into out. Returns when
+ * the collection is done. */
+fh_status fh_gpu_dqn_collect_device(fh_gpu_dqn_collector *c, const float *d_qnet,
+                                    const float *curiosity, float epsilon,
+                                    fh_transition_batch *out, fh_error *err);
 /* The device's episode states, downloaded into episodes (N). */
 fh_status fh_gpu_dqn_collector_episodes(fh_gpu_dqn_collector *c, fh_episode_state *episodes,
                                         fh_error *err);
+/* Uploads episodes (N, the host's validated states: a resume) over the device's, so the
+ * next collection continues them. */
+fh_status fh_gpu_dqn_collector_set_episodes(fh_gpu_dqn_collector *c,
+                                            const fh_episode_state *episodes, fh_error *err);
 void fh_gpu_dqn_collector_destroy(fh_gpu_dqn_collector *c);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "env/common_device_functions.cuh"
 #include "foxhunt/timing.h"
+#include "rl/q_trainer_resume.h"
 #if FH_HAVE_CUDA
 #include "cuda/gpu_dqn_collector.h"
 #endif
@@ -58,17 +59,19 @@ fh_status fh_q_trainer_init(fh_q_trainer *t, const fh_train_config *cfg, fh_erro
     if (net < 0)
         return fh_error_set(err, FH_ERR_INPUT, "algo %s is not a Q-learning algorithm",
                             cfg->algo);
-    if (cfg->resume[0])
-        return fh_error_set(err, FH_ERR_INPUT, "--resume with algo %s: resuming DQN/PQN "
-                            "training is not implemented yet (issue 18); start a new run, or "
-                            "evaluate the checkpoint with foxhunt eval", cfg->algo);
+    /* a resume: the checkpoint's algorithm, normalisation and ring shape, before the
+     * data and buffers are built from them (q_trainer_resume.c) */
+    fh_q_resume_plan plan;
+    if (cfg->resume[0] && (st = fh_q_resume_prepare(cfg, &plan, err)) != FH_OK)
+        return st;
+    t->ring_save_max = FH_Q_RING_SAVE_MAX_BYTES;
     t->net = (fh_net_kind)net;
     t->pqn = t->net == FH_NET_PQN;
     if (cfg->threads > 0) {
         fh_nn_set_threads(cfg->threads);
         omp_set_num_threads(cfg->threads);
     }
-    if ((st = fh_run_data_load(&t->data, cfg, NULL, err)) != FH_OK)
+    if ((st = fh_run_data_load(&t->data, cfg, cfg->resume[0] ? &plan.norm : NULL, err)) != FH_OK)
         return st;
     if ((st = fh_run_data_train_split(&t->data, &t->train_view, &t->train_market, err)) != FH_OK)
         return st;
@@ -114,6 +117,8 @@ fh_status fh_q_trainer_init(fh_q_trainer *t, const fh_train_config *cfg, fh_erro
         st = fh_error_set(err, FH_ERR_FAILURE, "this build has no CUDA");
 #endif
     }
+    if (st == FH_OK && cfg->resume[0])
+        st = fh_q_resume_load(t, &plan, err);
     return st;
 }
 
@@ -151,8 +156,9 @@ fh_status fh_q_trainer_save(const fh_q_trainer *t_const, const char *path, fh_er
     ck.rng_rows = (size_t)N;
     ck.rng_cols = 2;
     ck.data = &t->data_identity;
-    fh_checkpoint_extra e[6];
+    fh_checkpoint_extra e[12];
     int n_extras = 0;
+    int64_t grad_steps = t->grad_steps;
     e[n_extras++] = (fh_checkpoint_extra){"env.episodes", FH_DTYPE_U8, 2,
                                           {N, (int64_t)sizeof(fh_episode_state)}, t->episodes, 0, 0};
     e[n_extras++] = (fh_checkpoint_extra){"q.update_rng", FH_DTYPE_U64, 1, {2}, &t->update_rng, 0, 0};
@@ -160,9 +166,32 @@ fh_status fh_q_trainer_save(const fh_q_trainer *t_const, const char *path, fh_er
                                           t->episode_return, 0, 0};
     e[n_extras++] = (fh_checkpoint_extra){"trainer.episode_length", FH_DTYPE_I32, 1, {N},
                                           t->episode_length, 0, 0};
-    if (!t->pqn)
+    e[n_extras++] = (fh_checkpoint_extra){"q.grad_steps", FH_DTYPE_I64, 1, {1}, &grad_steps, 0, 0};
+    /* DQN: the target network and the ring's filled slots [0, size) (in slot order, so
+     * head and the oldest transition stay where they were), unless they exceed
+     * ring_save_max: then q.replay.state says "not saved" and a resume starts empty */
+    const fh_replay *r = &t->ring;
+    const int64_t S = r->size;
+    const int ring_saved = S * Q_RING_BYTES_PER_TRANSITION <= t->ring_save_max;
+    int64_t ring_state[Q_RING_STATE_LEN] = {r->capacity, r->size, r->head, r->n_pushed, ring_saved};
+    if (!t->pqn) {
         e[n_extras++] = (fh_checkpoint_extra){"q.target", FH_DTYPE_F32, 1,
                                               {(int64_t)t->target.n_params}, t->target.params, 0, 0};
+        e[n_extras++] = (fh_checkpoint_extra){"q.replay.state", FH_DTYPE_I64, 1,
+                                              {Q_RING_STATE_LEN}, ring_state, 0, 0};
+    }
+    if (!t->pqn && ring_saved && S > 0) {
+        e[n_extras++] = (fh_checkpoint_extra){"q.replay.states", FH_DTYPE_F32, 2,
+                                              {S, FH_STATE_DIM}, r->states, 0, 0};
+        e[n_extras++] = (fh_checkpoint_extra){"q.replay.actions", FH_DTYPE_I32, 1, {S},
+                                              r->actions, 0, 0};
+        e[n_extras++] = (fh_checkpoint_extra){"q.replay.returns", FH_DTYPE_F32, 1, {S},
+                                              r->returns, 0, 0};
+        e[n_extras++] = (fh_checkpoint_extra){"q.replay.next_states", FH_DTYPE_F32, 2,
+                                              {S, FH_STATE_DIM}, r->next_states, 0, 0};
+        e[n_extras++] = (fh_checkpoint_extra){"q.replay.discounts", FH_DTYPE_F32, 1, {S},
+                                              r->discounts, 0, 0};
+    }
     ck.extras = e;
     ck.n_extras = n_extras;
     st = fh_checkpoint_save(path, &ck, t->config_json, err);
