@@ -27,7 +27,10 @@
 #          (configs/walkforward.ini on ../shared/data's SPY daily and BTC hourly bars and
 #          on the synthetic market; every run directory lands under OUT); DQN/PQN
 #          (issue 18): dqn_parity (the DQN kernel against the CPU collection), train_pqn
-#          and train_dqn (quickstart budgets with the collection on the GPU)
+#          and train_dqn (quickstart budgets with the collection on the GPU), q_update
+#          and q_curiosity (the device update and curiosity fit against the CPU's),
+#          q_resume (test_dqn_resume's GPU part), bench_q (bench --train of ppo, pqn and
+#          dqn in one run), learn_pqn and learn_dqn (the learning test on the GPU)
 #
 # Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
 # logs under OUT (default /tmp/foxhunt-gpu-check), archived after every step into
@@ -176,6 +179,13 @@ for step in $STEPS; do
     train_gpu) run_step train_gpu "$FH" train --device cuda ${TRAIN_GPU_FLAGS:---iterations 20} --out /tmp/fh-gpu-train2 --force ;;
     dqn_parity) run_step dqn_parity "$BUILD/tests/dqn/test_dqn_parity" ;;
     train_pqn) run_step train_pqn "$FH" train --algo pqn --device cuda --config configs/quickstart.ini --out /tmp/fh-gpu-pqn --force ;;
+    q_update) run_step q_update "$BUILD/tests/dqn/test_gpu_q_update" ;;
+    q_curiosity) run_step q_curiosity "$BUILD/tests/dqn/test_gpu_curiosity" ;;
+    q_resume) run_step q_resume "$BUILD/tests/dqn/test_dqn_resume" ;;
+    # issue 18: PPO, PQN and DQN training throughput side by side, one run, same N x L
+    bench_q) run_step bench_q "$FH" bench --train --device cuda --algos ppo,pqn,dqn --episodes ${BENCH_Q_EPISODES:-4096} --steps ${BENCH_Q_STEPS:-128} --epochs 2 --minibatch ${BENCH_Q_MINIBATCH:-16384} --replay-ratio ${BENCH_Q_RR:-0.00390625} --precision ${BENCH_Q_PRECISION:-tf32} --repeats ${BENCH_Q_REPEATS:-3} ;;
+    learn_pqn) run_step learn_pqn "$BUILD/tests/rl/test_learning" config=pqn.ini device=cuda ${LEARN_Q_ARGS:-} ;;
+    learn_dqn) run_step learn_dqn "$BUILD/tests/rl/test_learning" config=dqn.ini device=cuda ${LEARN_Q_ARGS:-} ;;
     train_dqn) run_step train_dqn "$FH" train --algo dqn --device cuda --config configs/quickstart.ini --out /tmp/fh-gpu-dqn --force ;;
     walkforward_spy) run_step walkforward_spy walkforward spy --data "$DATA_DIR/spy_daily.csv" ;;
     walkforward_btc) run_step walkforward_btc walkforward btc --data "$DATA_DIR/btcusdt_1h.csv" ;;

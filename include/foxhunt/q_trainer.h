@@ -37,6 +37,7 @@
 #include "foxhunt/train_config.h"
 
 struct fh_gpu_dqn_collector;
+struct fh_gpu_q_update;
 
 /* A DQN checkpoint holds the ring's filled slots when they take at most this many bytes
  * (444 per transition: the default capacity 1,048,576 fits); a larger ring is not saved,
@@ -53,6 +54,10 @@ typedef struct {
     fh_mlp q, target, curiosity;      /* target: DQN only */
     fh_device_info device;
     struct fh_gpu_dqn_collector *gpu; /* NULL: collection on the CPU */
+    struct fh_gpu_q_update *gpu_update; /* with gpu: the update on the device, whose
+                                         * weights (and DQN's ring) are the live ones;
+                                         * t->q, t->target and t->ring are refreshed
+                                         * from it when a checkpoint is written */
     fh_episode_state *episodes;       /* (N) the CPU collector's (the GPU's live there) */
     fh_transition_batch batch;
     fh_q_workspace ws;

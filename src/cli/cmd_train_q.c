@@ -42,12 +42,26 @@ int fh_train_q(fh_train_config *cfg, volatile sig_atomic_t *stop)
     fh_config_print(cfg, stdout);
     if (t.run.note[0])
         printf("note: %s\n", t.run.note);
+    if (t.data_identity_unchecked)
+        fprintf(stderr, "warning: %s records no identity of its data (an older checkpoint): "
+                "resuming on the data given now without checking it is the same\n",
+                cfg->resume);
+    if (t.data_other)
+        printf("note: --allow-other-data: %s was trained on other data; its networks carry "
+               "on, every episode restarts on this data%s\n", cfg->resume,
+               t.pqn ? "" : " and the replay ring starts empty");
+    if (t.ring_restarted)
+        printf("note: %s holds no replay ring (it was above the checkpoint's ring limit): the "
+               "ring starts empty and learning_starts applies again, so this run is not "
+               "identical to an uninterrupted one\n", cfg->resume);
     char device[400], splits[1024];
     fh_device_describe(&t.device, device, sizeof device);
-    printf("%s%s; %s update on the CPU\n", device, t.gpu ? "; collection on the GPU" : "",
-           cfg->algo);
+    printf("%s%s; %s update on the %s\n", device, t.gpu ? "; collection on the GPU" : "",
+           cfg->algo, t.gpu_update ? "GPU" : "CPU");
     fh_run_data_describe_splits(&t.data, splits, sizeof splits);
     printf("data: %s\nsplits: %s\n", t.data.description, splits);
+    if (t.iteration > 0)
+        printf("resumed from %s at iteration %lld\n", cfg->resume, (long long)t.iteration);
     fh_status st = fh_q_trainer_run(&t, stop, on_iteration, NULL, &err);
     if (st != FH_OK) {
         fh_q_trainer_free(&t);

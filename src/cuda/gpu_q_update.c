@@ -488,6 +488,22 @@ const fh_gpu_replay *fh_gpu_q_update_ring(const fh_gpu_q_update *u)
     return &u->ring;
 }
 
+fh_status fh_gpu_q_update_download_ring(fh_gpu_q_update *u, fh_replay *out, fh_error *err)
+{
+    if (u->pqn)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: PQN has no replay ring", __FILE__,
+                            __LINE__);
+    return fh_gpu_replay_download(&u->ring, out, err);
+}
+
+fh_status fh_gpu_q_update_upload_ring(fh_gpu_q_update *u, const fh_replay *in, fh_error *err)
+{
+    if (u->pqn)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: PQN has no replay ring", __FILE__,
+                            __LINE__);
+    return fh_gpu_replay_upload(&u->ring, in, err);
+}
+
 float fh_gpu_q_update_last_ms(const fh_gpu_q_update *u)
 {
     return u->last_ms;

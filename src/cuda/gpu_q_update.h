@@ -94,6 +94,10 @@ fh_status fh_gpu_dqn_steps(fh_gpu_q_update *u, long long n_steps, const fh_q_upd
 long long fh_gpu_q_update_grad_steps(const fh_gpu_q_update *u);
 void fh_gpu_q_update_set_grad_steps(fh_gpu_q_update *u, long long grad_steps);
 const fh_gpu_replay *fh_gpu_q_update_ring(const fh_gpu_q_update *u);
+/* DQN: the device ring onto a host ring of the same capacity (a checkpoint) and back (a
+ * resume). */
+fh_status fh_gpu_q_update_download_ring(fh_gpu_q_update *u, fh_replay *out, fh_error *err);
+fh_status fh_gpu_q_update_upload_ring(fh_gpu_q_update *u, const fh_replay *in, fh_error *err);
 
 /* ---- for tests and diagnostics (host copies; each waits for the device) ---- */
 /* PQN's last max_a Q(s', a) and Q(lambda) returns (N*L each; either may be NULL). */

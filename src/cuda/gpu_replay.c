@@ -100,3 +100,30 @@ fh_status fh_gpu_replay_download(const fh_gpu_replay *r, fh_replay *out, fh_erro
 fail:
     return err->status;
 }
+
+fh_status fh_gpu_replay_upload(fh_gpu_replay *r, const fh_replay *in, fh_error *err)
+{
+    if (in->capacity != r->view.capacity || in->size < 0 || in->size > in->capacity ||
+        in->head < 0 || in->head >= in->capacity)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: a host ring of %d slots (size %d, head "
+                            "%d) for a device ring of %d", __FILE__, __LINE__, in->capacity,
+                            in->size, in->head, r->view.capacity);
+    size_t c = (size_t)r->view.capacity;
+    CUDA_CHECK(cudaDeviceSynchronize(), err); /* no push in flight */
+    CUDA_CHECK(cudaMemcpy(r->view.states, in->states, c * FH_STATE_DIM * sizeof(float),
+                          cudaMemcpyHostToDevice), err);
+    CUDA_CHECK(cudaMemcpy(r->view.next_states, in->next_states, c * FH_STATE_DIM * sizeof(float),
+                          cudaMemcpyHostToDevice), err);
+    CUDA_CHECK(cudaMemcpy(r->view.actions, in->actions, c * sizeof(int32_t),
+                          cudaMemcpyHostToDevice), err);
+    CUDA_CHECK(cudaMemcpy(r->view.returns, in->returns, c * sizeof(float),
+                          cudaMemcpyHostToDevice), err);
+    CUDA_CHECK(cudaMemcpy(r->view.discounts, in->discounts, c * sizeof(float),
+                          cudaMemcpyHostToDevice), err);
+    r->size = in->size;
+    r->head = in->head;
+    r->n_pushed = in->n_pushed;
+    return FH_OK;
+fail:
+    return err->status;
+}

@@ -34,7 +34,9 @@ void fh_gpu_replay_free(fh_gpu_replay *r);
 fh_status fh_gpu_replay_push(fh_gpu_replay *r, cudaKernel_t push, cudaStream_t stream,
                              const fh_dqn_device_batch *b, int n_step, float gamma,
                              fh_error *err);
-/* The ring into a host ring of the same capacity (tests: against replay.c's). */
+/* The ring into a host ring of the same capacity (checkpoints; tests: against
+ * replay.c's), and a host ring (a resume's, validated) onto the device. */
 fh_status fh_gpu_replay_download(const fh_gpu_replay *r, fh_replay *out, fh_error *err);
+fh_status fh_gpu_replay_upload(fh_gpu_replay *r, const fh_replay *in, fh_error *err);
 
 #endif

@@ -11,6 +11,7 @@
 #include "rl/q_trainer_resume.h"
 #if FH_HAVE_CUDA
 #include "cuda/gpu_dqn_collector.h"
+#include "cuda/gpu_q_update.h"
 #endif
 
 #define INIT_SEED_Q 0xD6E8FEB86659FD93ULL
@@ -29,6 +30,7 @@ int fh_q_net_of_algo(const char *algo)
 void fh_q_trainer_free(fh_q_trainer *t)
 {
 #if FH_HAVE_CUDA
+    fh_gpu_q_update_destroy(t->gpu_update);
     fh_gpu_dqn_collector_destroy(t->gpu);
 #endif
     fh_mlp_free(&t->q);
@@ -59,6 +61,11 @@ fh_status fh_q_trainer_init(fh_q_trainer *t, const fh_train_config *cfg, fh_erro
     if (net < 0)
         return fh_error_set(err, FH_ERR_INPUT, "algo %s is not a Q-learning algorithm",
                             cfg->algo);
+    if (cfg->eval_every > 0)
+        return fh_error_set(err, FH_ERR_INPUT, "--eval-every with algo %s: model selection on "
+                            "the validation split is implemented for ppo only (docs/DQN.md); "
+                            "train without it and evaluate checkpoints with foxhunt eval "
+                            "--split validation", cfg->algo);
     /* a resume: the checkpoint's algorithm, normalisation and ring shape, before the
      * data and buffers are built from them (q_trainer_resume.c) */
     fh_q_resume_plan plan;
@@ -119,6 +126,18 @@ fh_status fh_q_trainer_init(fh_q_trainer *t, const fh_train_config *cfg, fh_erro
     }
     if (st == FH_OK && cfg->resume[0])
         st = fh_q_resume_load(t, &plan, err);
+#if FH_HAVE_CUDA
+    /* the update on the device, from the host's weights (fresh or resumed) */
+    if (st == FH_OK && t->gpu)
+        st = fh_gpu_q_update_create(&t->gpu_update, &t->device, t->net, N, L, cfg, err);
+    if (st == FH_OK && t->gpu_update)
+        st = fh_gpu_q_update_upload(t->gpu_update, &t->q, t->pqn ? NULL : &t->target, err);
+    if (st == FH_OK && t->gpu_update && !t->pqn) {
+        fh_gpu_q_update_set_grad_steps(t->gpu_update, t->grad_steps);
+        if (t->ring.size > 0)
+            st = fh_gpu_q_update_upload_ring(t->gpu_update, &t->ring, err);
+    }
+#endif
     return st;
 }
 
@@ -134,6 +153,11 @@ fh_status fh_q_trainer_save(const fh_q_trainer *t_const, const char *path, fh_er
     fh_status st = FH_OK;
 #if FH_HAVE_CUDA
     if (t->gpu && (st = fh_gpu_dqn_collector_episodes(t->gpu, t->episodes, err)) != FH_OK)
+        return st;
+    if (t->gpu_update &&
+        ((st = fh_gpu_q_update_download(t->gpu_update, &t->q, t->pqn ? NULL : &t->target,
+                                        err)) != FH_OK ||
+         (!t->pqn && (st = fh_gpu_q_update_download_ring(t->gpu_update, &t->ring, err)) != FH_OK)))
         return st;
 #endif
     uint64_t *rng = malloc((size_t)N * 2 * sizeof(uint64_t));
@@ -238,6 +262,10 @@ static void batch_metrics(fh_q_trainer *t, fh_iteration_metrics *m)
 static fh_status collect(fh_q_trainer *t, float epsilon, fh_error *err)
 {
 #if FH_HAVE_CUDA
+    /* the update's device weights, read in place */
+    if (t->gpu_update)
+        return fh_gpu_dqn_collect_device(t->gpu, fh_gpu_q_update_params(t->gpu_update),
+                                         t->curiosity.params, epsilon, &t->batch, err);
     if (t->gpu)
         return fh_gpu_dqn_collect(t->gpu, t->q.params, t->q.n_params, t->curiosity.params,
                                   epsilon, &t->batch, err);
@@ -291,6 +319,25 @@ static fh_status dqn_iteration(fh_q_trainer *t, const fh_q_update_config *qc, fh
     return FH_OK;
 }
 
+/* The iteration's update: on the device when there is one (the collection read where it
+ * lies), else fh_pqn_update / dqn_iteration on the host. */
+static fh_status q_update(fh_q_trainer *t, const fh_q_update_config *qc, fh_q_stats *stats,
+                          fh_error *err)
+{
+#if FH_HAVE_CUDA
+    if (t->gpu_update) {
+        fh_dqn_device_batch db = fh_gpu_dqn_collector_batch(t->gpu);
+        if (t->pqn)
+            return fh_gpu_pqn_update_run(t->gpu_update, &db, qc, &t->update_rng, 0, stats, err);
+        fh_status st = fh_gpu_dqn_update_run(t->gpu_update, &db, qc, &t->update_rng, stats, err);
+        t->grad_steps = fh_gpu_q_update_grad_steps(t->gpu_update);
+        return st;
+    }
+#endif
+    return t->pqn ? fh_pqn_update(stats, &t->q, &t->ws, &t->batch, qc, &t->update_rng, err)
+                  : dqn_iteration(t, qc, stats, err);
+}
+
 fh_status fh_q_trainer_run(fh_q_trainer *t, volatile sig_atomic_t *stop,
                            fh_q_iteration_callback on_iteration, void *user, fh_error *err)
 {
@@ -327,8 +374,7 @@ fh_status fh_q_trainer_run(fh_q_trainer *t, volatile sig_atomic_t *stop,
         qc.adam.lr = (float)m.lr;
         qc.adam.eps = (float)cfg->adam_eps;
         fh_q_stats qs;
-        st = t->pqn ? fh_pqn_update(&qs, &t->q, &t->ws, &t->batch, &qc, &t->update_rng, err)
-                    : dqn_iteration(t, &qc, &qs, err);
+        st = q_update(t, &qc, &qs, err);
         if (st == FH_OK)
             st = fh_curiosity_fit(&m.ppo.curiosity_loss, &t->curiosity, &t->curiosity_ws,
                                   t->batch.states, t->batch.actions, t->batch.exposures,

@@ -23,6 +23,7 @@
  * override it for experiments; ctest passes none. Labelled slow (~4 min on 2 cores:
  * 3 x ~75 s of training). */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,7 @@
  * - gamma 0.9: a shorter return horizon (~10 bars against the 75-bar regimes) cuts the
  *   advantage noise of the 60 bp bars; epochs 4 and lr 1e-3 to fit the CI budget.
  * The rest are SPEC/CleanRL defaults (minibatch 512, clip 0.2, lambda 0.95, ent 0.01). */
-static int learning_budget(fh_train_config *cfg)
+static int learning_budget(fh_train_config *cfg, const char *config)
 {
     fh_train_config_default(cfg);
     fh_error err;
@@ -62,7 +63,7 @@ static int learning_budget(fh_train_config *cfg)
     /* FOXHUNT_SOURCE_DIR: the tree when the binary runs elsewhere (scripts/gpu-check.sh) */
     const char *root = getenv("FOXHUNT_SOURCE_DIR") ? getenv("FOXHUNT_SOURCE_DIR") : FH_SOURCE_DIR;
     char path[1024];
-    snprintf(path, sizeof path, "%s/configs/quickstart.ini", root);
+    snprintf(path, sizeof path, "%s/configs/%s", root, config);
     if (fh_train_config_load_ini(path, cfg, &err) != FH_OK) {
         fprintf(stderr, "%s\n", err.message);
         return 0;
@@ -189,6 +190,7 @@ typedef struct {
     double greedy, sampled, buy_and_hold, flat, random, oracle, always_long;
     double drift_spread, agree, mean_exposure, greedy_turnover, seconds;
     double untrained, untrained_agree; /* the same seed's initial actor, greedy */
+    double validation;                 /* greedy Sharpe on the validation split (tuning) */
 } seed_result;
 
 static int g_eval_every = 0;
@@ -261,6 +263,12 @@ static int train_and_evaluate(const fh_train_config *base, uint64_t seed, seed_r
     }
     /* the traced greedy run is fh_backtest_run's greedy run, step for step */
     CHECK_CLOSE(greedy.sharpe, m[FH_POLICY_GREEDY].sharpe, 1e-12, 1e-12);
+    fh_market_view validation = fh_market_view_of(market, FH_SPLIT_VALIDATION);
+    trace_result on_validation;
+    out->validation = NAN;
+    if (validation.n > 1 && trace_policy(&on_validation, policy, &cfg.env, &validation, ppy, seed,
+                                         &err) == FH_OK)
+        out->validation = on_validation.sharpe;
     out->greedy = m[FH_POLICY_GREEDY].sharpe;
     out->sampled = m[FH_POLICY_SAMPLED].sharpe;
     out->buy_and_hold = m[FH_POLICY_BUY_AND_HOLD].sharpe;
@@ -333,13 +341,22 @@ static int apply_overrides(fh_train_config *cfg, int *seeds, uint64_t *first_see
 
 int main(int argc, char **argv)
 {
+    /* config=FILE.ini (first argument, a file of configs/): another budget, e.g. the
+     * DQN/PQN learning tests' configs/pqn.ini and configs/dqn.ini */
+    const char *config = "quickstart.ini";
+    if (argc > 1 && !strncmp(argv[1], "config=", 7)) {
+        config = argv[1] + 7;
+        argv++;
+        argc--;
+    }
     fh_train_config cfg;
-    if (!learning_budget(&cfg))
+    if (!learning_budget(&cfg, config))
         return 1;
     int n_seeds = 3;
     uint64_t first_seed = 1;
     if (!apply_overrides(&cfg, &n_seeds, &first_seed, argc, argv))
         return 2;
+    printf("configs/%s\n", config);
     printf("learning budget per seed: synthetic market seed %llu, %d bars; %d iterations x N %d "
            "x L %d = %lld steps, epochs %d, minibatch %d, lr %g (anneal %d), gamma %g, "
            "lambda %g, ent_coef %g; %d seeds from %llu\n",
@@ -375,6 +392,7 @@ int main(int argc, char **argv)
                "always-long %.2f, buy-and-hold %.2f, flat %.2f, random %.2f\n",
                x->seconds, x->greedy, x->sampled, x->oracle, x->always_long, x->buy_and_hold,
                x->flat, x->random);
+        printf("  validation split (the one to tune on): greedy Sharpe %.2f\n", x->validation);
         printf("  untrained actor (reference): greedy test Sharpe %.2f, sign agreement %.1f%%\n",
                x->untrained, 100 * x->untrained_agree);
         printf("  greedy - max(flat, random) = %.2f (need %.2f); greedy / oracle = %.2f "
