@@ -167,9 +167,11 @@ static fh_status bench_q(const char *algo, const char *device, const fh_bench_tr
             snprintf(ratio, sizeof ratio, "%d", cfg.epochs);
         else
             snprintf(ratio, sizeof ratio, "rr %.4g", cfg.replay_ratio);
+        /* the update runs where the trainer put it: the GPU with the collection there */
+        const int gpu_update = t.gpu_update != NULL;
         printf("%-4s %-6s %-4s %7d %5d %9s %6d %4s %10.2f %10.2f %10.2f %10s %14.0f\n", algo,
-               device, "cpu", o->episodes, o->steps, ratio, o->minibatch, "fp32", it, c, u, "-",
-               samples / (it * 1e-3));
+               device, gpu_update ? "gpu" : "cpu", o->episodes, o->steps, ratio, o->minibatch,
+               gpu_update ? cfg.precision : "fp32", it, c, u, "-", samples / (it * 1e-3));
         fflush(stdout);
     }
     fh_q_trainer_free(&t);
@@ -212,7 +214,8 @@ fh_status fh_bench_train(const fh_bench_train_options *o, int use_gpu, int with_
     printf("training iterations (collection + update), medians of %d after a warm-up:\n",
            o->repeats);
     if (algos & (FH_BENCH_PQN | FH_BENCH_DQN))
-        printf("(pqn, dqn: epsilon-greedy collection on the device, update on the CPU; "
+        printf("(pqn, dqn: epsilon-greedy collection and Q update on the device, curiosity fit "
+               "on the CPU; "
                "epochs|rr: PQN's epochs, DQN's replay ratio, gradient steps per transition)\n");
     printf("%-4s %-6s %-4s %7s %5s %9s %6s %4s %10s %10s %10s %10s %14s\n", "algo", "device",
            "upd", "N", "L", "epochs|rr", "mb", "prec", "iter ms", "collect ms", "update ms",
