@@ -184,6 +184,7 @@ for step in $STEPS; do
     q_resume) run_step q_resume "$BUILD/tests/dqn/test_dqn_resume" ;;
     # issue 18: PPO, PQN and DQN training throughput side by side, one run, same N x L
     bench_q) run_step bench_q "$FH" bench --train --device cuda --algos ppo,pqn,dqn --episodes ${BENCH_Q_EPISODES:-4096} --steps ${BENCH_Q_STEPS:-128} --epochs 2 --minibatch ${BENCH_Q_MINIBATCH:-16384} --replay-ratio ${BENCH_Q_RR:-0.00390625} --precision ${BENCH_Q_PRECISION:-tf32} --repeats ${BENCH_Q_REPEATS:-3} ;;
+    side_by_side) run_step side_by_side env FH="$FH" OUT="$OUT/side_by_side" DEVICE=cuda SPY="$DATA_DIR/spy_daily.csv" bash scripts/side_by_side.sh ;;
     learn_pqn) run_step learn_pqn "$BUILD/tests/rl/test_learning" config=pqn.ini device=cuda ${LEARN_Q_ARGS:-} ;;
     learn_dqn) run_step learn_dqn "$BUILD/tests/rl/test_learning" config=dqn.ini device=cuda ${LEARN_Q_ARGS:-} ;;
     train_dqn) run_step train_dqn "$FH" train --algo dqn --device cuda --config configs/quickstart.ini --out /tmp/fh-gpu-dqn --force ;;

@@ -38,6 +38,7 @@
 
 struct fh_gpu_dqn_collector;
 struct fh_gpu_q_update;
+struct fh_gpu_curiosity;
 
 /* A DQN checkpoint holds the ring's filled slots when they take at most this many bytes
  * (444 per transition: the default capacity 1,048,576 fits); a larger ring is not saved,
@@ -58,6 +59,8 @@ typedef struct {
                                          * weights (and DQN's ring) are the live ones;
                                          * t->q, t->target and t->ring are refreshed
                                          * from it when a checkpoint is written */
+    struct fh_gpu_curiosity *gpu_curiosity; /* with gpu: the curiosity model's live copy
+                                             * and its fit on the device */
     fh_episode_state *episodes;       /* (N) the CPU collector's (the GPU's live there) */
     fh_transition_batch batch;
     fh_q_workspace ws;

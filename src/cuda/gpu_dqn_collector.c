@@ -115,22 +115,29 @@ static fh_status check_collect(const fh_gpu_dqn_collector *c, float epsilon,
     return FH_OK;
 }
 
+/* One launch of the kernel on device weights only. */
+static fh_status launch_resident(fh_gpu_dqn_collector *c, const float *d_qnet,
+                                 const float *d_curiosity, float epsilon, fh_error *err)
+{
+    int N = c->n_episodes, L = c->n_steps, ln = c->layer_norm;
+    void *args[] = {&d_qnet, &d_curiosity, &c->cfg, &c->d_market, &c->d_episodes,
+                    &N, &L, &epsilon, &ln, &c->out};
+    dim3 grid = {(unsigned)((N + BLOCK - 1) / BLOCK), 1, 1};
+    dim3 block = {BLOCK, 1, 1};
+    CUDA_CHECK(cudaLaunchKernel((const void *)c->kernel, grid, block, args, 0, c->stream), err);
+    CUDA_CHECK(cudaGetLastError(), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
 /* The curiosity model's params up, then one launch of the kernel on d_qnet's weights. */
 static fh_status launch_collection(fh_gpu_dqn_collector *c, const float *d_qnet,
                                    const float *curiosity, float epsilon, fh_error *err)
 {
     CUDA_CHECK(cudaMemcpyAsync(c->d_curiosity, curiosity, FH_CURIOSITY_N_PARAMS * sizeof(float),
                                cudaMemcpyHostToDevice, c->stream), err);
-    {
-        int N = c->n_episodes, L = c->n_steps, ln = c->layer_norm;
-        void *args[] = {&d_qnet, &c->d_curiosity, &c->cfg, &c->d_market, &c->d_episodes,
-                        &N, &L, &epsilon, &ln, &c->out};
-        dim3 grid = {(unsigned)((N + BLOCK - 1) / BLOCK), 1, 1};
-        dim3 block = {BLOCK, 1, 1};
-        CUDA_CHECK(cudaLaunchKernel((const void *)c->kernel, grid, block, args, 0, c->stream), err);
-        CUDA_CHECK(cudaGetLastError(), err);
-    }
-    return FH_OK;
+    return launch_resident(c, d_qnet, c->d_curiosity, epsilon, err);
 fail:
     return err->status;
 }
@@ -231,6 +238,52 @@ fh_status fh_gpu_dqn_collector_set_episodes(fh_gpu_dqn_collector *c,
     CUDA_CHECK(cudaMemcpy(c->d_episodes, episodes,
                           (size_t)c->n_episodes * sizeof(fh_episode_state),
                           cudaMemcpyHostToDevice), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+/* ---- both networks resident on the device ---- */
+
+fh_status fh_gpu_dqn_collect_resident(fh_gpu_dqn_collector *c, const float *d_qnet,
+                                      const float *d_curiosity, float epsilon,
+                                      fh_transition_batch *out, fh_error *err)
+{
+    fh_status st = check_collect(c, epsilon, out, err);
+    if (st == FH_OK && (!d_qnet || !d_curiosity))
+        st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: no device weights", __FILE__, __LINE__);
+    if (st == FH_OK)
+        st = launch_resident(c, d_qnet, d_curiosity, epsilon, err);
+    if (st != FH_OK)
+        return st;
+    if (out)
+        return download_batch(c, out, err);
+    CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+const float *fh_gpu_dqn_collector_market_features(const fh_gpu_dqn_collector *c)
+{
+    return c->d_features;
+}
+
+fh_status fh_gpu_dqn_collector_download_summary(fh_gpu_dqn_collector *c,
+                                                fh_transition_batch *out, fh_error *err)
+{
+    fh_status st = check_collect(c, 0.0f, out, err);
+    if (st != FH_OK)
+        return st;
+    const size_t nl = (size_t)c->n_episodes * c->n_steps;
+    const fh_dqn_outputs *o = &c->out;
+    CUDA_CHECK(cudaMemcpyAsync(out->actions, o->actions, nl * sizeof(int), cudaMemcpyDeviceToHost,
+                               c->stream), err);
+    CUDA_CHECK(cudaMemcpyAsync(out->rewards, o->rewards, nl * sizeof(float), cudaMemcpyDeviceToHost,
+                               c->stream), err);
+    CUDA_CHECK(cudaMemcpyAsync(out->terminal, o->terminal, nl, cudaMemcpyDeviceToHost, c->stream), err);
+    CUDA_CHECK(cudaMemcpyAsync(out->truncated, o->truncated, nl, cudaMemcpyDeviceToHost, c->stream), err);
+    CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
     return FH_OK;
 fail:
     return err->status;

@@ -57,4 +57,20 @@ fh_status fh_gpu_dqn_collector_set_episodes(fh_gpu_dqn_collector *c,
                                             const fh_episode_state *episodes, fh_error *err);
 void fh_gpu_dqn_collector_destroy(fh_gpu_dqn_collector *c);
 
+/* fh_gpu_dqn_collect_device with the curiosity model's params on the device too
+ * (d_curiosity: FH_CURIOSITY_N_PARAMS floats, fh_gpu_curiosity_params), both read in
+ * place: nothing goes up. out NULL leaves the transitions on the device only. Returns
+ * when the collection is done, so the updates may then write either network. */
+fh_status fh_gpu_dqn_collect_resident(fh_gpu_dqn_collector *c, const float *d_qnet,
+                                      const float *d_curiosity, float epsilon,
+                                      fh_transition_batch *out, fh_error *err);
+/* The training split's market features on the device, (n_bars, 51), as the collector
+ * uploaded them (the curiosity fit's targets: gpu_curiosity.h). Stable for the
+ * collector's life. */
+const float *fh_gpu_dqn_collector_market_features(const fh_gpu_dqn_collector *c);
+/* The last collection's actions, rewards, terminal and truncated flags into out (the
+ * iteration's metrics: ~10 bytes a transition, the rest stays on the device). */
+fh_status fh_gpu_dqn_collector_download_summary(fh_gpu_dqn_collector *c,
+                                                fh_transition_batch *out, fh_error *err);
+
 #endif

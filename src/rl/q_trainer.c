@@ -11,6 +11,7 @@
 #include "rl/q_trainer_resume.h"
 #if FH_HAVE_CUDA
 #include "cuda/gpu_dqn_collector.h"
+#include "cuda/gpu_curiosity.h"
 #include "cuda/gpu_q_update.h"
 #endif
 
@@ -30,6 +31,7 @@ int fh_q_net_of_algo(const char *algo)
 void fh_q_trainer_free(fh_q_trainer *t)
 {
 #if FH_HAVE_CUDA
+    fh_gpu_curiosity_destroy(t->gpu_curiosity);
     fh_gpu_q_update_destroy(t->gpu_update);
     fh_gpu_dqn_collector_destroy(t->gpu);
 #endif
@@ -132,6 +134,10 @@ fh_status fh_q_trainer_init(fh_q_trainer *t, const fh_train_config *cfg, fh_erro
         st = fh_gpu_q_update_create(&t->gpu_update, &t->device, t->net, N, L, cfg, err);
     if (st == FH_OK && t->gpu_update)
         st = fh_gpu_q_update_upload(t->gpu_update, &t->q, t->pqn ? NULL : &t->target, err);
+    if (st == FH_OK && t->gpu)
+        st = fh_gpu_curiosity_create(&t->gpu_curiosity, &t->device, (int64_t)N * L, cfg, err);
+    if (st == FH_OK && t->gpu_curiosity)
+        st = fh_gpu_curiosity_upload(t->gpu_curiosity, &t->curiosity, err);
     if (st == FH_OK && t->gpu_update && !t->pqn) {
         fh_gpu_q_update_set_grad_steps(t->gpu_update, t->grad_steps);
         if (t->ring.size > 0)
@@ -158,6 +164,9 @@ fh_status fh_q_trainer_save(const fh_q_trainer *t_const, const char *path, fh_er
         ((st = fh_gpu_q_update_download(t->gpu_update, &t->q, t->pqn ? NULL : &t->target,
                                         err)) != FH_OK ||
          (!t->pqn && (st = fh_gpu_q_update_download_ring(t->gpu_update, &t->ring, err)) != FH_OK)))
+        return st;
+    if (t->gpu_curiosity &&
+        (st = fh_gpu_curiosity_download(t->gpu_curiosity, &t->curiosity, err)) != FH_OK)
         return st;
 #endif
     uint64_t *rng = malloc((size_t)N * 2 * sizeof(uint64_t));
@@ -262,10 +271,14 @@ static void batch_metrics(fh_q_trainer *t, fh_iteration_metrics *m)
 static fh_status collect(fh_q_trainer *t, float epsilon, fh_error *err)
 {
 #if FH_HAVE_CUDA
-    /* the update's device weights, read in place */
-    if (t->gpu_update)
-        return fh_gpu_dqn_collect_device(t->gpu, fh_gpu_q_update_params(t->gpu_update),
-                                         t->curiosity.params, epsilon, &t->batch, err);
+    /* both networks' device weights, read in place; only what the iteration's metrics
+     * need comes back */
+    if (t->gpu_update) {
+        fh_status st = fh_gpu_dqn_collect_resident(t->gpu, fh_gpu_q_update_params(t->gpu_update),
+                                                   fh_gpu_curiosity_params(t->gpu_curiosity),
+                                                   epsilon, NULL, err);
+        return st == FH_OK ? fh_gpu_dqn_collector_download_summary(t->gpu, &t->batch, err) : st;
+    }
     if (t->gpu)
         return fh_gpu_dqn_collect(t->gpu, t->q.params, t->q.n_params, t->curiosity.params,
                                   epsilon, &t->batch, err);
@@ -317,6 +330,24 @@ static fh_status dqn_iteration(fh_q_trainer *t, const fh_q_update_config *qc, fh
         stats->minibatches = sum.minibatches;
     }
     return FH_OK;
+}
+
+/* The curiosity model's fit on the collection (after the Q update: the same stream
+ * order on both paths): on the device when the collection is there. */
+static fh_status curiosity_fit(fh_q_trainer *t, double *loss, fh_error *err)
+{
+    const int64_t n = (int64_t)t->cfg.episodes * t->cfg.steps;
+#if FH_HAVE_CUDA
+    if (t->gpu_curiosity) {
+        fh_dqn_device_batch db = fh_gpu_dqn_collector_batch(t->gpu);
+        return fh_gpu_curiosity_fit(t->gpu_curiosity, db.states, db.actions, db.exposures,
+                                    db.bars, fh_gpu_dqn_collector_market_features(t->gpu), n,
+                                    &t->update_rng, loss, err);
+    }
+#endif
+    return fh_curiosity_fit(loss, &t->curiosity, &t->curiosity_ws, t->batch.states,
+                            t->batch.actions, t->batch.exposures, t->batch.bars, n,
+                            &t->train_market, &t->cfg, &t->update_rng, err);
 }
 
 /* The iteration's update: on the device when there is one (the collection read where it
@@ -376,10 +407,7 @@ fh_status fh_q_trainer_run(fh_q_trainer *t, volatile sig_atomic_t *stop,
         fh_q_stats qs;
         st = q_update(t, &qc, &qs, err);
         if (st == FH_OK)
-            st = fh_curiosity_fit(&m.ppo.curiosity_loss, &t->curiosity, &t->curiosity_ws,
-                                  t->batch.states, t->batch.actions, t->batch.exposures,
-                                  t->batch.bars, per_iteration, &t->train_market, cfg,
-                                  &t->update_rng, err);
+            st = curiosity_fit(t, &m.ppo.curiosity_loss, err);
         if (st != FH_OK) {
             fh_error_prefix(err, "iteration %lld: ", (long long)it);
             break;
