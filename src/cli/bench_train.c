@@ -214,8 +214,8 @@ fh_status fh_bench_train(const fh_bench_train_options *o, int use_gpu, int with_
     printf("training iterations (collection + update), medians of %d after a warm-up:\n",
            o->repeats);
     if (algos & (FH_BENCH_PQN | FH_BENCH_DQN))
-        printf("(pqn, dqn: epsilon-greedy collection and Q update on the device, curiosity fit "
-               "on the CPU; "
+        printf("(pqn, dqn: epsilon-greedy collection, Q update and curiosity fit on the device "
+               "(host with --device cpu); "
                "epochs|rr: PQN's epochs, DQN's replay ratio, gradient steps per transition)\n");
     printf("%-4s %-6s %-4s %7s %5s %9s %6s %4s %10s %10s %10s %10s %14s\n", "algo", "device",
            "upd", "N", "L", "epochs|rr", "mb", "prec", "iter ms", "collect ms", "update ms",

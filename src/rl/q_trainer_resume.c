@@ -7,24 +7,18 @@
  * edited or damaged file is refused with a message naming the file, never a crash. DQN
  * adds the target network, the gradient-step count and the replay ring (its filled
  * slots, when the checkpoint holds them: FH_Q_RING_SAVE_MAX_BYTES). With all of it a
- * resumed run is bit-identical to an uninterrupted one (tests/dqn/test_dqn_resume.c). */
+ * resumed run is bit-identical to an uninterrupted one (tests/dqn/test_dqn_resume.c). The
+ * checks of the moments, episodes and data identity are PPO's own (resume_checks.c). */
 #include "rl/q_trainer_resume.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "env/common_device_functions.cuh"
 #include "foxhunt/env.h"
+#include "rl/resume_checks.h"
 #if FH_HAVE_CUDA
 #include "cuda/gpu_dqn_collector.h"
 #endif
-
-/* Appended to a refused episode: what it means. */
-#define RESUME_HINT                                                                      \
-    " (a resumed episode must be one this run's training split could have produced: the " \
-    "file was edited or damaged, or --data, --train-fraction or --synthetic-bars differ "  \
-    "from the checkpoint's)"
 
 fh_status fh_q_resume_prepare(const fh_train_config *cfg, fh_q_resume_plan *plan,
                               fh_error *err)
@@ -96,56 +90,6 @@ fh_status fh_q_resume_prepare(const fh_train_config *cfg, fh_q_resume_plan *plan
                             "%lld transitions, --replay-capacity is %d: resume with the "
                             "checkpoint's capacity (leave --replay-capacity out)", path,
                             (long long)cap, cfg->replay_capacity);
-    return FH_OK;
-}
-
-/* Every element of the networks' Adam second moments >= 0 (the loader checked that they
- * are finite). */
-static fh_status check_second_moments(const fh_mlp *const *nets, int n_nets, const char *path,
-                                      fh_error *err)
-{
-    for (int k = 0; k < n_nets; k++) {
-        const fh_mlp *m = nets[k];
-        for (int i = 0; i < m->n_tensors; i++) {
-            const fh_tensor_desc *td = &m->tensors[i];
-            for (size_t j = 0; j < td->numel; j++)
-                if (!(m->adam_v[td->offset + j] >= 0.0f))
-                    return fh_error_set(err, FH_ERR_INPUT, "%s: key \"adam.v.%s\": element %zu "
-                                        "is %g; a second moment is >= 0", path, td->name, j,
-                                        (double)m->adam_v[td->offset + j]);
-        }
-    }
-    return FH_OK;
-}
-
-/* Each episode in range (fh_episode_state_validate) and consistent with its copy in
- * rng.episodes and with the trainer's running length. */
-static fh_status check_episodes(const fh_q_trainer *t, const char *path, const uint64_t *rng,
-                                fh_error *err)
-{
-    const int N = t->cfg.episodes;
-    char why[512];
-    for (int n = 0; n < N; n++) {
-        const fh_episode_state *ep = &t->episodes[n];
-        if (!fh_episode_state_validate(&t->cfg.env, &t->train_market, ep, why, sizeof why))
-            return fh_error_set(err, FH_ERR_INPUT, "%s: episode %d of %d: %s" RESUME_HINT, path,
-                                n, N, why);
-        unsigned long long stream = ((unsigned long long)n << 1) | 1ULL;
-        if (ep->rng.inc != stream)
-            return fh_error_set(err, FH_ERR_INPUT, "%s: episode %d of %d: rng.inc = %llu is not "
-                                "slot %d's stream (%llu)" RESUME_HINT, path, n, N, ep->rng.inc, n,
-                                stream);
-        if (rng[2 * n] != ep->rng.state || rng[2 * n + 1] != ep->rng.inc)
-            return fh_error_set(err, FH_ERR_INPUT, "%s: rng.episodes[%d] = (%llu, %llu) differs "
-                                "from env.episodes[%d]'s stream (%llu, %llu); the file was "
-                                "edited or damaged", path, n, (unsigned long long)rng[2 * n],
-                                (unsigned long long)rng[2 * n + 1], n, ep->rng.state,
-                                ep->rng.inc);
-        if (t->episode_length[n] != ep->step)
-            return fh_error_set(err, FH_ERR_INPUT, "%s: trainer.episode_length[%d] = %d, but "
-                                "episode %d has taken %d steps; the file was edited or damaged",
-                                path, n, (int)t->episode_length[n], n, ep->step);
-    }
     return FH_OK;
 }
 
@@ -238,7 +182,6 @@ fh_status fh_q_resume_load(fh_q_trainer *t, const fh_q_resume_plan *plan, fh_err
     if (st != FH_OK)
         goto done;
     const fh_mlp *nets[2] = {&t->q, &t->curiosity};
-    char why[FH_DATA_SOURCE_MAX * 2 + 256];
     if (seed != t->cfg.seed)
         st = fh_error_set(err, FH_ERR_INPUT, "%s: run seed %llu differs from --seed %llu; "
                           "leave --seed out (a resume takes the checkpoint's)", path,
@@ -254,7 +197,7 @@ fh_status fh_q_resume_load(fh_q_trainer *t, const fh_q_resume_plan *plan, fh_err
                           "update's (%llu); the file was edited or damaged", path,
                           t->update_rng.inc, (unsigned long long)expect_update_inc);
     else
-        st = check_second_moments(nets, 2, path, err);
+        st = fh_resume_check_second_moments(nets, 2, path, err);
     if (st != FH_OK)
         goto done;
     if (!t->pqn) {
@@ -274,30 +217,19 @@ fh_status fh_q_resume_load(fh_q_trainer *t, const fh_q_resume_plan *plan, fh_err
             t->ring_restarted = 1;
         }
     }
-    if (!ck.data_present) {
-        t->data_identity_unchecked = 1; /* no identity recorded: the episodes are still checked */
-    } else if (!fh_data_identity_same(&saved, &t->data_identity, why, sizeof why)) {
-        if (!t->cfg.allow_other_data) {
-            st = fh_error_set(err, FH_ERR_INPUT, "%s: the checkpoint was trained on other data "
-                              "(%s); resume with the same data, or pass --allow-other-data to "
-                              "train its networks on this data (its episodes then restart%s)",
-                              path, why, t->pqn ? "" : " and its replay ring starts empty");
-            goto done;
-        }
-        /* the networks, optimiser, target, update stream and iteration carry on; the
-         * episodes (bars, prices, barriers) and the ring's transitions belong to the other
-         * data: they restart as a fresh run's */
-        t->data_other = 1;
-        for (int k = 0; k < N; k++) {
-            env_episode_init(&t->cfg.env, &t->train_market, &t->episodes[k], t->cfg.seed,
-                             (unsigned long long)k);
-            t->episode_return[k] = 0.0;
-            t->episode_length[k] = 0;
-        }
-        if (!t->pqn)
-            ring_empty(&t->ring);
-    }
-    if (!t->data_other && (st = check_episodes(t, path, rng, err)) != FH_OK)
+    /* on other data the networks, optimiser, target, update stream and iteration carry
+     * on; the episodes and the ring's transitions belong to the other data: they restart
+     * as a fresh run's */
+    fh_resume_episodes eps = {&t->cfg, &t->train_market, t->episodes, t->episode_return,
+                              t->episode_length};
+    if ((st = fh_resume_check_data(&eps, ck.data_present ? &saved : NULL, &t->data_identity,
+                                   t->pqn ? "" : " and its replay ring starts empty",
+                                   &t->data_identity_unchecked, &t->data_other, path, err)) !=
+        FH_OK)
+        goto done;
+    if (t->data_other && !t->pqn)
+        ring_empty(&t->ring);
+    if (!t->data_other && (st = fh_resume_check_episodes(&eps, rng, path, err)) != FH_OK)
         goto done;
 #if FH_HAVE_CUDA
     if (t->gpu && (st = fh_gpu_dqn_collector_set_episodes(t->gpu, t->episodes, err)) != FH_OK)

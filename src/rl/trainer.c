@@ -14,6 +14,7 @@
 #include "foxhunt/timing.h"
 #include "rl/collector.h"
 #include "rl/iteration_sums.h"
+#include "rl/resume_checks.h"
 
 /* Streams of the run seed: episodes use 0..N-1, these sit far above any N. */
 #define STREAM_UPDATE (1ULL << 62)
@@ -118,64 +119,6 @@ fh_status fh_checkpoint_read_config(const char *path, fh_train_config *cfg, fh_e
 
 /* ---- resume: a checkpoint is untrusted input ---- */
 
-/* Appends to err's message what a refused resume means. */
-#define RESUME_HINT                                                                      \
-    " (a resumed episode must be one this run's training split could have produced: the " \
-    "file was edited or damaged, or --data, --train-fraction or --synthetic-bars differ "  \
-    "from the checkpoint's)"
-
-/* What the networks' Adam second moments must be (the loader checked finiteness). */
-static fh_status check_second_moments(const fh_trainer *t, const char *path, fh_error *err)
-{
-    const fh_mlp *nets[3] = {&t->actor, &t->critic, &t->curiosity};
-    for (int k = 0; k < 3; k++) {
-        const fh_mlp *m = nets[k];
-        for (int i = 0; i < m->n_tensors; i++) {
-            const fh_tensor_desc *td = &m->tensors[i];
-            for (size_t j = 0; j < td->numel; j++)
-                if (!(m->adam_v[td->offset + j] >= 0.0f))
-                    return fh_error_set(err, FH_ERR_INPUT, "%s: key \"adam.v.%s\": element %zu "
-                                        "is %g; a second moment is >= 0", path, td->name, j,
-                                        (double)m->adam_v[td->offset + j]);
-        }
-    }
-    return FH_OK;
-}
-
-/* Every loaded episode, its copy in rng.episodes and the trainer's running return and
- * length: each field in range (fh_episode_state_validate) and consistent with the others. */
-static fh_status check_resumed_episodes(const fh_trainer *t, const char *path,
-                                        const uint64_t *rng, fh_error *err)
-{
-    int N = t->cfg.episodes;
-    char why[512];
-    for (int n = 0; n < N; n++) {
-        const fh_episode_state *ep = &t->episodes[n];
-        if (!fh_episode_state_validate(&t->cfg.env, &t->train_market, ep, why, sizeof why))
-            return fh_error_set(err, FH_ERR_INPUT, "%s: episode %d of %d: %s" RESUME_HINT, path,
-                                n, N, why);
-        unsigned long long stream = ((unsigned long long)n << 1) | 1ULL;
-        if (ep->rng.inc != stream)
-            return fh_error_set(err, FH_ERR_INPUT, "%s: episode %d of %d: rng.inc = %llu is not "
-                                "slot %d's stream (%llu)" RESUME_HINT, path, n, N, ep->rng.inc, n,
-                                stream);
-        if (rng[2 * n] != ep->rng.state || rng[2 * n + 1] != ep->rng.inc)
-            return fh_error_set(err, FH_ERR_INPUT, "%s: rng.episodes[%d] = (%llu, %llu) differs "
-                                "from env.episodes[%d]'s stream (%llu, %llu); the file was "
-                                "edited or damaged", path, n, (unsigned long long)rng[2 * n],
-                                (unsigned long long)rng[2 * n + 1], n, ep->rng.state,
-                                ep->rng.inc);
-        if (!isfinite(t->episode_return[n]))
-            return fh_error_set(err, FH_ERR_INPUT, "%s: trainer.episode_return[%d] = %g is not "
-                                "finite", path, n, t->episode_return[n]);
-        if (t->episode_length[n] != ep->step)
-            return fh_error_set(err, FH_ERR_INPUT, "%s: trainer.episode_length[%d] = %d, but "
-                                "episode %d has taken %d steps; the file was edited or damaged",
-                                path, n, (int)t->episode_length[n], n, ep->step);
-    }
-    return FH_OK;
-}
-
 /* Loads cfg->resume into t (networks, Adam, iteration, episodes, streams, running
  * returns) and checks all of it before the run uses any: the seed, the iteration, the
  * Adam moments, the update stream, the data's identity, every episode. On other data
@@ -205,7 +148,8 @@ static fh_status resume_from(fh_trainer *t, const char *path, fh_error *err)
                           (long long)v.iteration);
         goto done;
     }
-    if ((st = check_second_moments(t, path, err)) != FH_OK)
+    const fh_mlp *nets[3] = {&t->actor, &t->critic, &t->curiosity};
+    if ((st = fh_resume_check_second_moments(nets, 3, path, err)) != FH_OK)
         goto done;
     fh_rng expect_update;
     rng_seed(&expect_update, t->cfg.seed, STREAM_UPDATE);
@@ -215,29 +159,13 @@ static fh_status resume_from(fh_trainer *t, const char *path, fh_error *err)
                           t->update_rng.inc, expect_update.inc);
         goto done;
     }
-    char why[FH_DATA_SOURCE_MAX * 2 + 256];
-    if (!v.ck.data_present) {
-        t->data_identity_unchecked = 1; /* written before the identity was recorded */
-    } else if (!fh_data_identity_same(&saved, &t->data_identity, why, sizeof why)) {
-        if (!t->cfg.allow_other_data) {
-            st = fh_error_set(err, FH_ERR_INPUT, "%s: the checkpoint was trained on other data "
-                              "(%s); resume with the same data, or pass --allow-other-data to "
-                              "train its networks on this data (its episodes then restart)",
-                              path, why);
-            goto done;
-        }
-        /* other data, allowed: the networks and optimiser carry on; the episodes (bars,
-         * prices, barriers of the other data) restart as a fresh run's would */
-        t->data_other = 1;
-        for (int n = 0; n < N; n++) {
-            env_episode_init(&t->cfg.env, &t->train_market, &t->episodes[n], t->cfg.seed,
-                             (unsigned long long)n);
-            t->episode_return[n] = 0.0;
-            t->episode_length[n] = 0;
-        }
+    fh_resume_episodes eps = {&t->cfg, &t->train_market, t->episodes, t->episode_return,
+                              t->episode_length};
+    st = fh_resume_check_data(&eps, v.ck.data_present ? &saved : NULL, &t->data_identity, "",
+                              &t->data_identity_unchecked, &t->data_other, path, err);
+    if (st != FH_OK || t->data_other)
         goto done;
-    }
-    st = check_resumed_episodes(t, path, rng, err);
+    st = fh_resume_check_episodes(&eps, rng, path, err);
 done:
     free(rng);
     if (st == FH_OK)

@@ -39,6 +39,7 @@
 #include "foxhunt/q_trainer.h"
 #include "foxhunt/safetensors.h"
 #include "io/ckpt_fixture.h"
+#include "test_run_compare.h"
 #include "test_util.h"
 
 static const char *COMMON[] = {"--episodes", "16", "--steps", "32", "--minibatch", "128",
@@ -54,141 +55,24 @@ static char g_dir[256];
 static int train(const char *log_name, const char *algo, const char *device,
                  const char *const *extra)
 {
-    char *argv[FH_PROC_MAX_ARGS];
+    const char *head[FH_PROC_MAX_ARGS];
     int n = 0;
-    argv[n++] = (char *)FH_FOXHUNT_BIN;
-    argv[n++] = (char *)"train";
     if (algo) {
-        argv[n++] = (char *)"--algo";
-        argv[n++] = (char *)algo;
-        argv[n++] = (char *)"--device";
-        argv[n++] = (char *)device;
+        head[n++] = "--algo";
+        head[n++] = algo;
+        head[n++] = "--device";
+        head[n++] = device;
         for (int i = 0; COMMON[i]; i++)
-            argv[n++] = (char *)COMMON[i];
+            head[n++] = COMMON[i];
     }
-    for (int i = 0; extra[i]; i++)
-        argv[n++] = (char *)extra[i];
-    argv[n] = NULL;
-    char out[512], errp[512];
-    snprintf(out, sizeof out, "%s/%s.out", g_dir, log_name);
-    snprintf(errp, sizeof errp, "%s/%s.err", g_dir, log_name);
-    int rc = fh_proc_run(argv, out, errp);
-    if (rc != 0) {
-        char *text = fh_read_text(errp);
-        fprintf(stderr, "train (%s) exited %d:\n%s\n", log_name, rc, text ? text : "");
-        free(text);
-    }
-    return rc;
+    head[n] = NULL;
+    return fh_run_train(g_dir, log_name, head, extra);
 }
 
 /* foxhunt ARGS...; the exit status; *err_text gets stderr (malloc'd, never NULL). */
 static int run_foxhunt(const char *log_name, const char *const *args, char **err_text)
 {
-    char *argv[FH_PROC_MAX_ARGS];
-    int n = 0;
-    argv[n++] = (char *)FH_FOXHUNT_BIN;
-    for (int i = 0; args[i] && n < FH_PROC_MAX_ARGS - 1; i++)
-        argv[n++] = (char *)args[i];
-    argv[n] = NULL;
-    char out[512], errp[512];
-    snprintf(out, sizeof out, "%s/%s.out", g_dir, log_name);
-    snprintf(errp, sizeof errp, "%s/%s.err", g_dir, log_name);
-    int rc = fh_proc_run(argv, out, errp);
-    *err_text = fh_read_text(errp);
-    if (!*err_text)
-        *err_text = calloc(1, 1);
-    return rc;
-}
-
-static int is_timing_column(const char *name)
-{
-    size_t n = strlen(name);
-    const char *suffixes[2] = {"_seconds", "steps_per_second"};
-    for (int k = 0; k < 2; k++) {
-        size_t m = strlen(suffixes[k]);
-        if (n >= m && strcmp(name + n - m, suffixes[k]) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-/* Splits a line in place on ','; the field count. */
-static int split_csv(char *line, char **fields, int max)
-{
-    int n = 0;
-    char *p = line;
-    while (n < max) {
-        fields[n++] = p;
-        char *c = strchr(p, ',');
-        if (!c)
-            break;
-        *c = '\0';
-        p = c + 1;
-    }
-    char *nl = strchr(fields[n - 1], '\n');
-    if (nl)
-        *nl = '\0';
-    return n;
-}
-
-/* Line `index` (0 = header) of text into out; 0 when absent. */
-static int get_line(const char *text, int index, char *out, size_t size)
-{
-    const char *p = text;
-    for (int i = 0; i < index && p; i++) {
-        p = strchr(p, '\n');
-        if (p)
-            p++;
-    }
-    if (!p || !*p)
-        return 0;
-    const char *e = strchr(p, '\n');
-    size_t len = e ? (size_t)(e - p) : strlen(p);
-    if (len >= size)
-        len = size - 1;
-    memcpy(out, p, len);
-    out[len] = '\0';
-    return 1;
-}
-
-/* Rows of iterations first..last of csv a (starting at line a_first) and b (b_first):
- * every non-timing column equal as text. */
-static void compare_metrics(const char *what, const char *csv_a, int a_first, const char *csv_b,
-                            int b_first, int first, int last)
-{
-    char header[4096], la[4096], lb[4096];
-    char *names[64], *fa[64], *fb[64];
-    if (!get_line(csv_a, 0, header, sizeof header)) {
-        CHECK_MSG(0, "%s: no header", what);
-        return;
-    }
-    int nc = split_csv(header, names, 64);
-    for (int it = first; it <= last; it++) {
-        int ok_a = get_line(csv_a, a_first + it - first, la, sizeof la);
-        int ok_b = get_line(csv_b, b_first + it - first, lb, sizeof lb);
-        CHECK_MSG(ok_a && ok_b, "%s: iteration %d row missing (%d, %d)", what, it, ok_a, ok_b);
-        if (!ok_a || !ok_b)
-            return;
-        int na = split_csv(la, fa, 64), nb = split_csv(lb, fb, 64);
-        CHECK_MSG(na == nc && nb == nc, "%s: row %d has %d / %d fields, header %d", what, it,
-                  na, nb, nc);
-        if (na != nc || nb != nc)
-            return;
-        CHECK_MSG(atoi(fa[0]) == it && atoi(fb[0]) == it, "%s: rows are iterations %s / %s, "
-                  "expected %d", what, fa[0], fb[0], it);
-        int compared = 0, mismatch = -1;
-        for (int c = 0; c < nc; c++) {
-            if (is_timing_column(names[c]))
-                continue;
-            compared++;
-            if (strcmp(fa[c], fb[c]) != 0 && mismatch < 0)
-                mismatch = c;
-        }
-        CHECK_MSG(mismatch < 0, "%s: iteration %d column %s: uninterrupted %s, resumed %s",
-                  what, it, mismatch < 0 ? "" : names[mismatch], mismatch < 0 ? "" : fa[mismatch],
-                  mismatch < 0 ? "" : fb[mismatch]);
-        CHECK(compared >= 20);
-    }
+    return fh_run_foxhunt_stderr(g_dir, log_name, args, err_text);
 }
 
 /* Every tensor of a and b: the same names, dtypes, shapes and bytes; want_keys must be
@@ -196,51 +80,17 @@ static void compare_metrics(const char *what, const char *csv_a, int a_first, co
 static void compare_checkpoints(const char *what, const char *path_a, const char *path_b,
                                 const char *const *want_keys)
 {
-    fh_st_file a, b;
-    fh_error err;
-    memset(&a, 0, sizeof a);
-    memset(&b, 0, sizeof b);
-    if (fh_st_read(&a, path_a, &err) != FH_OK || fh_st_read(&b, path_b, &err) != FH_OK) {
-        CHECK_MSG(0, "%s: %s", what, err.message);
-        fh_st_file_free(&a);
-        fh_st_file_free(&b);
-        return;
-    }
-    CHECK_MSG(a.n_tensors == b.n_tensors, "%s: %zu vs %zu tensors", what, a.n_tensors,
-              b.n_tensors);
-    int bad = 0;
-    for (size_t i = 0; i < a.n_tensors && !bad; i++) {
-        const fh_st_tensor *ta = &a.tensors[i];
-        const fh_st_tensor *tb = fh_st_find(&b, ta->name);
-        if (!tb || tb->dtype != ta->dtype || tb->nbytes != ta->nbytes || tb->rank != ta->rank ||
-            memcmp(tb->shape, ta->shape, sizeof ta->shape) != 0) {
-            CHECK_MSG(0, "%s: tensor %s missing or of another dtype/shape", what, ta->name);
-            bad = 1;
-            break;
-        }
-        const unsigned char *pa = ta->data, *pb = tb->data;
-        for (size_t k = 0; k < ta->nbytes; k++)
-            if (pa[k] != pb[k]) {
-                CHECK_MSG(0, "%s: tensor %s: first differing byte at offset %zu (element %zu)",
-                          what, ta->name, k, k / fh_dtype_size(ta->dtype));
-                bad = 1;
-                break;
-            }
-    }
-    for (int k = 0; want_keys[k]; k++)
-        CHECK_MSG(fh_st_find(&a, want_keys[k]) != NULL, "%s: %s lacks %s", what, path_a,
-                  want_keys[k]);
-    if (!bad)
-        fh_test_passed++;
+    fh_st_file a;
+    if (fh_compare_checkpoints(what, path_a, path_b, &a) >= 0)
+        for (int k = 0; want_keys[k]; k++)
+            CHECK_MSG(fh_st_find(&a, want_keys[k]) != NULL, "%s: %s lacks %s", what, path_a,
+                      want_keys[k]);
     fh_st_file_free(&a);
-    fh_st_file_free(&b);
 }
 
 static char *read_in(const char *sub, const char *file)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s/%s", g_dir, sub, file);
-    return fh_read_text(path);
+    return fh_read_in(g_dir, sub, file);
 }
 
 static const char *const PQN_KEYS[] = {"q_layer_0.weight", "q_norm_1.bias", "adam.m.q_output.weight",
@@ -271,18 +121,9 @@ static void test_mid_run(const char *algo, const char *device)
         CHECK_MSG(0, "%s: resumed run B failed", b);
         return;
     }
-    char *csv_a = read_in(a, "metrics.csv"), *csv_b = read_in(b, "metrics.csv");
-    char *jl_b = read_in(b, "metrics.jsonl");
-    CHECK(csv_a && csv_b && jl_b);
-    if (csv_a && csv_b && jl_b) {
-        CHECK_MSG(fh_count_lines(csv_a) == 5, "%s: %d csv lines", a, fh_count_lines(csv_a));
-        CHECK_MSG(fh_count_lines(csv_b) == 3, "%s: %d csv lines", b, fh_count_lines(csv_b));
-        CHECK_MSG(fh_count_lines(jl_b) == 2, "%s: %d jsonl lines", b, fh_count_lines(jl_b));
-        compare_metrics(b, csv_a, 3, csv_b, 1, 3, 4);
-    }
+    char *csv_a = read_in(a, "metrics.csv");
+    fh_check_resumed_metrics(b, csv_a, 5, out_b, 3, 2, 3, 4);
     free(csv_a);
-    free(csv_b);
-    free(jl_b);
     char fa[512], fb[512];
     snprintf(fa, sizeof fa, "%s/final.safetensors", out_a);
     snprintf(fb, sizeof fb, "%s/final.safetensors", out_b);
@@ -329,17 +170,9 @@ static void test_in_place(const char *algo)
         CHECK_MSG(0, "%s: resuming C failed", algo);
         return;
     }
-    char *csv_c = read_in(c, "metrics.csv"), *csv_d = read_in(d, "metrics.csv");
-    char *jl_c = read_in(c, "metrics.jsonl");
-    CHECK(csv_c && csv_d && jl_c);
-    if (csv_c && csv_d && jl_c) {
-        CHECK_MSG(fh_count_lines(csv_c) == 5, "C: %d csv lines", fh_count_lines(csv_c));
-        CHECK_MSG(fh_count_lines(jl_c) == 4, "C: %d jsonl lines", fh_count_lines(jl_c));
-        compare_metrics("in-place resume", csv_d, 1, csv_c, 1, 1, 4);
-    }
-    free(csv_c);
+    char *csv_d = read_in(d, "metrics.csv");
+    fh_check_resumed_metrics("in-place resume", csv_d, -1, out_c, 5, 4, 1, 4);
     free(csv_d);
-    free(jl_c);
     char fc[512], fd[512];
     snprintf(fc, sizeof fc, "%s/final.safetensors", out_c);
     snprintf(fd, sizeof fd, "%s/final.safetensors", out_d);
@@ -361,17 +194,8 @@ static void test_in_place_trim(const char *algo)
         free(before);
         return;
     }
-    char *after = read_in(a, "metrics.csv"), *jl = read_in(a, "metrics.jsonl");
-    CHECK(after && jl);
-    if (after && jl) {
-        CHECK_MSG(fh_count_lines(after) == 5 && fh_count_lines(jl) == 4,
-                  "%s in place: %d csv lines, %d jsonl lines", a, fh_count_lines(after),
-                  fh_count_lines(jl));
-        compare_metrics("in place from checkpoint_000002", before, 1, after, 1, 1, 4);
-    }
+    fh_check_resumed_metrics("in place from checkpoint_000002", before, -1, out_a, 5, 4, 1, 4);
     free(before);
-    free(after);
-    free(jl);
     int superseded = 0;
     DIR *d = opendir(out_a);
     for (struct dirent *e; d && (e = readdir(d));)
@@ -495,16 +319,8 @@ static void test_refusals(void)
         char edited[512], log[32];
         snprintf(edited, sizeof edited, "%s/edited_%02zu.safetensors", g_dir, k);
         snprintf(log, sizeof log, "edited_%02zu", k);
-        fh_st_file f;
-        fh_error err;
-        size_t elem = 1; /* fix_poke counts in elements of the tensor's dtype */
-        if (fh_st_read(&f, edits[k].base, &err) == FH_OK) {
-            const fh_st_tensor *t = fh_st_find(&f, edits[k].key);
-            elem = t ? fh_dtype_size(t->dtype) : 1;
-            fh_st_file_free(&f);
-        }
-        if (fix_poke(edited, edits[k].base, edits[k].key, edits[k].byte / elem, edits[k].bytes,
-                     edits[k].len) != 0) {
+        if (fh_poke_bytes(edited, edits[k].base, edits[k].key, edits[k].byte, edits[k].bytes,
+                          edits[k].len) != 0) {
             CHECK_MSG(0, "edit %zu (%s) not made", k, edits[k].key);
             continue;
         }
