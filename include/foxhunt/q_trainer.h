@@ -4,14 +4,16 @@
  * Each iteration collects N x L epsilon-greedy transitions (dqn_experience_kernel on
  * the GPU, the same device function per episode on the CPU; epsilon from the linear
  * schedule of [q]), then
- *  - pqn: Q(lambda) returns over the collection and [ppo] epochs of shuffled
- *    minibatches of MSE steps on the Q-network with LayerNorm (FH_NET_PQN);
+ *  - pqn: Q(lambda) returns over the collection and [ppo] epochs of minibatches in
+ *    PPO's keyed order (minibatch_order.cuh) of MSE steps on the Q-network with LayerNorm (FH_NET_PQN);
  *  - dqn: the collection's n-step transitions into the replay ring, then, once the ring
  *    holds learning_starts transitions, replay_ratio * N * L gradient steps of Double
  *    DQN with the Huber loss on FH_NET_QNET, the target network copied every
  *    target_update_every steps (or Polyak with tau);
- * then the curiosity model's fit on the collection. The update runs on the CPU (the
- * reference); the collection on the device cfg.device picks.
+ * then the curiosity model's fit on the collection. With cfg.device on the GPU all of
+ * it runs there (gpu_dqn_collector, gpu_q_update, gpu_curiosity: the networks and DQN's
+ * ring live on the device, only actions, rewards and done flags come back per
+ * iteration); on the CPU the same steps run on the host (the reference).
  *
  * metrics.csv / .jsonl have PPO's columns: value_loss holds the TD loss, grad_norm the
  * Q-network's mean pre-clip norm, curiosity_loss the curiosity fit's; explained_variance
