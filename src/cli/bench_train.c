@@ -29,20 +29,29 @@
 
 #define MAX_TRAIN_REPEATS 64
 
+/* The defaults with the bench's shape, device and precision: a warm-up iteration and
+ * `repeats` timed ones. */
+static void bench_config(fh_train_config *cfg, const char *algo, const char *device,
+                         const fh_bench_train_options *o)
+{
+    fh_train_config_default(cfg);
+    snprintf(cfg->algo, sizeof cfg->algo, "%s", algo);
+    snprintf(cfg->device, sizeof cfg->device, "%s", device);
+    snprintf(cfg->precision, sizeof cfg->precision, "%s", o->precision);
+    cfg->episodes = o->episodes;
+    cfg->steps = o->steps;
+    cfg->epochs = o->epochs;
+    cfg->minibatch = o->minibatch;
+    cfg->iterations = o->repeats + 1;
+    cfg->threads = o->threads;
+}
+
 /* One device's row; FH_OK with *ran = 0 when the device is not there. */
 static fh_status bench_device(const char *device, const fh_bench_train_options *o,
                               fh_error *err)
 {
     fh_train_config cfg;
-    fh_train_config_default(&cfg);
-    snprintf(cfg.device, sizeof cfg.device, "%s", device);
-    snprintf(cfg.precision, sizeof cfg.precision, "%s", o->precision);
-    cfg.episodes = o->episodes;
-    cfg.steps = o->steps;
-    cfg.epochs = o->epochs;
-    cfg.minibatch = o->minibatch;
-    cfg.iterations = o->repeats + 1;
-    cfg.threads = o->threads;
+    bench_config(&cfg, "ppo", device, o);
     fh_trainer t;
     fh_status st = fh_trainer_init(&t, &cfg, err);
     if (st != FH_OK) {
@@ -126,16 +135,7 @@ static fh_status bench_q(const char *algo, const char *device, const fh_bench_tr
                          fh_error *err)
 {
     fh_train_config cfg;
-    fh_train_config_default(&cfg);
-    snprintf(cfg.algo, sizeof cfg.algo, "%s", algo);
-    snprintf(cfg.device, sizeof cfg.device, "%s", device);
-    snprintf(cfg.precision, sizeof cfg.precision, "%s", o->precision);
-    cfg.episodes = o->episodes;
-    cfg.steps = o->steps;
-    cfg.epochs = o->epochs;
-    cfg.minibatch = o->minibatch;
-    cfg.iterations = o->repeats + 1;
-    cfg.threads = o->threads;
+    bench_config(&cfg, algo, device, o);
     cfg.checkpoint_every = 0;
     cfg.eval_at_end = 0;
     if (o->replay_ratio > 0)

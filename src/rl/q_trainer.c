@@ -279,9 +279,6 @@ static fh_status collect(fh_q_trainer *t, float epsilon, fh_error *err)
                                                    epsilon, NULL, err);
         return st == FH_OK ? fh_gpu_dqn_collector_download_summary(t->gpu, &t->batch, err) : st;
     }
-    if (t->gpu)
-        return fh_gpu_dqn_collect(t->gpu, t->q.params, t->q.n_params, t->curiosity.params,
-                                  epsilon, &t->batch, err);
 #endif
     return fh_dqn_collect_cpu(t->q.params, t->pqn, t->curiosity.params, &t->cfg.env,
                               &t->train_market, t->episodes, epsilon, &t->batch, err);
