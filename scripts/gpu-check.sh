@@ -30,7 +30,10 @@
 #          and train_dqn (quickstart budgets with the collection on the GPU), q_update
 #          and q_curiosity (the device update and curiosity fit against the CPU's),
 #          q_resume (test_dqn_resume's GPU part), bench_q (bench --train of ppo, pqn and
-#          dqn in one run), learn_pqn and learn_dqn (the learning test on the GPU)
+#          dqn in one run), learn_pqn and learn_dqn (the learning test on the GPU),
+#          dqn_stepped (the collection's stepped mapping against the plain kernel) and
+#          bench_q_map (PQN training iterations with the collection's fast and reference
+#          kernels side by side at N 64, 512, 4096)
 #
 # Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
 # logs under OUT (default /tmp/foxhunt-gpu-check), archived after every step into
@@ -184,6 +187,8 @@ for step in $STEPS; do
     q_resume) run_step q_resume "$BUILD/tests/dqn/test_dqn_resume" ;;
     # issue 18: PPO, PQN and DQN training throughput side by side, one run, same N x L
     bench_q) run_step bench_q "$FH" bench --train --device cuda --algos ppo,pqn,dqn --episodes ${BENCH_Q_EPISODES:-4096} --steps ${BENCH_Q_STEPS:-128} --epochs 2 --minibatch ${BENCH_Q_MINIBATCH:-16384} --replay-ratio ${BENCH_Q_RR:-0.00390625} --precision ${BENCH_Q_PRECISION:-tf32} --repeats ${BENCH_Q_REPEATS:-3} ;;
+    dqn_stepped) run_step dqn_stepped "$BUILD/tests/cuda/test_dqn_stepped" ;;
+    bench_q_map) run_step bench_q_map "$FH" bench --train --device cuda --algos pqn --kernel both --episodes ${BENCH_MAP_EPISODES:-64,512,4096} --steps 128 --epochs 2 --minibatch 8192 --precision tf32 --repeats ${BENCH_Q_REPEATS:-3} ;;
     side_by_side) run_step side_by_side env FH="$FH" OUT="$OUT/side_by_side" DEVICE=cuda SPY="$DATA_DIR/spy_daily.csv" bash scripts/side_by_side.sh ;;
     learn_pqn) run_step learn_pqn "$BUILD/tests/rl/test_learning" config=pqn.ini device=cuda ${LEARN_Q_ARGS:-} ;;
     learn_dqn) run_step learn_dqn "$BUILD/tests/rl/test_learning" config=dqn.ini device=cuda ${LEARN_Q_ARGS:-} ;;

@@ -88,7 +88,7 @@ static fh_status bench_device(const char *device, const fh_bench_train_options *
         double it = fh_median_inplace(iter, n), c = fh_median_inplace(col, n);
         double u = fh_median_inplace(upd, n), ud = fh_median_inplace(upd_dev, n);
         long long samples = (long long)o->episodes * o->steps;
-        printf("%-4s %-6s %-4s %7d %5d %9d %6d %4s %10.2f %10.2f %10.2f %10.2f %14.0f\n", "ppo",
+        printf("%-4s %-8s %-4s %7d %5d %9d %6d %4s %10.2f %10.2f %10.2f %10.2f %14.0f\n", "ppo",
                device, fh_collector_update_device(&t), o->episodes, o->steps, o->epochs,
                o->minibatch, o->precision, it, c, u, ud, samples / (it * 1e-3));
         fflush(stdout);
@@ -130,12 +130,14 @@ static void remove_bench_dir(const char *dir)
         fprintf(stderr, "note: could not remove the bench's temporary directory %s\n", dir);
 }
 
-/* One PQN or DQN row on device (cuda or cpu). */
-static fh_status bench_q(const char *algo, const char *device, const fh_bench_train_options *o,
-                         fh_error *err)
+/* One PQN or DQN row on device (cuda or cpu), the GPU collection by kernel (fast or
+ * reference). */
+static fh_status bench_q(const char *algo, const char *device, const char *kernel,
+                         const fh_bench_train_options *o, fh_error *err)
 {
     fh_train_config cfg;
     bench_config(&cfg, algo, device, o);
+    snprintf(cfg.kernel, sizeof cfg.kernel, "%s", kernel);
     cfg.checkpoint_every = 0;
     cfg.eval_at_end = 0;
     if (o->replay_ratio > 0)
@@ -169,8 +171,11 @@ static fh_status bench_q(const char *algo, const char *device, const fh_bench_tr
             snprintf(ratio, sizeof ratio, "rr %.4g", cfg.replay_ratio);
         /* the update runs where the trainer put it: the GPU with the collection there */
         const int gpu_update = t.gpu_update != NULL;
-        printf("%-4s %-6s %-4s %7d %5d %9s %6d %4s %10.2f %10.2f %10.2f %10s %14.0f\n", algo,
-               device, gpu_update ? "gpu" : "cpu", o->episodes, o->steps, ratio, o->minibatch,
+        char where[16];
+        snprintf(where, sizeof where, "%s%s", device,
+                 t.gpu && strcmp(kernel, "reference") == 0 ? ":ref" : "");
+        printf("%-4s %-8s %-4s %7d %5d %9s %6d %4s %10.2f %10.2f %10.2f %10s %14.0f\n", algo,
+               where, gpu_update ? "gpu" : "cpu", o->episodes, o->steps, ratio, o->minibatch,
                gpu_update ? cfg.precision : "fp32", it, c, u, "-", samples / (it * 1e-3));
         fflush(stdout);
     }
@@ -216,8 +221,9 @@ fh_status fh_bench_train(const fh_bench_train_options *o, int use_gpu, int with_
     if (algos & (FH_BENCH_PQN | FH_BENCH_DQN))
         printf("(pqn, dqn: epsilon-greedy collection, Q update and curiosity fit on the device "
                "(host with --device cpu); "
-               "epochs|rr: PQN's epochs, DQN's replay ratio, gradient steps per transition)\n");
-    printf("%-4s %-6s %-4s %7s %5s %9s %6s %4s %10s %10s %10s %10s %14s\n", "algo", "device",
+               "epochs|rr: PQN's epochs, DQN's replay ratio, gradient steps per transition; "
+               "cuda:ref: the collection's reference kernel)\n");
+    printf("%-4s %-8s %-4s %7s %5s %9s %6s %4s %10s %10s %10s %10s %14s\n", "algo", "device",
            "upd", "N", "L", "epochs|rr", "mb", "prec", "iter ms", "collect ms", "update ms",
            "upd dev ms", "train steps/s");
     fh_status st = FH_OK;
@@ -229,8 +235,13 @@ fh_status fh_bench_train(const fh_bench_train_options *o, int use_gpu, int with_
         for (int d = 0; d < 2 && st == FH_OK; d++) {
             if (!on[d])
                 continue;
-            st = a == 0 ? bench_device(devices[d], o, err)
-                        : bench_q(a == 1 ? "pqn" : "dqn", devices[d], o, err);
+            const unsigned kernels = d == 0 && o->q_kernels ? o->q_kernels : FH_BENCH_KERNEL_FAST;
+            if (a == 0)
+                st = bench_device(devices[d], o, err);
+            for (unsigned k = 1; a != 0 && k <= FH_BENCH_KERNEL_REFERENCE && st == FH_OK; k <<= 1)
+                if (kernels & k)
+                    st = bench_q(a == 1 ? "pqn" : "dqn", devices[d],
+                                 k == FH_BENCH_KERNEL_FAST ? "fast" : "reference", o, err);
             if (st != FH_OK)
                 fh_error_prefix(err, "%s on %s: ", a == 0 ? "ppo" : a == 1 ? "pqn" : "dqn",
                                 devices[d]);

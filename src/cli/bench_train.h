@@ -12,7 +12,11 @@ typedef struct {
     const char *precision;
     unsigned algos;      /* FH_BENCH_* bits; 0: FH_BENCH_PPO */
     double replay_ratio; /* DQN's gradient steps per transition; 0: [q]'s default */
+    unsigned q_kernels;  /* PQN/DQN GPU rows: FH_BENCH_KERNEL_* bits; 0: fast */
 } fh_bench_train_options;
+
+/* The DQN/PQN collection's kernels a GPU row is timed with, side by side. */
+enum { FH_BENCH_KERNEL_FAST = 1, FH_BENCH_KERNEL_REFERENCE = 2 };
 
 /* "ppo,dqn" -> FH_BENCH_* bits; FH_ERR_INPUT naming text on an unknown or empty list. */
 fh_status fh_bench_parse_algos(const char *text, unsigned *algos, fh_error *err);

@@ -181,7 +181,7 @@ int fh_cmd_bench(int argc, char **argv)
         {"--device", FH_ARG_CHOICE, &device, NULL, "auto: GPU (if any) and CPU; cpu or cuda: that one only", "auto|cpu|cuda", 0, 0, 0},
         {"--episodes", FH_ARG_STRING, &episodes_text, "N[,N...]", "episode counts to measure", NULL, 0, 0, 0},
         {"--steps", FH_ARG_INT, &steps, "L", "steps per episode", NULL, 1, 1 << 16, 0},
-        {"--kernel", FH_ARG_STRING, &kernel, "K[,K...]", "GPU kernel(s) to time, side by side: both (= reference,fast), or a list of reference, fast, fast/warp, fast/block, fast/lane (the fast path with its rollout mapping forced)", NULL, 0, 0, 0},
+        {"--kernel", FH_ARG_STRING, &kernel, "K[,K...]", "GPU kernel(s) to time, side by side: both (= reference,fast), or a list of reference, fast, fast/warp, fast/block, fast/lane (the fast path with its rollout mapping forced); --train: the PQN/DQN rows with the collection's fast and/or reference kernel", NULL, 0, 0, 0},
         {"--precision", FH_ARG_CHOICE, &precision, NULL, "GPU batched-network precision", "fp32|tf32", 0, 0, 0},
         {"--repeats", FH_ARG_INT, &repeats, "R", "timed GPU collections per size (after one warm-up)", NULL, 1, MAX_REPEATS, 0},
         {"--cpu-repeats", FH_ARG_INT, &cpu_repeats, "R", "timed CPU collections per size", NULL, 1, MAX_REPEATS, 0},
@@ -216,6 +216,11 @@ int fh_cmd_bench(int argc, char **argv)
     if (parse_kernels(strcmp(kernel, "both") == 0 ? "reference,fast" : kernel, kernels, &n_kernels,
                       &err) != FH_OK)
         return fh_cli_report("bench", &err);
+    /* --train: the DQN/PQN collection takes fast and reference (a fast/<mapping> is fast) */
+    unsigned q_kernels = 0;
+    for (int k = 0; k < n_kernels; k++)
+        q_kernels |= strcmp(kernels[k], "reference") == 0 ? FH_BENCH_KERNEL_REFERENCE
+                                                          : FH_BENCH_KERNEL_FAST;
     unsigned algos = 0;
     if (train && fh_bench_parse_algos(algos_text, &algos, &err) != FH_OK)
         return fh_cli_report("bench", &err);
@@ -229,7 +234,7 @@ int fh_cmd_bench(int argc, char **argv)
         int rc_train = 0;
         for (int s = 0; s < n_sizes && rc_train == 0; s++) {
             fh_bench_train_options o = {sizes[s], steps,   epochs, minibatch,   repeats,
-                                        threads,  precision, algos, replay_ratio};
+                                        threads,  precision, algos, replay_ratio, q_kernels};
             int with_cpu = (!dev.use_gpu || strcmp(device, "auto") == 0) &&
                            (long long)sizes[s] * steps <= train_cpu_max;
             if (fh_bench_train(&o, dev.use_gpu, with_cpu, &err) != FH_OK)

@@ -121,8 +121,11 @@ static fh_status collect_q(const fh_train_config *cfg, const char *checkpoint, d
            cfg->algo, checkpoint, epsilon);
     if (dev.use_gpu) {
 #if FH_HAVE_CUDA
-        if ((st = fh_gpu_dqn_collector_create(&gpu, &dev, N, L, &cfg->env, &view, cfg->seed,
-                                              net == FH_NET_PQN, err)) != FH_OK ||
+        /* the Q collection's kernels: fast (the plan's mapping) or reference */
+        const char *q_kernel = strcmp(cfg->kernel, "reference") == 0 ? "reference" : "fast";
+        if ((st = fh_gpu_dqn_collector_create_kernel(&gpu, &dev, N, L, &cfg->env, &view,
+                                                     cfg->seed, net == FH_NET_PQN, q_kernel,
+                                                     err)) != FH_OK ||
             (st = fh_gpu_dqn_collect(gpu, q.params, q.n_params, curiosity.params, (float)epsilon,
                                      &batch, err)) != FH_OK)
             goto done;

@@ -277,3 +277,53 @@ void fh_fast_plan_print(FILE *f, const fh_fast_plan *p)
         fprintf(f, " %s", p->options[i]);
     fprintf(f, "\n");
 }
+
+/* ---- the DQN/PQN collection ---- */
+
+/* The stepped mapping from this many episodes (fewer: the plain kernel; see
+ * docs/BENCHMARKS.md, the DQN collection's mappings side by side). */
+#define DQN_STEPPED_MIN_EPISODES 1
+/* The per-episode kernels: threads a block between these, so that N episodes spread
+ * over every SM before blocks grow (a thread's step is long and serial). */
+#define DQN_MIN_BLOCK 32
+#define DQN_MAX_BLOCK 128
+
+const char *fh_dqn_mapping_name(fh_dqn_mapping m)
+{
+    return m == FH_DQN_STEPPED ? "stepped" : "plain";
+}
+
+fh_status fh_dqn_plan_make(const fh_plan_device *dev, int n_episodes, int n_steps,
+                           int reference, fh_dqn_plan *p, fh_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->device = *dev;
+    p->n_episodes = n_episodes;
+    p->n_steps = n_steps;
+    p->reference = reference != 0;
+    if (n_episodes < 1 || n_steps < 1 || dev->sm_count < 1)
+        return fh_error_set(err, FH_ERR_INPUT, "DQN collection plan: N %d, L %d, %d SMs: each "
+                            "must be positive", n_episodes, n_steps, dev->sm_count);
+    p->mapping = !p->reference && n_episodes >= DQN_STEPPED_MIN_EPISODES ? FH_DQN_STEPPED
+                                                                          : FH_DQN_PLAIN;
+    int per_sm = (n_episodes + dev->sm_count - 1) / dev->sm_count;
+    int block = (per_sm + 31) / 32 * 32;
+    p->threads_per_block = block < DQN_MIN_BLOCK ? DQN_MIN_BLOCK
+                           : block > DQN_MAX_BLOCK ? DQN_MAX_BLOCK : block;
+    p->grid = (n_episodes + p->threads_per_block - 1) / p->threads_per_block;
+    return FH_OK;
+}
+
+void fh_dqn_plan_print(FILE *f, const fh_dqn_plan *p)
+{
+    fprintf(f, "plan: DQN/PQN collection, N %d x L %d, on %s (%d SMs)\n", p->n_episodes,
+            p->n_steps, p->device.name, p->device.sm_count);
+    if (p->mapping == FH_DQN_STEPPED)
+        fprintf(f, "  rollout:   stepped mapping: per step the Q forward as fp32 matmuls over "
+                "the %d episodes, then dqn_step_kernel (%d blocks x %d threads); %d steps in "
+                "one CUDA graph\n", p->n_episodes, p->grid, p->threads_per_block, p->n_steps);
+    else
+        fprintf(f, "  rollout:   plain mapping%s: dqn_experience_kernel, one thread an episode "
+                "(%d blocks x %d threads)\n", p->reference ? " (--kernel reference)" : "",
+                p->grid, p->threads_per_block);
+}

@@ -88,4 +88,27 @@ fh_status fh_fast_plan_make(const fh_plan_device *dev, const fh_plan_problem *pr
 void fh_fast_plan_print(FILE *f, const fh_fast_plan *plan);
 const char *fh_rollout_mapping_name(fh_rollout_mapping m);
 
+/* ---- the DQN/PQN collection (gpu_dqn_collector.c, dqn_experience_kernel.cu) ---- */
+
+typedef enum {
+    FH_DQN_PLAIN = 0,  /* the reference: one thread an episode runs the whole step */
+    FH_DQN_STEPPED = 1 /* per step the Q forward as matmuls over all N, then one thread an
+                          episode for the rest; the L steps one CUDA graph */
+} fh_dqn_mapping;
+
+typedef struct {
+    fh_plan_device device; /* the inputs, kept for printing */
+    int n_episodes, n_steps;
+    int reference;         /* --kernel reference: the plain mapping whatever N */
+    fh_dqn_mapping mapping;
+    int threads_per_block, grid; /* the per-episode kernels' launch */
+} fh_dqn_plan;
+
+/* The DQN/PQN collection's plan for N x L on dev; reference (--kernel reference) forces
+ * the plain mapping. FH_ERR_INPUT for a non-positive N, L or SM count. */
+fh_status fh_dqn_plan_make(const fh_plan_device *dev, int n_episodes, int n_steps,
+                           int reference, fh_dqn_plan *plan, fh_error *err);
+void fh_dqn_plan_print(FILE *f, const fh_dqn_plan *plan);
+const char *fh_dqn_mapping_name(fh_dqn_mapping m);
+
 #endif

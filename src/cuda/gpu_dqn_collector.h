@@ -1,12 +1,20 @@
-/* gpu_dqn_collector.h — the DQN/PQN collection on the GPU (issue 18): one launch of
- * dqn_experience_kernel (one thread per episode; the reference mapping) collects N x L
- * epsilon-greedy transitions; the episodes live on the device between collections.
- * Episodes start as the CPU collector's (env_episode_init, the same seeds), and the
- * kernel is compiled with --fmad=false, so a collection equals fh_dqn_collect_cpu's
- * for the same weights (tests/dqn/test_dqn_parity.c). Available when FH_HAVE_CUDA. */
+/* gpu_dqn_collector.h — the DQN/PQN collection on the GPU (issue 18): N x L
+ * epsilon-greedy transitions per collection, with no host round trip per timestep; the
+ * episodes live on the device between collections. Two mappings
+ * (dqn_experience_kernel.cu; the plan, fast_plan.h's fh_dqn_plan_make, picks one):
+ *  - plain, the reference: one launch of dqn_experience_kernel, one thread an episode.
+ *    Episodes start as the CPU collector's (env_episode_init, the same seeds), and the
+ *    kernel is compiled with --fmad=false, so a collection equals fh_dqn_collect_cpu's
+ *    for the same weights (tests/dqn/test_dqn_parity.c);
+ *  - stepped (--kernel fast): per step the Q forward over all N as fp32 matmuls, then
+ *    dqn_step_kernel; the same environment code, but the Q-values' sums run in cuBLAS's
+ *    order, so an action may differ from the plain mapping's where two Q-values tie to
+ *    within rounding (tests/cuda/test_dqn_stepped.c measures how close they are).
+ * Available when FH_HAVE_CUDA. */
 #ifndef FOXHUNT_GPU_DQN_COLLECTOR_H
 #define FOXHUNT_GPU_DQN_COLLECTOR_H
 
+#include "cuda/fast_plan.h"
 #include "foxhunt/data.h"
 #include "foxhunt/device.h"
 #include "foxhunt/dqn.h"
@@ -14,6 +22,13 @@
 
 typedef struct fh_gpu_dqn_collector fh_gpu_dqn_collector;
 
+/* A collector with kernel "fast" (the plan's mapping) or "reference" (plain). */
+fh_status fh_gpu_dqn_collector_create_kernel(fh_gpu_dqn_collector **out,
+                                             const fh_device_info *dev, int n_episodes,
+                                             int n_steps, const fh_env_config *cfg,
+                                             const fh_market_view *market, uint64_t seed,
+                                             int layer_norm, const char *kernel, fh_error *err);
+/* fh_gpu_dqn_collector_create_kernel with "reference": the plain mapping. */
 fh_status fh_gpu_dqn_collector_create(fh_gpu_dqn_collector **out, const fh_device_info *dev,
                                       int n_episodes, int n_steps, const fh_env_config *cfg,
                                       const fh_market_view *market, uint64_t seed,
@@ -56,6 +71,8 @@ fh_status fh_gpu_dqn_collector_episodes(fh_gpu_dqn_collector *c, fh_episode_stat
 fh_status fh_gpu_dqn_collector_set_episodes(fh_gpu_dqn_collector *c,
                                             const fh_episode_state *episodes, fh_error *err);
 void fh_gpu_dqn_collector_destroy(fh_gpu_dqn_collector *c);
+/* The plan the collector carries out (fh_dqn_plan_print prints it). */
+const fh_dqn_plan *fh_gpu_dqn_collector_plan(const fh_gpu_dqn_collector *c);
 
 /* fh_gpu_dqn_collect_device with the curiosity model's params on the device too
  * (d_curiosity: FH_CURIOSITY_N_PARAMS floats, fh_gpu_curiosity_params), both read in

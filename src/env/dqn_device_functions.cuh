@@ -84,9 +84,47 @@ typedef struct {
     int *bars;               /* (N, L) bar of s_t */
 } fh_dqn_outputs;
 
-/* One episode slot's L steps (slot n of N): observe, Q forward, epsilon-greedy, env
- * step, curiosity bonus, store; at a done the final observation is next_states and the
- * episode resets (the next step starts the new episode). ep is updated in place. */
+/* One step of an episode slot from its observation `state` (s_t) and the acting
+ * network's Q(s_t, .) (q): store s_t, epsilon-greedy, env step, curiosity bonus, store
+ * the transition at row i; at a done the final observation is next_states and the
+ * episode resets. Leaves in `state` the observation the next step starts from. Shared
+ * by dqn_rollout_episode (the network's forward per thread) and dqn_step_kernel (the
+ * forward as matmuls over all episodes between launches). */
+FH_DEVICE void dqn_step_from_q(const float *q, const float *curiosity_w,
+                               const fh_env_config *cfg, const fh_env_market *market,
+                               fh_episode_state *ep, float *state, long long i, float epsilon,
+                               fh_dqn_outputs out)
+{
+    float *s = out.states + i * FH_STATE_DIM, *s_next = out.next_states + i * FH_STATE_DIM;
+    for (int j = 0; j < FH_STATE_DIM; j++)
+        s[j] = state[j];
+    int action = epsilon_greedy(q, FH_N_ACTIONS, epsilon, &ep->rng);
+    int bar = ep->bar;
+    fh_step_result res;
+    env_step(cfg, market, ep, action, &res);
+    float mse = curiosity_inference(curiosity_w, state, action, res.exposure,
+                                    market->features +
+                                        (long long)(bar + 1) * FH_N_MARKET_FEATURES);
+    env_add_bonus(ep, &res, curiosity_bonus(cfg, mse));
+    env_observe(cfg, market, ep, state); /* s_{t+1}, or the final observation */
+    for (int j = 0; j < FH_STATE_DIM; j++)
+        s_next[j] = state[j];
+    if (res.done) {
+        ep->episodes_done++;
+        env_episode_reset(cfg, market, ep);
+        env_observe(cfg, market, ep, state);
+    }
+    out.actions[i] = action;
+    out.rewards[i] = res.reward;
+    out.terminal[i] = (unsigned char)(res.terminal != 0);
+    out.truncated[i] = (unsigned char)(res.done && !res.terminal);
+    out.q_taken[i] = q[action];
+    out.exposures[i] = res.exposure;
+    out.bars[i] = bar;
+}
+
+/* One episode slot's L steps (slot n of N): observe, then per step the Q forward and
+ * dqn_step_from_q. ep is updated in place. */
 FH_DEVICE void dqn_rollout_episode(const float *qnet_w, const float *curiosity_w,
                                    const fh_env_config *cfg, const fh_env_market *market,
                                    fh_episode_state *ep, int n, int n_steps, float epsilon,
@@ -97,34 +135,8 @@ FH_DEVICE void dqn_rollout_episode(const float *qnet_w, const float *curiosity_w
     long long row = (long long)n * n_steps;
     env_observe(cfg, market, ep, state);
     for (int t = 0; t < n_steps; t++) {
-        long long i = row + t;
-        float *s = out.states + i * FH_STATE_DIM, *s_next = out.next_states + i * FH_STATE_DIM;
-        for (int j = 0; j < FH_STATE_DIM; j++)
-            s[j] = state[j];
         qnet_forward(q, qnet_w, state, h1, h2, layer_norm, FH_QNET_LEAKY_SLOPE);
-        int action = epsilon_greedy(q, FH_N_ACTIONS, epsilon, &ep->rng);
-        int bar = ep->bar;
-        fh_step_result res;
-        env_step(cfg, market, ep, action, &res);
-        float mse = curiosity_inference(curiosity_w, state, action, res.exposure,
-                                        market->features +
-                                            (long long)(bar + 1) * FH_N_MARKET_FEATURES);
-        env_add_bonus(ep, &res, curiosity_bonus(cfg, mse));
-        env_observe(cfg, market, ep, state); /* s_{t+1}, or the final observation */
-        for (int j = 0; j < FH_STATE_DIM; j++)
-            s_next[j] = state[j];
-        if (res.done) {
-            ep->episodes_done++;
-            env_episode_reset(cfg, market, ep);
-            env_observe(cfg, market, ep, state);
-        }
-        out.actions[i] = action;
-        out.rewards[i] = res.reward;
-        out.terminal[i] = (unsigned char)(res.terminal != 0);
-        out.truncated[i] = (unsigned char)(res.done && !res.terminal);
-        out.q_taken[i] = q[action];
-        out.exposures[i] = res.exposure;
-        out.bars[i] = bar;
+        dqn_step_from_q(q, curiosity_w, cfg, market, ep, state, row + t, epsilon, out);
     }
 }
 

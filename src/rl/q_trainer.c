@@ -120,8 +120,9 @@ fh_status fh_q_trainer_init(fh_q_trainer *t, const fh_train_config *cfg, fh_erro
                          (unsigned long long)n);
     if (t->device.use_gpu) {
 #if FH_HAVE_CUDA
-        st = fh_gpu_dqn_collector_create(&t->gpu, &t->device, N, L, &cfg->env, &t->train_view,
-                                         cfg->seed, t->pqn, err);
+        st = fh_gpu_dqn_collector_create_kernel(&t->gpu, &t->device, N, L, &cfg->env,
+                                                &t->train_view, cfg->seed, t->pqn, cfg->kernel,
+                                                err);
 #else
         st = fh_error_set(err, FH_ERR_FAILURE, "this build has no CUDA");
 #endif

@@ -846,8 +846,66 @@ static void test_print(void)
     CHECK(strcmp(fh_rollout_mapping_name(FH_ROLLOUT_AUTO), "auto") == 0);
 }
 
+/* ---- the DQN/PQN collection's plan (fh_dqn_plan_make) ----
+ * threads a block: ceil(ceil(N / SMs) / 32) * 32, clamped to [32, 128]; grid ceil(N / it):
+ *   H200 (132 SMs), N 4096: 4096/132 = 31.03 -> 32 a SM -> 32 threads, 128 blocks
+ *   N 20000: 151.5 -> 152 -> 160 -> clamped 128 threads, ceil(20000/128) = 157 blocks
+ *   N 5: 1 -> 32 threads, 1 block; N 4225 = 132*32 + 1: 33 -> 64 threads, 67 blocks */
+static void check_dqn_plan(int n, int reference, fh_dqn_mapping m, int threads, int grid)
+{
+    fh_dqn_plan p;
+    fh_error err = {0};
+    CHECK_MSG(fh_dqn_plan_make(&H200, n, 128, reference, &p, &err) == FH_OK, "N %d: %s", n,
+              err.message);
+    CHECK_MSG(p.mapping == m, "N %d reference %d: mapping %s", n, reference,
+              fh_dqn_mapping_name(p.mapping));
+    CHECK_MSG(p.threads_per_block == threads && p.grid == grid,
+              "N %d: %d blocks x %d threads, expected %d x %d", n, p.grid, p.threads_per_block,
+              grid, threads);
+}
+
+static void test_dqn_plan(void)
+{
+    check_dqn_plan(4096, 0, FH_DQN_STEPPED, 32, 128);
+    check_dqn_plan(4096, 1, FH_DQN_PLAIN, 32, 128);
+    check_dqn_plan(20000, 0, FH_DQN_STEPPED, 128, 157);
+    check_dqn_plan(5, 1, FH_DQN_PLAIN, 32, 1);
+    check_dqn_plan(4225, 0, FH_DQN_STEPPED, 64, 67);
+    fh_dqn_plan p;
+    fh_error err = {0};
+    CHECK(fh_dqn_plan_make(&H200, 0, 128, 0, &p, &err) == FH_ERR_INPUT);
+    CHECK(fh_dqn_plan_make(&H200, 64, 0, 0, &p, &err) == FH_ERR_INPUT);
+    fh_plan_device none = {"none", 0, 0, 0};
+    CHECK(fh_dqn_plan_make(&none, 64, 8, 0, &p, &err) == FH_ERR_INPUT);
+    /* every N covered by the launch, blocks whole warps within bounds */
+    uint64_t s = 99;
+    for (int i = 0; i < 500; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        int n = 1 + (int)((s >> 33) % 200000);
+        fh_plan_device d = {"random", 1 + (int)((s >> 20) % 200), 0, 0};
+        CHECK(fh_dqn_plan_make(&d, n, 1 + (int)(s % 1000), (int)(s >> 63), &p, &err) == FH_OK);
+        CHECK_MSG((long long)p.grid * p.threads_per_block >= n &&
+                      (long long)(p.grid - 1) * p.threads_per_block < n &&
+                      p.threads_per_block % 32 == 0 && p.threads_per_block >= 32 &&
+                      p.threads_per_block <= 128,
+                  "N %d on %d SMs: %d x %d", n, d.sm_count, p.grid, p.threads_per_block);
+    }
+    /* the print-out names the mapping */
+    char buf[1024];
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    CHECK(f != NULL);
+    if (f) {
+        CHECK(fh_dqn_plan_make(&H200, 4096, 128, 0, &p, &err) == FH_OK);
+        fh_dqn_plan_print(f, &p);
+        fclose(f);
+        CHECK_MSG(strstr(buf, "stepped mapping") && strstr(buf, "128 blocks x 32 threads"),
+                  "print-out:\n%s", buf);
+    }
+}
+
 int main(void)
 {
+    test_dqn_plan();
     test_h200_n128();
     test_h200_n1024();
     test_h200_n16384();
