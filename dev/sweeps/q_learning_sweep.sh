@@ -5,7 +5,8 @@
 #
 # usage: BIN=build-carry/tests/rl/test_learning OUT=dir JOBS=8 THREADS=2 SEEDS="1 2" \
 #        dev/sweeps/q_learning_sweep.sh POINTS_FILE
-# POINTS_FILE: one point a line, "name key=value key=value ..." (test_learning overrides).
+# POINTS_FILE: one point a line, "name key=value key=value ..." (test_learning overrides;
+# a config=FILE.ini goes first, as test_learning takes it only as its first argument).
 # Prints one line per point: the validation Sharpe of each seed and their mean.
 set -euo pipefail
 points=${1:?points file}
@@ -27,7 +28,7 @@ done < "$points"
 run_one() {
     local name=$1 seed=$2
     shift 2
-    "$BIN" seeds=1 first_seed="$seed" threads="$THREADS" "$@" > "$OUT/$name.seed$seed.log" 2>&1 || true
+    "$BIN" "$@" seeds=1 first_seed="$seed" threads="$THREADS" > "$OUT/$name.seed$seed.log" 2>&1 || true
 }
 export -f run_one
 export BIN OUT THREADS
