@@ -21,6 +21,8 @@ int fh_cmd_export(int argc, char **argv);
 int fh_cmd_bench(int argc, char **argv);
 int fh_cmd_features(int argc, char **argv);
 int fh_cmd_info(int argc, char **argv);
+/* `foxhunt sweep`: hands over to python/foxhunt/sweep.py (Optuna; cmd_sweep.c) */
+int fh_cmd_sweep(int argc, char **argv);
 
 /* Prints "foxhunt <command>: error: <message>" to stderr and returns the exit code
  * that err->status maps to (2 for input errors, 1 otherwise). */

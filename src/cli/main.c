@@ -18,6 +18,7 @@ static const command_entry COMMANDS[] = {
     {"update", fh_cmd_update, "run one PPO update on a saved collection, recording each step"},
     {"export", fh_cmd_export, "write the actor-only checkpoint of a checkpoint (--actor), for eval"},
     {"bench", fh_cmd_bench, "measure collection throughput (CPU and GPU)"},
+    {"sweep", fh_cmd_sweep, "search training settings on the validation split (Optuna; --help)"},
     {"features", fh_cmd_features, "compute the 51 market features of a CSV"},
     {"info", fh_cmd_info, "version, build options, CUDA toolkit, defaults"},
 };
