@@ -364,8 +364,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"trial {t.number:4d} {t.state.name.lower():8s}{v}  params {t.params}  "
               f"(best so far {best:.3f})", flush=True)
 
-    study.optimize(sweep.objective, n_trials=a.trials, n_jobs=a.jobs, callbacks=[progress],
-                   catch=(SweepError,))
+    try:
+        study.optimize(sweep.objective, n_trials=a.trials, n_jobs=a.jobs,
+                       callbacks=[progress], catch=(SweepError,))
+    except KeyboardInterrupt:  # Ctrl-C or a time limit's SIGINT: keep what finished
+        print("foxhunt sweep: interrupted; the trials that finished are kept", flush=True)
     trials_table(study, out / "trials.csv")
     done = [t for t in study.trials if t.state.name == "COMPLETE"]
     if not done:
