@@ -4,7 +4,8 @@
  * them captured into one graph and a tail step into another, replayed per epoch. The
  * launch shapes are update_plan.c's (the PPO update's, for a problem of one PPO epoch),
  * so both fits launch the same kernels the same way. The host's part of a fit is the
- * state and keys up (~300 bytes) and the state back. */
+ * state and keys up (~300 bytes) and the state back. The module, the stream, the checked
+ * launches, the graphs and the optimiser's step are gpu_update_engine.h's. */
 #include "cuda/gpu_curiosity.h"
 
 #include <math.h>
@@ -12,7 +13,7 @@
 #include <string.h>
 
 #include "cuda/cuda_check.h"
-#include "cuda/cuda_module.h"
+#include "cuda/gpu_update_engine.h"
 #include "cuda/kernels/update_args.h"
 #include "cuda/update_layers.h"
 #include "cuda/update_plan.h"
@@ -30,7 +31,9 @@ _Static_assert(sizeof kernel_names / sizeof kernel_names[0] == K_COUNT,
                "FH_GPU_CURIOSITY_ENTRIES names every kernel_id, in order");
 _Static_assert(FH_CURIOSITY_TARGET_DIM == 32, "curiosity_gather_kernel: one lane a target");
 
-enum { G_FULL, G_TAIL, G_COUNT };
+enum { G_FULL, G_TAIL, G_COUNT }; /* eng's graph slots */
+_Static_assert(G_COUNT <= FH_UPDATE_ENGINE_MAX_GRAPHS && K_COUNT <= FH_UPDATE_ENGINE_MAX_KERNELS,
+               "the engine holds every graph and kernel");
 
 struct fh_gpu_curiosity {
     fh_device_info dev;
@@ -40,10 +43,7 @@ struct fh_gpu_curiosity {
     float lr;
     fh_adam_config adam;       /* betas and eps: fh_adam_config_default_curiosity's */
     fh_update_plan plan;       /* for the bound n (plan.problem.batch) */
-    fh_cuda_module module;
-    cudaKernel_t k[K_COUNT];
-    cudaStream_t stream;
-    cudaEvent_t ev_begin, ev_end;
+    fh_update_engine eng;      /* the module, its kernels, the stream, the graphs */
     fh_update_blas blas;
     float *mem;                /* (4, C): params | grads | m | v */
     fh_device_mlp net;         /* minibatch rows, with gradients */
@@ -54,36 +54,23 @@ struct fh_gpu_curiosity {
     unsigned long long *keys;  /* (epochs) */
     fh_update_state *h_state;  /* page-locked */
     unsigned long long *h_keys;
-    /* the graphs' binding (their pointers are baked in) */
+    /* the binding of eng's graphs (their pointers are baked in) */
     fh_device_batch bound;
     const float *bound_features;
-    cudaGraphExec_t graphs[G_COUNT];
-    float last_ms;
 };
 
-static fh_status launch(fh_gpu_curiosity *c, kernel_id id, unsigned grid, unsigned block,
-                        void *args, fh_error *err)
-{
-    void *params[] = {args};
-    dim3 g = {grid, 1, 1}, b = {block, 1, 1};
-    CUDA_CHECK(cudaLaunchKernel((const void *)c->k[id], g, b, params, 0, c->stream), err);
-    CUDA_CHECK(cudaGetLastError(), err);
-    return FH_OK;
-fail:
-    return err->status;
-}
-
 /* One step of `rows` rows at the device's position (gpu_ppo_update.c's curiosity_step
- * and optimizer_step with curiosity = 1). */
-static fh_status fit_step(fh_gpu_curiosity *c, int rows, fh_error *err)
+ * and optimizer_step with curiosity = 1; ctx: the fit, as the engine captures it). */
+static fh_status fit_step(void *ctx, int rows, fh_error *err)
 {
+    fh_gpu_curiosity *c = ctx;
     const fh_update_plan *p = &c->plan;
-    const long long C = p->curiosity_params;
     fh_curiosity_gather_args g = {
         .batch = c->bound, .features = c->bound_features, .state = c->state, .keys = c->keys,
         .minibatch = p->problem.minibatch, .rows = rows, .inputs = c->in, .targets = c->target};
     unsigned grid = (unsigned)(((long long)rows * 32 + p->gather_threads - 1) / p->gather_threads);
-    fh_status st = launch(c, K_GATHER, grid, (unsigned)p->gather_threads, &g, err);
+    fh_status st = fh_update_engine_launch(&c->eng, K_GATHER, grid, (unsigned)p->gather_threads,
+                                           &g, err);
     if (st == FH_OK)
         st = fh_device_mlp_forward(&c->blas, &c->net, c->in, rows, err);
     if (st != FH_OK)
@@ -91,53 +78,18 @@ static fh_status fit_step(fh_gpu_curiosity *c, int rows, fh_error *err)
     fh_mse_loss_args l = {
         .state = c->state, .pred = fh_device_mlp_output(&c->net), .target = c->target,
         .rows = rows, .minibatches_per_epoch = p->minibatches_per_epoch, .dpred = c->dpred};
-    if ((st = launch(c, K_MSE_LOSS, 1, (unsigned)p->mse_threads, &l, err)) != FH_OK ||
+    if ((st = fh_update_engine_launch(&c->eng, K_MSE_LOSS, 1, (unsigned)p->mse_threads, &l,
+                                      err)) != FH_OK ||
         (st = fh_device_mlp_backward(&c->blas, NULL, &c->net, c->dpred, rows, err)) != FH_OK)
         return st;
-    fh_grad_sumsq_args s = {.grads = c->mem + C, .n = C, .partials = c->partials};
-    if ((st = launch(c, K_SUMSQ, (unsigned)p->sumsq_blocks, (unsigned)p->reduce_threads, &s,
-                     err)) != FH_OK)
-        return st;
-    fh_adam_args a = {
-        .state = c->state, .curiosity = 1, .params = c->mem, .grads = c->mem + C,
-        .adam_m = c->mem + 2 * C, .adam_v = c->mem + 3 * C, .n = C, .partials = c->partials,
-        .n_partials = p->sumsq_blocks, .max_norm = INFINITY, /* the CPU's fit clips nothing */
+    fh_update_optimizer o = {
+        .sumsq_kernel = K_SUMSQ, .adam_kernel = K_ADAM, .mem = c->mem, .n = p->curiosity_params,
+        .partials = c->partials, .sumsq_blocks = p->sumsq_blocks,
+        .reduce_threads = p->reduce_threads, .adam_grid = p->curiosity_adam_grid,
+        .adam_threads = p->adam_threads, .state = c->state, .curiosity = 1,
+        .max_norm = INFINITY, /* the CPU's fit clips nothing */
         .beta1 = c->adam.beta1, .beta2 = c->adam.beta2, .eps = c->adam.eps, .records = NULL};
-    return launch(c, K_ADAM, (unsigned)p->curiosity_adam_grid, (unsigned)p->adam_threads, &a,
-                  err);
-}
-
-/* `steps` steps of `rows` rows captured into *exec. */
-static fh_status capture(fh_gpu_curiosity *c, int steps, int rows, cudaGraphExec_t *exec,
-                         fh_error *err)
-{
-    cudaGraph_t graph = NULL;
-    CUDA_CHECK(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal), err);
-    fh_status st = FH_OK;
-    for (int s = 0; s < steps && st == FH_OK; s++)
-        st = fit_step(c, rows, err);
-    cudaError_t end = cudaStreamEndCapture(c->stream, &graph);
-    if (st != FH_OK) {
-        if (graph)
-            cudaGraphDestroy(graph);
-        return st;
-    }
-    CUDA_CHECK(end, err);
-    CUDA_CHECK(cudaGraphInstantiate(exec, graph, 0), err);
-    cudaGraphDestroy(graph);
-    return FH_OK;
-fail:
-    if (graph)
-        cudaGraphDestroy(graph);
-    return err->status;
-}
-
-static void drop_graphs(fh_gpu_curiosity *c)
-{
-    for (int i = 0; i < G_COUNT; i++)
-        if (c->graphs[i])
-            cudaGraphExecDestroy(c->graphs[i]);
-    memset(c->graphs, 0, sizeof c->graphs);
+    return fh_update_engine_optimizer_step(&c->eng, &o, err);
 }
 
 /* The plan for n rows: update_plan.c's shapes for one PPO epoch (unused) and this fit's
@@ -154,11 +106,11 @@ static fh_status bind_batch(fh_gpu_curiosity *c, const fh_device_batch *b, const
                             fh_error *err)
 {
     const fh_device_batch *o = &c->bound;
-    if ((c->graphs[G_FULL] || c->graphs[G_TAIL]) && o->states == b->states &&
+    if ((c->eng.graphs[G_FULL] || c->eng.graphs[G_TAIL]) && o->states == b->states &&
         o->actions == b->actions && o->exposures == b->exposures && o->bars == b->bars &&
         o->n == b->n && c->bound_features == features)
         return FH_OK;
-    drop_graphs(c);
+    fh_update_engine_drop_graphs(&c->eng);
     fh_status st = make_plan(&c->plan, c, b->n, err);
     if (st != FH_OK)
         return st;
@@ -166,11 +118,12 @@ static fh_status bind_batch(fh_gpu_curiosity *c, const fh_device_batch *b, const
     c->bound_features = features;
     const fh_update_plan *p = &c->plan;
     if (p->full_steps > 0)
-        st = capture(c, p->graph_steps, p->problem.minibatch, &c->graphs[G_FULL], err);
+        st = fh_update_engine_capture(&c->eng, G_FULL, fit_step, c, p->graph_steps,
+                                      p->problem.minibatch, err);
     if (st == FH_OK && p->tail_rows)
-        st = capture(c, 1, p->tail_rows, &c->graphs[G_TAIL], err);
+        st = fh_update_engine_capture(&c->eng, G_TAIL, fit_step, c, 1, p->tail_rows, err);
     if (st != FH_OK) {
-        drop_graphs(c);
+        fh_update_engine_drop_graphs(&c->eng);
         memset(&c->bound, 0, sizeof c->bound);
     }
     return st;
@@ -182,9 +135,7 @@ void fh_gpu_curiosity_destroy(fh_gpu_curiosity *c)
 {
     if (!c)
         return;
-    if (c->stream)
-        cudaStreamSynchronize(c->stream);
-    drop_graphs(c);
+    fh_update_engine_stop(&c->eng);
     fh_device_mlp_free(&c->net);
     fh_update_blas_free(&c->blas);
     void *bufs[] = {c->mem, c->in, c->target, c->dpred, c->partials, c->state, c->keys};
@@ -192,13 +143,7 @@ void fh_gpu_curiosity_destroy(fh_gpu_curiosity *c)
         cudaFree(bufs[i]);
     cudaFreeHost(c->h_state);
     cudaFreeHost(c->h_keys);
-    if (c->ev_begin)
-        cudaEventDestroy(c->ev_begin);
-    if (c->ev_end)
-        cudaEventDestroy(c->ev_end);
-    if (c->stream)
-        cudaStreamDestroy(c->stream);
-    fh_cuda_module_free(&c->module);
+    fh_update_engine_free(&c->eng);
     free(c);
 }
 
@@ -228,24 +173,16 @@ fh_status fh_gpu_curiosity_create(fh_gpu_curiosity **out, const fh_device_info *
     if (st != FH_OK)
         goto fail_status;
     const fh_update_plan *p = &c->plan;
-    CUDA_CHECK(cudaSetDevice(dev->device_index), err);
-    if ((st = fh_cuda_module_load(&c->module, dev, FH_GPU_CURIOSITY_KERNEL_FILE, p->options,
-                                  p->n_options, err)) != FH_OK)
-        goto fail_status;
-    for (int i = 0; i < K_COUNT; i++)
-        if ((st = fh_cuda_module_kernel(&c->module, kernel_names[i], &c->k[i], err)) != FH_OK)
-            goto fail_status;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), err);
-    CUDA_CHECK(cudaEventCreate(&c->ev_begin), err);
-    CUDA_CHECK(cudaEventCreate(&c->ev_end), err);
-    if ((st = fh_update_blas_init(&c->blas, c->stream, c->tf32, c->k[K_BIAS_GRAD],
-                                  c->k[K_BIAS_ACT], err)) != FH_OK)
+    if ((st = fh_update_engine_init(&c->eng, dev, FH_GPU_CURIOSITY_KERNEL_FILE, p->options,
+                                    p->n_options, kernel_names, K_COUNT, err)) != FH_OK ||
+        (st = fh_update_blas_init(&c->blas, c->eng.stream, c->tf32, c->eng.k[K_BIAS_GRAD],
+                                  c->eng.k[K_BIAS_ACT], err)) != FH_OK)
         goto fail_status;
     const long long C = p->curiosity_params;
     const size_t M = (size_t)c->minibatch;
     const size_t keys = (size_t)(c->epochs > 0 ? c->epochs : 1);
     CUDA_CHECK(cudaMalloc((void **)&c->mem, 4 * (size_t)C * sizeof(float)), err);
-    CUDA_CHECK(cudaMemsetAsync(c->mem, 0, 4 * (size_t)C * sizeof(float), c->stream), err);
+    CUDA_CHECK(cudaMemsetAsync(c->mem, 0, 4 * (size_t)C * sizeof(float), c->eng.stream), err);
     CUDA_CHECK(cudaMalloc((void **)&c->in, M * FH_CURIOSITY_INPUT_DIM * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&c->target, M * FH_CURIOSITY_TARGET_DIM * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&c->dpred, M * FH_CURIOSITY_TARGET_DIM * sizeof(float)), err);
@@ -273,7 +210,7 @@ const float *fh_gpu_curiosity_params(const fh_gpu_curiosity *c)
 
 float fh_gpu_curiosity_last_ms(const fh_gpu_curiosity *c)
 {
-    return c->last_ms;
+    return c->eng.last_ms;
 }
 
 /* ---- host <-> device ---- */
@@ -284,19 +221,11 @@ static fh_status copy_model(fh_gpu_curiosity *c, fh_mlp *m, int upload, fh_error
     if (m->n_params != FH_CURIOSITY_N_PARAMS || m->desc->kind != FH_NET_CURIOSITY)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: not the curiosity model (%zu params)",
                             __FILE__, __LINE__, m->n_params);
-    const size_t C = FH_CURIOSITY_N_PARAMS;
-    float *host[3] = {m->params, m->adam_m, m->adam_v};
-    const int region[3] = {0, 2, 3};
-    for (int k = 0; k < 3; k++) {
-        float *dev = c->mem + (size_t)region[k] * C;
-        if (upload)
-            CUDA_CHECK(cudaMemcpyAsync(dev, host[k], C * sizeof(float), cudaMemcpyHostToDevice,
-                                       c->stream), err);
-        else
-            CUDA_CHECK(cudaMemcpyAsync(host[k], dev, C * sizeof(float), cudaMemcpyDeviceToHost,
-                                       c->stream), err);
-    }
-    CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
+    fh_status st = fh_update_engine_copy_net(&c->eng, c->mem, FH_CURIOSITY_N_PARAMS, 0, m, upload,
+                                             err);
+    if (st != FH_OK)
+        return st;
+    CUDA_CHECK(cudaStreamSynchronize(c->eng.stream), err);
     return FH_OK;
 fail:
     return err->status;
@@ -349,20 +278,14 @@ fh_status fh_gpu_curiosity_fit(fh_gpu_curiosity *c, const float *d_states, const
     s->curiosity.adam_step = c->adam_step;
     s->curiosity_lr = c->lr;
     s->curiosity_epochs = c->epochs;
-    CUDA_CHECK(cudaEventRecord(c->ev_begin, c->stream), err);
-    CUDA_CHECK(cudaMemcpyAsync(c->state, s, sizeof *s, cudaMemcpyHostToDevice, c->stream), err);
-    CUDA_CHECK(cudaMemcpyAsync(c->keys, c->h_keys, (size_t)c->epochs * sizeof(unsigned long long),
-                               cudaMemcpyHostToDevice, c->stream), err);
-    for (int e = 0; e < c->epochs; e++) {
-        for (int g = 0; g < p->graph_launches && c->graphs[G_FULL]; g++)
-            CUDA_CHECK(cudaGraphLaunch(c->graphs[G_FULL], c->stream), err);
-        if (c->graphs[G_TAIL])
-            CUDA_CHECK(cudaGraphLaunch(c->graphs[G_TAIL], c->stream), err);
-    }
-    CUDA_CHECK(cudaMemcpyAsync(s, c->state, sizeof *s, cudaMemcpyDeviceToHost, c->stream), err);
-    CUDA_CHECK(cudaEventRecord(c->ev_end, c->stream), err);
-    CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
-    CUDA_CHECK(cudaEventElapsedTime(&c->last_ms, c->ev_begin, c->ev_end), err);
+    st = fh_update_engine_begin(&c->eng, c->state, s, sizeof *s, c->keys, c->h_keys,
+                                (size_t)c->epochs * sizeof(unsigned long long), err);
+    for (int e = 0; e < c->epochs && st == FH_OK; e++)
+        st = fh_update_engine_replay_epoch(&c->eng, G_FULL, p->graph_launches, G_TAIL, err);
+    if (st == FH_OK)
+        st = fh_update_engine_end(&c->eng, s, c->state, sizeof *s, err);
+    if (st != FH_OK)
+        return st;
     const fh_update_phase *ph = &s->curiosity;
     c->adam_step = ph->adam_step;
     if (ph->failed)
@@ -372,6 +295,4 @@ fh_status fh_gpu_curiosity_fit(fh_gpu_curiosity *c, const float *d_states, const
                             ph->failed_epoch + 1, ph->failed_minibatch + 1);
     *loss_out = ph->n_records > 0 ? ph->loss_sum / ph->n_records : 0.0;
     return FH_OK;
-fail:
-    return err->status;
 }

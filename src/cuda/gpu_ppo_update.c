@@ -2,7 +2,9 @@
  * stream; each step enqueued by ppo_step / curiosity_step (gather, forward, loss,
  * backward, norm, Adam), `graph_steps` of them captured into one CUDA graph, replayed
  * until the epochs are done; the step's position and the Adam step live on the device
- * (update_args.h), so every replay of a graph is the same graph. */
+ * (update_args.h), so every replay of a graph is the same graph. The module, the stream,
+ * the checked launches, the graphs and the optimiser's step are gpu_update_engine.h's,
+ * shared with gpu_q_update.c and gpu_curiosity.c. */
 #include "cuda/gpu_ppo_update.h"
 
 #include <math.h>
@@ -10,7 +12,7 @@
 #include <string.h>
 
 #include "cuda/cuda_check.h"
-#include "cuda/cuda_module.h"
+#include "cuda/gpu_update_engine.h"
 #include "cuda/update_layers.h"
 #include "env/common_device_functions.cuh"
 #include "env/minibatch_order.cuh"
@@ -38,10 +40,7 @@ struct fh_gpu_ppo_update {
     fh_device_info dev;
     fh_update_plan plan;
     fh_train_config cfg;       /* the losses' and optimiser's settings (baked into graphs) */
-    fh_cuda_module module;
-    cudaKernel_t k[K_COUNT];
-    cudaStream_t stream;
-    cudaEvent_t ev_begin, ev_end;
+    fh_update_engine eng;      /* the module, its kernels, the main stream, the graphs */
     fh_update_blas blas;       /* the main stream: gather, critic, losses, optimiser */
     fh_update_blas blas_actor; /* a second stream: the actor's forward and backward */
     fh_update_blas blas_dw;    /* a third: the critic's weight gradients */
@@ -65,11 +64,9 @@ struct fh_gpu_ppo_update {
     fh_update_state *h_state;
     unsigned long long *h_keys;
     fh_update_summary *h_summary;
-    /* graphs for one batch binding (its pointers are baked in) */
+    /* the binding of eng's graphs (G_*: its pointers are baked in) */
     fh_device_batch bound;
     const float *bound_features;
-    cudaGraphExec_t graphs[4]; /* PPO full, PPO tail, curiosity full, curiosity tail */
-    float last_ms;
     /* the iteration's metrics (fh_gpu_ppo_update_set_episodes) */
     int n_episodes;
     double *episode_return, *totals, *metric_partials;
@@ -79,47 +76,32 @@ struct fh_gpu_ppo_update {
     fh_iteration_sums *sums, *h_sums;
 };
 
-enum { G_PPO_FULL, G_PPO_TAIL, G_CUR_FULL, G_CUR_TAIL };
+enum { G_PPO_FULL, G_PPO_TAIL, G_CUR_FULL, G_CUR_TAIL }; /* eng's graph slots */
+_Static_assert(G_CUR_TAIL < FH_UPDATE_ENGINE_MAX_GRAPHS && K_COUNT <= FH_UPDATE_ENGINE_MAX_KERNELS,
+               "the engine holds every graph and kernel");
 
 static long long ppo_params_count(void)
 {
     return FH_ACTOR_N_PARAMS + FH_CRITIC_N_PARAMS;
 }
 
-static fh_status launch(fh_gpu_ppo_update *u, kernel_id id, unsigned grid, unsigned block,
-                        void *args, fh_error *err)
-{
-    void *params[] = {args};
-    dim3 g = {grid, 1, 1}, b = {block, 1, 1};
-    CUDA_CHECK(cudaLaunchKernel((const void *)u->k[id], g, b, params, 0, u->stream), err);
-    CUDA_CHECK(cudaGetLastError(), err);
-    return FH_OK;
-fail:
-    return err->status;
-}
-
 /* grad_sumsq_kernel then adam_kernel over one phase's buffer. */
 static fh_status optimizer_step(fh_gpu_ppo_update *u, int curiosity, fh_error *err)
 {
     const fh_update_plan *p = &u->plan;
-    long long n = curiosity ? p->curiosity_params : p->ppo_params;
-    float *mem = curiosity ? u->cur_mem : u->ppo_mem;
-    fh_grad_sumsq_args s = {.grads = mem + n, .n = n, .partials = u->partials};
-    fh_status st = launch(u, K_SUMSQ, (unsigned)p->sumsq_blocks, (unsigned)p->reduce_threads,
-                          &s, err);
-    if (st != FH_OK)
-        return st;
-    fh_adam_args a = {
-        .state = u->state, .curiosity = curiosity, .params = mem, .grads = mem + n,
-        .adam_m = mem + 2 * n, .adam_v = mem + 3 * n, .n = n, .partials = u->partials,
-        .n_partials = p->sumsq_blocks,
+    fh_update_optimizer o = {
+        .sumsq_kernel = K_SUMSQ, .adam_kernel = K_ADAM,
+        .mem = curiosity ? u->cur_mem : u->ppo_mem,
+        .n = curiosity ? p->curiosity_params : p->ppo_params, .partials = u->partials,
+        .sumsq_blocks = p->sumsq_blocks, .reduce_threads = p->reduce_threads,
+        .adam_grid = curiosity ? p->curiosity_adam_grid : p->adam_grid,
+        .adam_threads = p->adam_threads, .state = u->state, .curiosity = curiosity,
         .max_norm = curiosity ? INFINITY
                               : (u->cfg.max_grad_norm > 0 ? u->cfg.max_grad_norm : INFINITY),
         .beta1 = 0.9f, .beta2 = 0.999f,
         .eps = curiosity ? 1e-8f : (float)u->cfg.adam_eps,
         .records = curiosity ? NULL : u->records};
-    return launch(u, K_ADAM, (unsigned)(curiosity ? p->curiosity_adam_grid : p->adam_grid),
-                  (unsigned)p->adam_threads, &a, err);
+    return fh_update_engine_optimizer_step(&u->eng, &o, err);
 }
 
 /* One PPO step of `rows` rows at the device's position. Three streams, joined before
@@ -129,7 +111,7 @@ static fh_status optimizer_step(fh_gpu_ppo_update *u, int curiosity, fh_error *e
 static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
 {
     const fh_update_plan *p = &u->plan;
-    cudaStream_t s0 = u->stream, s1 = u->blas_actor.stream;
+    cudaStream_t s0 = u->eng.stream, s1 = u->blas_actor.stream;
     fh_ppo_gather_args g = {
         .batch = u->bound, .state = u->state, .keys = u->keys, .minibatch = p->problem.minibatch,
         .rows = rows, .states = u->mb_states, .actions = u->mb_actions,
@@ -138,7 +120,8 @@ static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
         .partials = u->gather_partials, .counter = &u->counters[0]};
     int tail = rows != p->problem.minibatch;
     unsigned grid = (unsigned)(tail ? p->tail_gather_grid : p->gather_grid);
-    fh_status st = launch(u, K_PPO_GATHER, grid, (unsigned)p->gather_threads, &g, err);
+    fh_status st = fh_update_engine_launch(&u->eng, K_PPO_GATHER, grid,
+                                           (unsigned)p->gather_threads, &g, err);
     if (st != FH_OK)
         return st;
     CUDA_CHECK(cudaEventRecord(u->ev_fork, s0), err);
@@ -161,8 +144,9 @@ static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
         .norm_adv = u->cfg.norm_adv, .target_kl = u->cfg.target_kl > 0 ? u->cfg.target_kl : 0.0,
         .dlogits = u->dlogits, .dvalues = u->dvalues, .records = u->records,
         .partials = u->loss_partials, .counter = &u->counters[1]};
-    if ((st = launch(u, K_PPO_LOSS, (unsigned)(tail ? p->tail_loss_grid : p->loss_grid),
-                     (unsigned)p->loss_threads, &l, err)) != FH_OK)
+    if ((st = fh_update_engine_launch(&u->eng, K_PPO_LOSS,
+                                      (unsigned)(tail ? p->tail_loss_grid : p->loss_grid),
+                                      (unsigned)p->loss_threads, &l, err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaEventRecord(u->ev_loss, s0), err);
     CUDA_CHECK(cudaStreamWaitEvent(s1, u->ev_loss, 0), err);
@@ -188,7 +172,8 @@ static fh_status curiosity_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
         .keys = u->keys + p->problem.epochs, .minibatch = p->problem.minibatch, .rows = rows,
         .inputs = u->cur_in, .targets = u->cur_target};
     unsigned grid = (unsigned)(((long long)rows * 32 + p->gather_threads - 1) / p->gather_threads);
-    fh_status st = launch(u, K_CUR_GATHER, grid, (unsigned)p->gather_threads, &g, err);
+    fh_status st = fh_update_engine_launch(&u->eng, K_CUR_GATHER, grid,
+                                           (unsigned)p->gather_threads, &g, err);
     if (st == FH_OK)
         st = fh_device_mlp_forward(&u->blas, &u->curiosity, u->cur_in, rows, err);
     if (st != FH_OK)
@@ -196,7 +181,8 @@ static fh_status curiosity_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
     fh_mse_loss_args l = {
         .state = u->state, .pred = fh_device_mlp_output(&u->curiosity), .target = u->cur_target,
         .rows = rows, .minibatches_per_epoch = p->minibatches_per_epoch, .dpred = u->cur_dpred};
-    if ((st = launch(u, K_MSE_LOSS, 1, (unsigned)p->mse_threads, &l, err)) != FH_OK)
+    if ((st = fh_update_engine_launch(&u->eng, K_MSE_LOSS, 1, (unsigned)p->mse_threads, &l,
+                                      err)) != FH_OK)
         return st;
     if ((st = fh_device_mlp_backward(&u->blas, NULL, &u->curiosity, u->cur_dpred, rows,
                                      err)) != FH_OK)
@@ -204,46 +190,23 @@ static fh_status curiosity_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
     return optimizer_step(u, 1, err);
 }
 
-static fh_status enqueue_steps(fh_gpu_ppo_update *u, int curiosity, int steps, int rows,
-                               fh_error *err)
+/* The steps as the engine captures them (ctx: the update). */
+static fh_status ppo_step_fn(void *u, int rows, fh_error *err)
 {
-    for (int s = 0; s < steps; s++) {
-        fh_status st = curiosity ? curiosity_step(u, rows, err) : ppo_step(u, rows, err);
-        if (st != FH_OK)
-            return st;
-    }
-    return FH_OK;
+    return ppo_step(u, rows, err);
 }
 
-/* `steps` steps of `rows` rows captured into *exec. */
-static fh_status capture(fh_gpu_ppo_update *u, int curiosity, int steps, int rows,
-                         cudaGraphExec_t *exec, fh_error *err)
+static fh_status curiosity_step_fn(void *u, int rows, fh_error *err)
 {
-    cudaGraph_t graph = NULL;
-    CUDA_CHECK(cudaStreamBeginCapture(u->stream, cudaStreamCaptureModeThreadLocal), err);
-    fh_status st = enqueue_steps(u, curiosity, steps, rows, err);
-    cudaError_t end = cudaStreamEndCapture(u->stream, &graph);
-    if (st != FH_OK) {
-        if (graph)
-            cudaGraphDestroy(graph);
-        return st;
-    }
-    CUDA_CHECK(end, err);
-    CUDA_CHECK(cudaGraphInstantiate(exec, graph, 0), err);
-    cudaGraphDestroy(graph);
-    return FH_OK;
-fail:
-    if (graph)
-        cudaGraphDestroy(graph);
-    return err->status;
+    return curiosity_step(u, rows, err);
 }
 
-static void drop_graphs(fh_gpu_ppo_update *u)
+/* `steps` steps of `rows` rows of one phase captured into graph slot `slot`. */
+static fh_status capture(fh_gpu_ppo_update *u, int curiosity, int steps, int rows, int slot,
+                         fh_error *err)
 {
-    for (int i = 0; i < 4; i++)
-        if (u->graphs[i])
-            cudaGraphExecDestroy(u->graphs[i]);
-    memset(u->graphs, 0, sizeof u->graphs);
+    return fh_update_engine_capture(&u->eng, slot, curiosity ? curiosity_step_fn : ppo_step_fn,
+                                    u, steps, rows, err);
 }
 
 static int same_batch(const fh_device_batch *a, const fh_device_batch *b)
@@ -258,25 +221,25 @@ static int same_batch(const fh_device_batch *a, const fh_device_batch *b)
 static fh_status bind_batch(fh_gpu_ppo_update *u, const fh_device_batch *b,
                             const float *features, fh_error *err)
 {
-    if (u->graphs[G_PPO_FULL] && same_batch(&u->bound, b) &&
+    if (u->eng.graphs[G_PPO_FULL] && same_batch(&u->bound, b) &&
         u->bound_features == features)
         return FH_OK;
-    drop_graphs(u);
+    fh_update_engine_drop_graphs(&u->eng);
     u->bound = *b;
     u->bound_features = features;
     const fh_update_plan *p = &u->plan;
     int M = p->problem.minibatch;
     fh_status st = FH_OK;
     if (p->full_steps > 0)
-        st = capture(u, 0, p->graph_steps, M, &u->graphs[G_PPO_FULL], err);
+        st = capture(u, 0, p->graph_steps, M, G_PPO_FULL, err);
     if (st == FH_OK && p->tail_rows)
-        st = capture(u, 0, 1, p->tail_rows, &u->graphs[G_PPO_TAIL], err);
+        st = capture(u, 0, 1, p->tail_rows, G_PPO_TAIL, err);
     if (st == FH_OK && p->problem.curiosity_epochs > 0 && p->full_steps > 0)
-        st = capture(u, 1, p->graph_steps, M, &u->graphs[G_CUR_FULL], err);
+        st = capture(u, 1, p->graph_steps, M, G_CUR_FULL, err);
     if (st == FH_OK && p->problem.curiosity_epochs > 0 && p->tail_rows)
-        st = capture(u, 1, 1, p->tail_rows, &u->graphs[G_CUR_TAIL], err);
+        st = capture(u, 1, 1, p->tail_rows, G_CUR_TAIL, err);
     if (st != FH_OK)
-        drop_graphs(u);
+        fh_update_engine_drop_graphs(&u->eng);
     return st;
 }
 
@@ -286,9 +249,7 @@ void fh_gpu_ppo_update_destroy(fh_gpu_ppo_update *u)
 {
     if (!u)
         return;
-    if (u->stream)
-        cudaStreamSynchronize(u->stream);
-    drop_graphs(u);
+    fh_update_engine_stop(&u->eng);
     fh_device_mlp_free(&u->actor);
     fh_device_mlp_free(&u->critic);
     fh_device_mlp_free(&u->curiosity);
@@ -314,13 +275,7 @@ void fh_gpu_ppo_update_destroy(fh_gpu_ppo_update *u)
     cudaFreeHost(u->h_keys);
     cudaFreeHost(u->h_summary);
     cudaFreeHost(u->h_sums);
-    if (u->ev_begin)
-        cudaEventDestroy(u->ev_begin);
-    if (u->ev_end)
-        cudaEventDestroy(u->ev_end);
-    if (u->stream)
-        cudaStreamDestroy(u->stream);
-    fh_cuda_module_free(&u->module);
+    fh_update_engine_free(&u->eng);
     free(u);
 }
 
@@ -340,23 +295,16 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
     if (st != FH_OK)
         goto fail_status;
     const fh_update_plan *p = &u->plan;
-    CUDA_CHECK(cudaSetDevice(dev->device_index), err);
-    if ((st = fh_cuda_module_load(&u->module, dev, UPDATE_KERNEL_FILE, p->options,
-                                  p->n_options, err)) != FH_OK)
+    if ((st = fh_update_engine_init(&u->eng, dev, UPDATE_KERNEL_FILE, p->options, p->n_options,
+                                    kernel_names, K_COUNT, err)) != FH_OK)
         goto fail_status;
-    for (int i = 0; i < K_COUNT; i++)
-        if ((st = fh_cuda_module_kernel(&u->module, kernel_names[i], &u->k[i], err)) != FH_OK)
-            goto fail_status;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&u->stream, cudaStreamNonBlocking), err);
-    CUDA_CHECK(cudaEventCreate(&u->ev_begin), err);
-    CUDA_CHECK(cudaEventCreate(&u->ev_end), err);
     for (int i = 0; i < 2; i++)
         CUDA_CHECK(cudaStreamCreateWithFlags(&u->side[i], cudaStreamNonBlocking), err);
     cudaEvent_t *evs[] = {&u->ev_fork, &u->ev_actor_fwd, &u->ev_loss, &u->ev_actor_bwd};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         CUDA_CHECK(cudaEventCreateWithFlags(evs[i], cudaEventDisableTiming), err);
-    cudaKernel_t bg = u->k[K_BIAS_GRAD], ba = u->k[K_BIAS_ACT];
-    if ((st = fh_update_blas_init(&u->blas, u->stream, tf32, bg, ba, err)) != FH_OK ||
+    cudaKernel_t bg = u->eng.k[K_BIAS_GRAD], ba = u->eng.k[K_BIAS_ACT];
+    if ((st = fh_update_blas_init(&u->blas, u->eng.stream, tf32, bg, ba, err)) != FH_OK ||
         (st = fh_update_blas_init(&u->blas_actor, u->side[0], tf32, bg, ba, err)) != FH_OK ||
         (st = fh_update_blas_init(&u->blas_dw, u->side[1], tf32, bg, ba, err)) != FH_OK)
         goto fail_status;
@@ -416,7 +364,7 @@ const fh_update_plan *fh_gpu_ppo_update_plan(const fh_gpu_ppo_update *u)
 
 float fh_gpu_ppo_update_last_ms(const fh_gpu_ppo_update *u)
 {
-    return u->last_ms;
+    return u->eng.last_ms;
 }
 
 fh_gpu_weights fh_gpu_ppo_update_weights(const fh_gpu_ppo_update *u)
@@ -426,25 +374,6 @@ fh_gpu_weights fh_gpu_ppo_update_weights(const fh_gpu_ppo_update *u)
 }
 
 /* ---- host <-> device ---- */
-
-/* params, m and v of one network at `base` (a phase buffer of n floats a region). */
-static fh_status copy_net(float *base, long long n, long long offset, fh_mlp *m, int upload,
-                          cudaStream_t stream, fh_error *err)
-{
-    float *host[3] = {m->params, m->adam_m, m->adam_v};
-    const int region[3] = {0, 2, 3};
-    size_t bytes = m->n_params * sizeof(float);
-    for (int k = 0; k < 3; k++) {
-        float *dev = base + region[k] * n + offset;
-        if (upload)
-            CUDA_CHECK(cudaMemcpyAsync(dev, host[k], bytes, cudaMemcpyHostToDevice, stream), err);
-        else
-            CUDA_CHECK(cudaMemcpyAsync(host[k], dev, bytes, cudaMemcpyDeviceToHost, stream), err);
-    }
-    return FH_OK;
-fail:
-    return err->status;
-}
 
 static fh_status check_sizes(const fh_mlp *actor, const fh_mlp *critic,
                              const fh_mlp *curiosity, fh_error *err)
@@ -467,12 +396,14 @@ fh_status fh_gpu_ppo_update_upload(fh_gpu_ppo_update *u, const fh_mlp *actor,
     if (st != FH_OK)
         return st;
     long long P = u->plan.ppo_params, C = u->plan.curiosity_params;
-    if ((st = copy_net(u->ppo_mem, P, 0, (fh_mlp *)actor, 1, u->stream, err)) != FH_OK ||
-        (st = copy_net(u->ppo_mem, P, FH_ACTOR_N_PARAMS, (fh_mlp *)critic, 1, u->stream,
-                       err)) != FH_OK ||
-        (st = copy_net(u->cur_mem, C, 0, (fh_mlp *)curiosity, 1, u->stream, err)) != FH_OK)
+    fh_update_engine *e = &u->eng;
+    if ((st = fh_update_engine_copy_net(e, u->ppo_mem, P, 0, (fh_mlp *)actor, 1, err)) != FH_OK ||
+        (st = fh_update_engine_copy_net(e, u->ppo_mem, P, FH_ACTOR_N_PARAMS, (fh_mlp *)critic, 1,
+                                        err)) != FH_OK ||
+        (st = fh_update_engine_copy_net(e, u->cur_mem, C, 0, (fh_mlp *)curiosity, 1,
+                                        err)) != FH_OK)
         return st;
-    CUDA_CHECK(cudaStreamSynchronize(u->stream), err);
+    CUDA_CHECK(cudaStreamSynchronize(e->stream), err);
     u->adam_step = actor->adam_step;
     u->curiosity_adam_step = curiosity->adam_step;
     return FH_OK;
@@ -487,11 +418,13 @@ fh_status fh_gpu_ppo_update_download(fh_gpu_ppo_update *u, fh_mlp *actor, fh_mlp
     if (st != FH_OK)
         return st;
     long long P = u->plan.ppo_params, C = u->plan.curiosity_params;
-    if ((st = copy_net(u->ppo_mem, P, 0, actor, 0, u->stream, err)) != FH_OK ||
-        (st = copy_net(u->ppo_mem, P, FH_ACTOR_N_PARAMS, critic, 0, u->stream, err)) != FH_OK ||
-        (st = copy_net(u->cur_mem, C, 0, curiosity, 0, u->stream, err)) != FH_OK)
+    fh_update_engine *e = &u->eng;
+    if ((st = fh_update_engine_copy_net(e, u->ppo_mem, P, 0, actor, 0, err)) != FH_OK ||
+        (st = fh_update_engine_copy_net(e, u->ppo_mem, P, FH_ACTOR_N_PARAMS, critic, 0,
+                                        err)) != FH_OK ||
+        (st = fh_update_engine_copy_net(e, u->cur_mem, C, 0, curiosity, 0, err)) != FH_OK)
         return st;
-    CUDA_CHECK(cudaStreamSynchronize(u->stream), err);
+    CUDA_CHECK(cudaStreamSynchronize(e->stream), err);
     actor->adam_step = critic->adam_step = u->adam_step;
     curiosity->adam_step = u->curiosity_adam_step;
     for (int k = 0; k < 3 && st == FH_OK; k++)
@@ -505,14 +438,15 @@ fh_status fh_gpu_ppo_update_download_grads(fh_gpu_ppo_update *u, float *actor, f
                                            float *curiosity, fh_error *err)
 {
     long long P = u->plan.ppo_params, C = u->plan.curiosity_params;
+    cudaStream_t stream = u->eng.stream;
     CUDA_CHECK(cudaMemcpyAsync(actor, u->ppo_mem + P, FH_ACTOR_N_PARAMS * sizeof(float),
-                               cudaMemcpyDeviceToHost, u->stream), err);
+                               cudaMemcpyDeviceToHost, stream), err);
     CUDA_CHECK(cudaMemcpyAsync(critic, u->ppo_mem + P + FH_ACTOR_N_PARAMS,
                                FH_CRITIC_N_PARAMS * sizeof(float), cudaMemcpyDeviceToHost,
-                               u->stream), err);
+                               stream), err);
     CUDA_CHECK(cudaMemcpyAsync(curiosity, u->cur_mem + C, C * sizeof(float),
-                               cudaMemcpyDeviceToHost, u->stream), err);
-    CUDA_CHECK(cudaStreamSynchronize(u->stream), err);
+                               cudaMemcpyDeviceToHost, stream), err);
+    CUDA_CHECK(cudaStreamSynchronize(stream), err);
     return FH_OK;
 fail:
     return err->status;
@@ -549,18 +483,12 @@ static fh_status launch_epochs(fh_gpu_ppo_update *u, int max_steps, fh_error *er
     }
     for (int phase = 0; phase < 2; phase++) {
         int epochs = phase == 0 ? p->problem.epochs : p->problem.curiosity_epochs;
-        cudaGraphExec_t full = u->graphs[phase == 0 ? G_PPO_FULL : G_CUR_FULL];
-        cudaGraphExec_t tail = u->graphs[phase == 0 ? G_PPO_TAIL : G_CUR_TAIL];
-        for (int e = 0; e < epochs; e++) {
-            for (int g = 0; g < p->graph_launches && full; g++)
-                CUDA_CHECK(cudaGraphLaunch(full, u->stream), err);
-            if (tail)
-                CUDA_CHECK(cudaGraphLaunch(tail, u->stream), err);
-        }
+        int full = phase == 0 ? G_PPO_FULL : G_CUR_FULL;
+        int tail = phase == 0 ? G_PPO_TAIL : G_CUR_TAIL;
+        for (int e = 0; e < epochs && st == FH_OK; e++)
+            st = fh_update_engine_replay_epoch(&u->eng, full, p->graph_launches, tail, err);
     }
-    return FH_OK;
-fail:
-    return err->status;
+    return st;
 }
 
 fh_status fh_gpu_ppo_update_run(fh_gpu_ppo_update *u, fh_ppo_stats *stats,
@@ -593,23 +521,19 @@ fh_status fh_gpu_ppo_update_run(fh_gpu_ppo_update *u, fh_ppo_stats *stats,
     s->curiosity_epochs = cur_epochs;
     if (max_steps > 0)
         s->curiosity_epochs = 0;
-    CUDA_CHECK(cudaEventRecord(u->ev_begin, u->stream), err);
-    CUDA_CHECK(cudaMemcpyAsync(u->state, s, sizeof *s, cudaMemcpyHostToDevice, u->stream), err);
-    CUDA_CHECK(cudaMemcpyAsync(u->keys, u->h_keys, (size_t)(epochs + cur_epochs) *
-                               sizeof(unsigned long long), cudaMemcpyHostToDevice, u->stream), err);
-    if ((st = launch_epochs(u, max_steps, err)) != FH_OK)
+    if ((st = fh_update_engine_begin(&u->eng, u->state, s, sizeof *s, u->keys, u->h_keys,
+                                     (size_t)(epochs + cur_epochs) * sizeof(unsigned long long),
+                                     err)) != FH_OK ||
+        (st = launch_epochs(u, max_steps, err)) != FH_OK)
         return st;
     fh_explained_variance_args ev = {.values = b->values, .returns = b->returns, .n = b->n,
                                      .summary = u->summary};
     fh_update_summary_args sa = {.state = u->state, .records = u->records, .summary = u->summary};
-    if ((st = launch(u, K_EXPLAINED_VARIANCE, 1, 1024, &ev, err)) != FH_OK ||
-        (st = launch(u, K_SUMMARY, 1, 32, &sa, err)) != FH_OK)
+    if ((st = fh_update_engine_launch(&u->eng, K_EXPLAINED_VARIANCE, 1, 1024, &ev, err)) != FH_OK ||
+        (st = fh_update_engine_launch(&u->eng, K_SUMMARY, 1, 32, &sa, err)) != FH_OK ||
+        (st = fh_update_engine_end(&u->eng, u->h_summary, u->summary, sizeof *u->summary,
+                                   err)) != FH_OK)
         return st;
-    CUDA_CHECK(cudaMemcpyAsync(u->h_summary, u->summary, sizeof *u->summary,
-                               cudaMemcpyDeviceToHost, u->stream), err);
-    CUDA_CHECK(cudaEventRecord(u->ev_end, u->stream), err);
-    CUDA_CHECK(cudaStreamSynchronize(u->stream), err);
-    CUDA_CHECK(cudaEventElapsedTime(&u->last_ms, u->ev_begin, u->ev_end), err);
     const fh_update_summary *sum = u->h_summary;
     if (trace) {
         trace->epochs = sum->epochs_run;
@@ -735,13 +659,13 @@ fh_status fh_gpu_ppo_update_iteration_sums(fh_gpu_ppo_update *u, const float *re
         .episode_length = u->episode_length, .totals = u->totals, .int_totals = u->int_totals,
         .partials = u->metric_partials, .counter = u->metric_counter, .out = u->sums};
     unsigned grid = (unsigned)((u->n_episodes + METRICS_THREADS - 1) / METRICS_THREADS);
-    CUDA_CHECK(cudaMemsetAsync(u->sums, 0, sizeof *u->sums, u->stream), err);
-    fh_status st = launch(u, K_METRICS, grid, METRICS_THREADS, &a, err);
+    CUDA_CHECK(cudaMemsetAsync(u->sums, 0, sizeof *u->sums, u->eng.stream), err);
+    fh_status st = fh_update_engine_launch(&u->eng, K_METRICS, grid, METRICS_THREADS, &a, err);
     if (st != FH_OK)
         return st;
     CUDA_CHECK(cudaMemcpyAsync(u->h_sums, u->sums, sizeof *u->sums, cudaMemcpyDeviceToHost,
-                               u->stream), err);
-    CUDA_CHECK(cudaStreamSynchronize(u->stream), err);
+                               u->eng.stream), err);
+    CUDA_CHECK(cudaStreamSynchronize(u->eng.stream), err);
     *out = *u->h_sums;
     return FH_OK;
 fail:

@@ -4,7 +4,8 @@
  * of them captured into a CUDA graph and replayed; the step's position, the Adam step
  * and DQN's sampling position live on the device (q_update_args.h), so every replay of
  * a graph is the same graph. The host's part of a run is a few small copies: the state
- * and the epoch keys up, the summary back. */
+ * and the epoch keys up, the summary back. The module, the stream, the checked launches,
+ * the graphs and the optimiser's step are gpu_update_engine.h's, as the PPO update's. */
 #include "cuda/gpu_q_update.h"
 
 #include <math.h>
@@ -12,7 +13,7 @@
 #include <string.h>
 
 #include "cuda/cuda_check.h"
-#include "cuda/cuda_module.h"
+#include "cuda/gpu_update_engine.h"
 #include "cuda/update_layers.h"
 #include "env/common_device_functions.cuh"
 #include "env/minibatch_order.cuh"
@@ -44,8 +45,10 @@ static const char *const kernel_names[] = FH_Q_UPDATE_ENTRIES;
 _Static_assert(sizeof kernel_names / sizeof kernel_names[0] == K_COUNT,
                "FH_Q_UPDATE_ENTRIES names every kernel_id, in order");
 
-enum { G_FULL, G_TAIL, G_COUNT }; /* PQN: graph_steps full steps, one tail step;
-                                     DQN: DQN_GRAPH_STEPS steps, one step */
+enum { G_FULL, G_TAIL, G_COUNT }; /* eng's graph slots. PQN: graph_steps full steps, one
+                                     tail step; DQN: DQN_GRAPH_STEPS steps, one step */
+_Static_assert(G_COUNT <= FH_UPDATE_ENGINE_MAX_GRAPHS && K_COUNT <= FH_UPDATE_ENGINE_MAX_KERNELS,
+               "the engine holds every graph and kernel");
 
 /* The settings baked into captured graphs: a run with others captures again. */
 typedef struct {
@@ -65,10 +68,8 @@ struct fh_gpu_q_update {
     int minibatches_per_epoch, full_steps, tail_rows, graph_steps;
     long long P;               /* the Q-network's params */
     int adam_grid;
-    fh_cuda_module module;
-    cudaKernel_t k[K_COUNT];
-    cudaStream_t stream, side;
-    cudaEvent_t ev_begin, ev_end;
+    fh_update_engine eng;      /* the module, its kernels, the main stream, the graphs */
+    cudaStream_t side;
     fh_update_blas blas, blas_dw;
     float *mem;                /* (4, P): params | grads | m | v */
     float *target;             /* (P) DQN's target network */
@@ -89,14 +90,12 @@ struct fh_gpu_q_update {
     double *records;
     long long records_rows;    /* capacity */
     fh_q_summary *summary, *h_summary;
-    /* graphs for one binding (batch pointers and baked settings) */
-    cudaGraphExec_t graphs[G_COUNT];
+    /* the binding of eng's graphs (batch pointers and baked settings) */
     const float *bound_states;
     const int *bound_actions;
     baked_config baked;
     int64_t adam_step;
     long long grad_steps;
-    float last_ms;
 };
 
 static long long ceil_div(long long a, long long b)
@@ -104,22 +103,11 @@ static long long ceil_div(long long a, long long b)
     return (a + b - 1) / b;
 }
 
-static fh_status launch(fh_gpu_q_update *u, kernel_id id, long long grid, unsigned block,
-                        void *args, fh_error *err)
-{
-    void *params[] = {args};
-    dim3 g = {(unsigned)grid, 1, 1}, b = {block, 1, 1};
-    CUDA_CHECK(cudaLaunchKernel((const void *)u->k[id], g, b, params, 0, u->stream), err);
-    CUDA_CHECK(cudaGetLastError(), err);
-    return FH_OK;
-fail:
-    return err->status;
-}
-
 static fh_status launch_rows(fh_gpu_q_update *u, kernel_id id, long long rows, void *args,
                              fh_error *err)
 {
-    return launch(u, id, ceil_div(rows, FH_Q_ROWS_PER_BLOCK), ROW_THREADS, args, err);
+    return fh_update_engine_launch(&u->eng, id, (unsigned)ceil_div(rows, FH_Q_ROWS_PER_BLOCK),
+                                   ROW_THREADS, args, err);
 }
 
 /* ---- one step ---- */
@@ -127,19 +115,15 @@ static fh_status launch_rows(fh_gpu_q_update *u, kernel_id id, long long rows, v
 /* grad_sumsq_kernel then adam_kernel over the Q-network's buffer. */
 static fh_status optimizer_step(fh_gpu_q_update *u, fh_error *err)
 {
-    const long long P = u->P;
-    fh_grad_sumsq_args s = {.grads = u->mem + P, .n = P, .partials = u->partials};
-    fh_status st = launch(u, K_SUMSQ, SUMSQ_BLOCKS, REDUCE_THREADS, &s, err);
-    if (st != FH_OK)
-        return st;
-    fh_adam_args a = {
-        .state = &u->state->base, .curiosity = 0, .params = u->mem, .grads = u->mem + P,
-        .adam_m = u->mem + 2 * P, .adam_v = u->mem + 3 * P, .n = P, .partials = u->partials,
-        .n_partials = SUMSQ_BLOCKS,
+    fh_update_optimizer o = {
+        .sumsq_kernel = K_SUMSQ, .adam_kernel = K_ADAM, .mem = u->mem, .n = u->P,
+        .partials = u->partials, .sumsq_blocks = SUMSQ_BLOCKS, .reduce_threads = REDUCE_THREADS,
+        .adam_grid = u->adam_grid, .adam_threads = ADAM_THREADS, .state = &u->state->base,
+        .curiosity = 0,
         .max_norm = u->baked.max_grad_norm > 0 ? u->baked.max_grad_norm : INFINITY,
         .beta1 = u->baked.beta1, .beta2 = u->baked.beta2, .eps = u->baked.eps,
         .records = u->records};
-    return launch(u, K_ADAM, u->adam_grid, ADAM_THREADS, &a, err);
+    return fh_update_engine_optimizer_step(&u->eng, &o, err);
 }
 
 /* The online network's forward on the minibatch, the loss, the backward, Adam. */
@@ -199,50 +183,23 @@ static fh_status dqn_step(fh_gpu_q_update *u, fh_error *err)
         return st;
     fh_q_target_args t = {.state = u->state, .params = u->mem, .target = u->target, .n = u->P,
                           .every = u->cfg.target_update_every, .tau = (float)u->cfg.tau};
-    return launch(u, K_TARGET, ceil_div(u->P, ELEMENT_THREADS), ELEMENT_THREADS, &t, err);
+    return fh_update_engine_launch(&u->eng, K_TARGET, (unsigned)ceil_div(u->P, ELEMENT_THREADS),
+                                   ELEMENT_THREADS, &t, err);
 }
 
-static fh_status enqueue_steps(fh_gpu_q_update *u, int steps, int rows, fh_error *err)
+/* One step as the engine captures it (ctx: the update). */
+static fh_status q_step(void *ctx, int rows, fh_error *err)
 {
-    for (int s = 0; s < steps; s++) {
-        fh_status st = u->pqn ? pqn_step(u, rows, err) : dqn_step(u, err);
-        if (st != FH_OK)
-            return st;
-    }
-    return FH_OK;
+    fh_gpu_q_update *u = ctx;
+    return u->pqn ? pqn_step(u, rows, err) : dqn_step(u, err);
 }
 
 /* ---- graphs ---- */
 
-/* `steps` steps of `rows` rows captured into *exec. */
-static fh_status capture(fh_gpu_q_update *u, int steps, int rows, cudaGraphExec_t *exec,
-                         fh_error *err)
+/* `steps` steps of `rows` rows captured into graph slot `slot`. */
+static fh_status capture(fh_gpu_q_update *u, int steps, int rows, int slot, fh_error *err)
 {
-    cudaGraph_t graph = NULL;
-    CUDA_CHECK(cudaStreamBeginCapture(u->stream, cudaStreamCaptureModeThreadLocal), err);
-    fh_status st = enqueue_steps(u, steps, rows, err);
-    cudaError_t end = cudaStreamEndCapture(u->stream, &graph);
-    if (st != FH_OK) {
-        if (graph)
-            cudaGraphDestroy(graph);
-        return st;
-    }
-    CUDA_CHECK(end, err);
-    CUDA_CHECK(cudaGraphInstantiate(exec, graph, 0), err);
-    cudaGraphDestroy(graph);
-    return FH_OK;
-fail:
-    if (graph)
-        cudaGraphDestroy(graph);
-    return err->status;
-}
-
-static void drop_graphs(fh_gpu_q_update *u)
-{
-    for (int i = 0; i < G_COUNT; i++)
-        if (u->graphs[i])
-            cudaGraphExecDestroy(u->graphs[i]);
-    memset(u->graphs, 0, sizeof u->graphs);
+    return fh_update_engine_capture(&u->eng, slot, q_step, u, steps, rows, err);
 }
 
 static baked_config baked_of(const fh_q_update_config *qc)
@@ -265,26 +222,26 @@ static fh_status bind(fh_gpu_q_update *u, const fh_dqn_device_batch *b,
     baked_config k = baked_of(qc);
     const float *states = b ? b->states : NULL;
     const int *actions = b ? b->actions : NULL;
-    if (u->graphs[G_FULL] && same_baked(&u->baked, &k) && u->bound_states == states &&
+    if (u->eng.graphs[G_FULL] && same_baked(&u->baked, &k) && u->bound_states == states &&
         u->bound_actions == actions)
         return FH_OK;
-    drop_graphs(u);
+    fh_update_engine_drop_graphs(&u->eng);
     u->baked = k;
     u->bound_states = states;
     u->bound_actions = actions;
     fh_status st = FH_OK;
     if (u->pqn) {
         if (u->full_steps > 0)
-            st = capture(u, u->graph_steps, u->minibatch, &u->graphs[G_FULL], err);
+            st = capture(u, u->graph_steps, u->minibatch, G_FULL, err);
         if (st == FH_OK && u->tail_rows)
-            st = capture(u, 1, u->tail_rows, &u->graphs[G_TAIL], err);
+            st = capture(u, 1, u->tail_rows, G_TAIL, err);
     } else {
-        st = capture(u, DQN_GRAPH_STEPS, u->minibatch, &u->graphs[G_FULL], err);
+        st = capture(u, DQN_GRAPH_STEPS, u->minibatch, G_FULL, err);
         if (st == FH_OK)
-            st = capture(u, 1, u->minibatch, &u->graphs[G_TAIL], err);
+            st = capture(u, 1, u->minibatch, G_TAIL, err);
     }
     if (st != FH_OK)
-        drop_graphs(u);
+        fh_update_engine_drop_graphs(&u->eng);
     return st;
 }
 
@@ -294,9 +251,7 @@ void fh_gpu_q_update_destroy(fh_gpu_q_update *u)
 {
     if (!u)
         return;
-    if (u->stream)
-        cudaStreamSynchronize(u->stream);
-    drop_graphs(u);
+    fh_update_engine_stop(&u->eng);
     fh_device_mlp_free(&u->train);
     fh_device_mlp_free(&u->eval);
     fh_device_mlp_free(&u->teval);
@@ -312,15 +267,9 @@ void fh_gpu_q_update_destroy(fh_gpu_q_update *u)
     cudaFreeHost(u->h_state);
     cudaFreeHost(u->h_keys);
     cudaFreeHost(u->h_summary);
-    cudaEvent_t evs[] = {u->ev_begin, u->ev_end};
-    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
-        if (evs[i])
-            cudaEventDestroy(evs[i]);
     if (u->side)
         cudaStreamDestroy(u->side);
-    if (u->stream)
-        cudaStreamDestroy(u->stream);
-    fh_cuda_module_free(&u->module);
+    fh_update_engine_free(&u->eng);
     free(u);
 }
 
@@ -329,7 +278,7 @@ static fh_status reserve_records(fh_gpu_q_update *u, long long rows, fh_error *e
 {
     if (rows <= u->records_rows)
         return FH_OK;
-    drop_graphs(u);
+    fh_update_engine_drop_graphs(&u->eng);
     cudaFree(u->records);
     u->records = NULL;
     u->records_rows = 0;
@@ -395,25 +344,20 @@ fh_status fh_gpu_q_update_create(fh_gpu_q_update **out, const fh_device_info *de
     const int tf32 = strcmp(cfg->precision, "tf32") == 0;
     const long long P = u->P;
     const size_t M = (size_t)u->minibatch, n = (size_t)u->batch;
-    CUDA_CHECK(cudaSetDevice(dev->device_index), err);
     const char *const options[] = FH_Q_UPDATE_OPTIONS;
-    if ((st = fh_cuda_module_load(&u->module, dev, Q_KERNEL_FILE, options,
-                                  (int)(sizeof options / sizeof options[0]), err)) != FH_OK)
+    if ((st = fh_update_engine_init(&u->eng, dev, Q_KERNEL_FILE, options,
+                                    (int)(sizeof options / sizeof options[0]), kernel_names,
+                                    K_COUNT, err)) != FH_OK)
         goto fail_status;
-    for (int i = 0; i < K_COUNT; i++)
-        if ((st = fh_cuda_module_kernel(&u->module, kernel_names[i], &u->k[i], err)) != FH_OK)
-            goto fail_status;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&u->stream, cudaStreamNonBlocking), err);
     CUDA_CHECK(cudaStreamCreateWithFlags(&u->side, cudaStreamNonBlocking), err);
-    CUDA_CHECK(cudaEventCreate(&u->ev_begin), err);
-    CUDA_CHECK(cudaEventCreate(&u->ev_end), err);
-    if ((st = fh_update_blas_init(&u->blas, u->stream, tf32, u->k[K_BIAS_GRAD], u->k[K_BIAS_ACT],
+    const cudaKernel_t *k = u->eng.k;
+    if ((st = fh_update_blas_init(&u->blas, u->eng.stream, tf32, k[K_BIAS_GRAD], k[K_BIAS_ACT],
                                   err)) != FH_OK ||
-        (st = fh_update_blas_init(&u->blas_dw, u->side, tf32, u->k[K_BIAS_GRAD],
-                                  u->k[K_BIAS_ACT], err)) != FH_OK)
+        (st = fh_update_blas_init(&u->blas_dw, u->side, tf32, k[K_BIAS_GRAD], k[K_BIAS_ACT],
+                                  err)) != FH_OK)
         goto fail_status;
-    fh_update_blas_set_hidden(&u->blas, u->k[K_HIDDEN_FWD], u->k[K_HIDDEN_BWD]);
-    fh_update_blas_set_hidden(&u->blas_dw, u->k[K_HIDDEN_FWD], u->k[K_HIDDEN_BWD]);
+    fh_update_blas_set_hidden(&u->blas, k[K_HIDDEN_FWD], k[K_HIDDEN_BWD]);
+    fh_update_blas_set_hidden(&u->blas_dw, k[K_HIDDEN_FWD], k[K_HIDDEN_BWD]);
 
     CUDA_CHECK(cudaMalloc((void **)&u->mem, 4 * (size_t)P * sizeof(float)), err);
     CUDA_CHECK(cudaMemset(u->mem, 0, 4 * (size_t)P * sizeof(float)), err);
@@ -506,7 +450,7 @@ fh_status fh_gpu_q_update_upload_ring(fh_gpu_q_update *u, const fh_replay *in, f
 
 float fh_gpu_q_update_last_ms(const fh_gpu_q_update *u)
 {
-    return u->last_ms;
+    return u->eng.last_ms;
 }
 
 /* ---- host <-> device ---- */
@@ -521,57 +465,51 @@ static fh_status check_net(const fh_gpu_q_update *u, const fh_mlp *m, const char
     return FH_OK;
 }
 
-fh_status fh_gpu_q_update_upload(fh_gpu_q_update *u, const fh_mlp *q, const fh_mlp *target,
-                                 fh_error *err)
+/* The Q-network's params, m and v, and DQN's target's params, up (target NULL: a copy of
+ * q) or back (target NULL: not downloaded), then a wait. */
+static fh_status copy_nets(fh_gpu_q_update *u, fh_mlp *q, fh_mlp *target, int upload,
+                           fh_error *err)
 {
     fh_status st = check_net(u, q, "Q-network", err);
     if (st == FH_OK && target && !u->pqn)
         st = check_net(u, target, "target network", err);
+    if (st == FH_OK)
+        st = fh_update_engine_copy_net(&u->eng, u->mem, u->P, 0, q, upload, err);
     if (st != FH_OK)
         return st;
-    const long long P = u->P;
-    const size_t bytes = (size_t)P * sizeof(float);
-    const float *host[3] = {q->params, q->adam_m, q->adam_v};
-    const int region[3] = {0, 2, 3};
-    for (int k = 0; k < 3; k++)
-        CUDA_CHECK(cudaMemcpyAsync(u->mem + region[k] * P, host[k], bytes, cudaMemcpyHostToDevice,
-                                   u->stream), err);
-    if (!u->pqn)
+    const size_t bytes = (size_t)u->P * sizeof(float);
+    if (upload && !u->pqn)
         CUDA_CHECK(cudaMemcpyAsync(u->target, target ? target->params : q->params, bytes,
-                                   cudaMemcpyHostToDevice, u->stream), err);
-    CUDA_CHECK(cudaStreamSynchronize(u->stream), err);
-    u->adam_step = q->adam_step;
+                                   cudaMemcpyHostToDevice, u->eng.stream), err);
+    if (!upload && target && !u->pqn)
+        CUDA_CHECK(cudaMemcpyAsync(target->params, u->target, bytes, cudaMemcpyDeviceToHost,
+                                   u->eng.stream), err);
+    CUDA_CHECK(cudaStreamSynchronize(u->eng.stream), err);
     return FH_OK;
 fail:
     return err->status;
 }
 
+fh_status fh_gpu_q_update_upload(fh_gpu_q_update *u, const fh_mlp *q, const fh_mlp *target,
+                                 fh_error *err)
+{
+    fh_status st = copy_nets(u, (fh_mlp *)q, (fh_mlp *)target, 1, err);
+    if (st == FH_OK)
+        u->adam_step = q->adam_step;
+    return st;
+}
+
 fh_status fh_gpu_q_update_download(fh_gpu_q_update *u, fh_mlp *q, fh_mlp *target,
                                    fh_error *err)
 {
-    fh_status st = check_net(u, q, "Q-network", err);
-    if (st == FH_OK && target && !u->pqn)
-        st = check_net(u, target, "target network", err);
+    fh_status st = copy_nets(u, q, target, 0, err);
     if (st != FH_OK)
         return st;
-    const long long P = u->P;
-    const size_t bytes = (size_t)P * sizeof(float);
-    float *host[3] = {q->params, q->adam_m, q->adam_v};
-    const int region[3] = {0, 2, 3};
-    for (int k = 0; k < 3; k++)
-        CUDA_CHECK(cudaMemcpyAsync(host[k], u->mem + region[k] * P, bytes, cudaMemcpyDeviceToHost,
-                                   u->stream), err);
-    if (target && !u->pqn)
-        CUDA_CHECK(cudaMemcpyAsync(target->params, u->target, bytes, cudaMemcpyDeviceToHost,
-                                   u->stream), err);
-    CUDA_CHECK(cudaStreamSynchronize(u->stream), err);
     q->adam_step = u->adam_step;
     st = fh_mlp_check_finite(q, err);
     if (st == FH_OK && target && !u->pqn)
         st = fh_mlp_check_finite(target, err);
     return st;
-fail:
-    return err->status;
 }
 
 fh_status fh_gpu_q_update_download_returns(fh_gpu_q_update *u, float *next_max,
@@ -583,11 +521,11 @@ fh_status fh_gpu_q_update_download_returns(fh_gpu_q_update *u, float *next_max,
     size_t bytes = (size_t)u->batch * sizeof(float);
     if (next_max)
         CUDA_CHECK(cudaMemcpyAsync(next_max, u->next_max, bytes, cudaMemcpyDeviceToHost,
-                                   u->stream), err);
+                                   u->eng.stream), err);
     if (returns)
-        CUDA_CHECK(cudaMemcpyAsync(returns, u->returns, bytes, cudaMemcpyDeviceToHost, u->stream),
-                   err);
-    CUDA_CHECK(cudaStreamSynchronize(u->stream), err);
+        CUDA_CHECK(cudaMemcpyAsync(returns, u->returns, bytes, cudaMemcpyDeviceToHost,
+                                   u->eng.stream), err);
+    CUDA_CHECK(cudaStreamSynchronize(u->eng.stream), err);
     return FH_OK;
 fail:
     return err->status;
@@ -596,8 +534,8 @@ fail:
 fh_status fh_gpu_q_update_download_grads(fh_gpu_q_update *u, float *grads, fh_error *err)
 {
     CUDA_CHECK(cudaMemcpyAsync(grads, u->mem + u->P, (size_t)u->P * sizeof(float),
-                               cudaMemcpyDeviceToHost, u->stream), err);
-    CUDA_CHECK(cudaStreamSynchronize(u->stream), err);
+                               cudaMemcpyDeviceToHost, u->eng.stream), err);
+    CUDA_CHECK(cudaStreamSynchronize(u->eng.stream), err);
     return FH_OK;
 fail:
     return err->status;
@@ -611,17 +549,17 @@ fh_status fh_gpu_q_update_download_minibatch(fh_gpu_q_update *u, float *states,
     _Static_assert(sizeof(int32_t) == sizeof(int), "actions and slots are int on the device");
     if (states)
         CUDA_CHECK(cudaMemcpyAsync(states, u->mb_states, M * FH_STATE_DIM * sizeof(float),
-                                   cudaMemcpyDeviceToHost, u->stream), err);
+                                   cudaMemcpyDeviceToHost, u->eng.stream), err);
     if (actions)
         CUDA_CHECK(cudaMemcpyAsync(actions, u->mb_actions, M * sizeof(int),
-                                   cudaMemcpyDeviceToHost, u->stream), err);
+                                   cudaMemcpyDeviceToHost, u->eng.stream), err);
     if (targets)
         CUDA_CHECK(cudaMemcpyAsync(targets, u->mb_targets, M * sizeof(float),
-                                   cudaMemcpyDeviceToHost, u->stream), err);
+                                   cudaMemcpyDeviceToHost, u->eng.stream), err);
     if (slots && u->mb_slots)
         CUDA_CHECK(cudaMemcpyAsync(slots, u->mb_slots, M * sizeof(int), cudaMemcpyDeviceToHost,
-                                   u->stream), err);
-    CUDA_CHECK(cudaStreamSynchronize(u->stream), err);
+                                   u->eng.stream), err);
+    CUDA_CHECK(cudaStreamSynchronize(u->eng.stream), err);
     return FH_OK;
 fail:
     return err->status;
@@ -630,7 +568,7 @@ fail:
 fh_status fh_gpu_q_update_download_records(fh_gpu_q_update *u, double *records, int max_rows,
                                            int *n_rows, fh_error *err)
 {
-    CUDA_CHECK(cudaStreamSynchronize(u->stream), err);
+    CUDA_CHECK(cudaStreamSynchronize(u->eng.stream), err);
     int n = u->h_summary->minibatches < max_rows ? u->h_summary->minibatches : max_rows;
     *n_rows = n;
     if (n > 0)
@@ -660,14 +598,11 @@ static void start_state(fh_gpu_q_update *u, const fh_q_update_config *qc)
 static fh_status finish_run(fh_gpu_q_update *u, fh_q_stats *stats, fh_error *err)
 {
     fh_q_summary_args sa = {.state = u->state, .records = u->records, .summary = u->summary};
-    fh_status st = launch(u, K_SUMMARY, 1, 32, &sa, err);
+    fh_status st = fh_update_engine_launch(&u->eng, K_SUMMARY, 1, 32, &sa, err);
+    if (st == FH_OK)
+        st = fh_update_engine_end(&u->eng, u->h_summary, u->summary, sizeof *u->summary, err);
     if (st != FH_OK)
         return st;
-    CUDA_CHECK(cudaMemcpyAsync(u->h_summary, u->summary, sizeof *u->summary,
-                               cudaMemcpyDeviceToHost, u->stream), err);
-    CUDA_CHECK(cudaEventRecord(u->ev_end, u->stream), err);
-    CUDA_CHECK(cudaStreamSynchronize(u->stream), err);
-    CUDA_CHECK(cudaEventElapsedTime(&u->last_ms, u->ev_begin, u->ev_end), err);
     const fh_q_summary *s = u->h_summary;
     u->adam_step = s->adam_step;
     u->grad_steps = s->grad_steps;
@@ -686,8 +621,6 @@ static fh_status finish_run(fh_gpu_q_update *u, fh_q_stats *stats, fh_error *err
     stats->grad_norm = s->grad_norm;
     stats->minibatches = s->minibatches;
     return FH_OK;
-fail:
-    return err->status;
 }
 
 static fh_status check_batch(const fh_gpu_q_update *u, const fh_dqn_device_batch *b,
@@ -721,7 +654,9 @@ static fh_status pqn_targets(fh_gpu_q_update *u, const fh_dqn_device_batch *b,
         .rewards = b->rewards, .terminal = b->terminal, .truncated = b->truncated,
         .next_max = u->next_max, .n_episodes = u->n_episodes, .n_steps = u->n_steps,
         .gamma = qc->gamma, .lambda = qc->lambda, .out = u->returns};
-    return launch(u, K_LAMBDA, ceil_div(u->n_episodes, SCAN_THREADS), SCAN_THREADS, &l, err);
+    return fh_update_engine_launch(&u->eng, K_LAMBDA,
+                                   (unsigned)ceil_div(u->n_episodes, SCAN_THREADS), SCAN_THREADS,
+                                   &l, err);
 }
 
 fh_status fh_gpu_pqn_update_run(fh_gpu_q_update *u, const fh_dqn_device_batch *b,
@@ -745,31 +680,24 @@ fh_status fh_gpu_pqn_update_run(fh_gpu_q_update *u, const fh_dqn_device_batch *b
     for (int e = 0; e < u->epochs; e++)
         u->h_keys[e] = fh_minibatch_key(rng);
     start_state(u, qc);
-    CUDA_CHECK(cudaEventRecord(u->ev_begin, u->stream), err);
-    CUDA_CHECK(cudaMemcpyAsync(u->state, u->h_state, sizeof *u->h_state, cudaMemcpyHostToDevice,
-                               u->stream), err);
-    CUDA_CHECK(cudaMemcpyAsync(u->keys, u->h_keys, (size_t)u->epochs * sizeof(unsigned long long),
-                               cudaMemcpyHostToDevice, u->stream), err);
-    if ((st = pqn_targets(u, b, qc, err)) != FH_OK)
+    if ((st = fh_update_engine_begin(&u->eng, u->state, u->h_state, sizeof *u->h_state, u->keys,
+                                     u->h_keys, (size_t)u->epochs * sizeof(unsigned long long),
+                                     err)) != FH_OK ||
+        (st = pqn_targets(u, b, qc, err)) != FH_OK)
         return st;
     if (max_steps > 0) { /* tests: eagerly, step by step */
         for (int s = 0; s < max_steps && st == FH_OK; s++) {
             int last = s % u->minibatches_per_epoch == u->minibatches_per_epoch - 1;
             st = pqn_step(u, last && u->tail_rows ? u->tail_rows : u->minibatch, err);
         }
-        if (st != FH_OK)
-            return st;
     } else {
-        for (int e = 0; e < u->epochs; e++) {
-            for (int g = 0; u->graphs[G_FULL] && g < u->full_steps / u->graph_steps; g++)
-                CUDA_CHECK(cudaGraphLaunch(u->graphs[G_FULL], u->stream), err);
-            if (u->graphs[G_TAIL])
-                CUDA_CHECK(cudaGraphLaunch(u->graphs[G_TAIL], u->stream), err);
-        }
+        for (int e = 0; e < u->epochs && st == FH_OK; e++)
+            st = fh_update_engine_replay_epoch(&u->eng, G_FULL, u->full_steps / u->graph_steps,
+                                               G_TAIL, err);
     }
+    if (st != FH_OK)
+        return st;
     return finish_run(u, stats, err);
-fail:
-    return err->status;
 }
 
 fh_status fh_gpu_dqn_push(fh_gpu_q_update *u, const fh_dqn_device_batch *b, fh_error *err)
@@ -779,11 +707,11 @@ fh_status fh_gpu_dqn_push(fh_gpu_q_update *u, const fh_dqn_device_batch *b, fh_e
                             __FILE__, __LINE__);
     fh_status st = check_batch(u, b, err);
     if (st == FH_OK)
-        st = fh_gpu_replay_push(&u->ring, u->k[K_PUSH], u->stream, b, u->cfg.n_step,
+        st = fh_gpu_replay_push(&u->ring, u->eng.k[K_PUSH], u->eng.stream, b, u->cfg.n_step,
                                 (float)u->cfg.gamma, err);
     if (st != FH_OK)
         return st;
-    CUDA_CHECK(cudaStreamSynchronize(u->stream), err); /* b may be overwritten next */
+    CUDA_CHECK(cudaStreamSynchronize(u->eng.stream), err); /* b may be overwritten next */
     return FH_OK;
 fail:
     return err->status;
@@ -813,18 +741,14 @@ fh_status fh_gpu_dqn_steps(fh_gpu_q_update *u, long long n_steps, const fh_q_upd
     start_state(u, qc);
     u->h_state->rng_state = rng->state;
     u->h_state->rng_inc = rng->inc;
-    CUDA_CHECK(cudaEventRecord(u->ev_begin, u->stream), err);
-    CUDA_CHECK(cudaMemcpyAsync(u->state, u->h_state, sizeof *u->h_state, cudaMemcpyHostToDevice,
-                               u->stream), err);
-    for (long long g = 0; g < n_steps / DQN_GRAPH_STEPS; g++)
-        CUDA_CHECK(cudaGraphLaunch(u->graphs[G_FULL], u->stream), err);
-    for (long long s = 0; s < n_steps % DQN_GRAPH_STEPS; s++)
-        CUDA_CHECK(cudaGraphLaunch(u->graphs[G_TAIL], u->stream), err);
+    if ((st = fh_update_engine_begin(&u->eng, u->state, u->h_state, sizeof *u->h_state, NULL,
+                                     NULL, 0, err)) != FH_OK ||
+        (st = fh_update_engine_replay(&u->eng, G_FULL, n_steps / DQN_GRAPH_STEPS, err)) != FH_OK ||
+        (st = fh_update_engine_replay(&u->eng, G_TAIL, n_steps % DQN_GRAPH_STEPS, err)) != FH_OK)
+        return st;
     /* the host's stream where fh_replay_sample's would be: M draws a step */
     fh_pcg32_advance(rng, (unsigned long long)n_steps * (unsigned long long)u->minibatch);
     return finish_run(u, stats, err);
-fail:
-    return err->status;
 }
 
 fh_status fh_gpu_dqn_update_run(fh_gpu_q_update *u, const fh_dqn_device_batch *b,
