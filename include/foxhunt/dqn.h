@@ -238,4 +238,17 @@ fh_status fh_dqn_update(fh_q_stats *stats, fh_mlp *q, const fh_mlp *target, fh_q
 /* tau 1: a hard copy of the params; 0 < tau < 1: Polyak, target = tau q + (1-tau) target. */
 void fh_q_target_update(fh_mlp *target, const fh_mlp *q, float tau);
 
+/* DQN's gradient steps of an iteration with the target network's schedule, the CPU
+ * reference of the device's fh_gpu_dqn_steps and the Q trainer's host path: `steps`
+ * fh_dqn_update steps, in chunks that end at each hard copy when target_update_every > 0
+ * (the target copied whenever *grad_steps reaches a multiple of target_update_every: the
+ * count carries across calls and resumes), else one step at a time, each followed by a
+ * Polyak step of rate tau. *grad_steps advances by every step taken. stats: the means of
+ * loss, Q, target and gradient norm over all the steps (zero when steps is 0, or on an
+ * error, which leaves the steps already taken in place). */
+fh_status fh_dqn_steps(fh_q_stats *stats, fh_mlp *q, fh_mlp *target, fh_q_workspace *w,
+                       const fh_replay *ring, fh_replay_minibatch *mb, int64_t steps,
+                       int target_update_every, float tau, int64_t *grad_steps,
+                       const fh_q_update_config *cfg, fh_rng *rng, fh_error *err);
+
 #endif

@@ -296,38 +296,9 @@ static fh_status dqn_iteration(fh_q_trainer *t, const fh_q_update_config *qc, fh
     if (st != FH_OK || t->ring.size < cfg->learning_starts)
         return st;
     int64_t steps = llround(cfg->replay_ratio * (double)t->batch.n_episodes * t->batch.n_steps);
-    fh_q_stats part, sum;
-    memset(&sum, 0, sizeof sum);
-    while (steps > 0) {
-        /* up to the next hard copy (or one step at a time for Polyak) */
-        int64_t chunk = steps;
-        if (cfg->target_update_every > 0) {
-            int64_t to_copy = cfg->target_update_every - t->grad_steps % cfg->target_update_every;
-            chunk = to_copy < chunk ? to_copy : chunk;
-        } else {
-            chunk = 1;
-        }
-        if ((st = fh_dqn_update(&part, &t->q, &t->target, &t->ws, &t->ring, &t->mb, (int)chunk,
-                                qc, &t->update_rng, err)) != FH_OK)
-            return st;
-        t->grad_steps += chunk;
-        steps -= chunk;
-        if (cfg->target_update_every == 0)
-            fh_q_target_update(&t->target, &t->q, (float)cfg->tau);
-        else if (t->grad_steps % cfg->target_update_every == 0)
-            fh_q_target_update(&t->target, &t->q, 1.0f);
-        sum.loss += part.loss * part.minibatches;
-        sum.mean_q += part.mean_q * part.minibatches;
-        sum.grad_norm += part.grad_norm * part.minibatches;
-        sum.minibatches += part.minibatches;
-    }
-    if (sum.minibatches) {
-        stats->loss = sum.loss / sum.minibatches;
-        stats->mean_q = sum.mean_q / sum.minibatches;
-        stats->grad_norm = sum.grad_norm / sum.minibatches;
-        stats->minibatches = sum.minibatches;
-    }
-    return FH_OK;
+    return fh_dqn_steps(stats, &t->q, &t->target, &t->ws, &t->ring, &t->mb, steps,
+                        cfg->target_update_every, (float)cfg->tau, &t->grad_steps, qc,
+                        &t->update_rng, err);
 }
 
 /* The curiosity model's fit on the collection (after the Q update: the same stream

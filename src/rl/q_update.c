@@ -237,3 +237,39 @@ void fh_q_target_update(fh_mlp *target, const fh_mlp *q, float tau)
     for (size_t i = 0; i < q->n_params; i++)
         target->params[i] = tau * q->params[i] + (1.0f - tau) * target->params[i];
 }
+
+fh_status fh_dqn_steps(fh_q_stats *stats, fh_mlp *q, fh_mlp *target, fh_q_workspace *w,
+                       const fh_replay *ring, fh_replay_minibatch *mb, int64_t steps,
+                       int target_update_every, float tau, int64_t *grad_steps,
+                       const fh_q_update_config *cfg, fh_rng *rng, fh_error *err)
+{
+    memset(stats, 0, sizeof *stats);
+    fh_q_stats part, sum;
+    memset(&sum, 0, sizeof sum);
+    while (steps > 0) {
+        /* up to the next hard copy (or one step at a time for Polyak) */
+        int64_t chunk = 1;
+        if (target_update_every > 0) {
+            int64_t to_copy = target_update_every - *grad_steps % target_update_every;
+            chunk = to_copy < steps ? to_copy : steps;
+        }
+        fh_status st = fh_dqn_update(&part, q, target, w, ring, mb, (int)chunk, cfg, rng, err);
+        if (st != FH_OK)
+            return st;
+        *grad_steps += chunk;
+        steps -= chunk;
+        if (target_update_every == 0)
+            fh_q_target_update(target, q, tau);
+        else if (*grad_steps % target_update_every == 0)
+            fh_q_target_update(target, q, 1.0f);
+        /* fh_dqn_update's means, weighted back into sums */
+        sum.loss += part.loss * part.minibatches;
+        sum.mean_q += part.mean_q * part.minibatches;
+        sum.mean_target += part.mean_target * part.minibatches;
+        sum.grad_norm += part.grad_norm * part.minibatches;
+        sum.minibatches += part.minibatches;
+    }
+    *stats = sum;
+    finish_stats(stats);
+    return FH_OK;
+}

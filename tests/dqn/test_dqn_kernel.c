@@ -3,7 +3,8 @@
  * concatenation), it compiles to PTX for sm_90 with the reference kernel's options and
  * without warnings, and its entry point dqn_experience_kernel is in the PTX. The same
  * for the update's program, q_update.cu, with gpu_q_update.c's options and every entry
- * point it launches. No GPU needed (CI runs it). */
+ * point it launches. No GPU needed (CI runs it). One ctest entry per program
+ * (test_dqn_kernel CASE; tests/dqn/test_cases.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "cuda/embedded_sources.h"
 #include "cuda/gpu_q_update.h"
 #include "cuda/nvrtc_compile.h"
+#include "dqn/test_cases.h"
 #include "test_util.h"
 
 /* q_update.cu with gpu_q_update.c's options (FH_Q_UPDATE_OPTIONS): every entry point
@@ -42,7 +44,10 @@ static void test_q_update_program(void)
     fh_nvrtc_output_free(&out);
 }
 
-int main(void)
+/* common_device_functions.cuh + dqn_experience_kernel.cu, the program NVRTC builds: it
+ * starts with the header and ends with the kernel, compiles for sm_90 without warnings,
+ * and holds the entry point dqn_experience_kernel. */
+static void test_experience_kernel(void)
 {
     const fh_embedded_source *common = fh_embedded_source_find("common_device_functions.cuh");
     const fh_embedded_source *kernel = fh_embedded_source_find("dqn_experience_kernel.cu");
@@ -73,6 +78,10 @@ int main(void)
                   "NVRTC warnings:\n%s", out.log);
         fh_nvrtc_output_free(&out);
     }
-    test_q_update_program();
-    return fh_test_finish();
 }
+
+static const fh_test_case CASES[] = {
+    {"experience_kernel", test_experience_kernel},
+    {"q_update_program", test_q_update_program},
+};
+FH_TEST_CASES_MAIN(CASES)

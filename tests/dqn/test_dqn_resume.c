@@ -27,7 +27,10 @@
  *  - library: a checkpoint whose ring exceeds ring_save_max holds none, and its resume
  *    starts an empty ring (ring_restarted); below it the resumed ring equals the saved one
  *    slot for slot. OpenBLAS runs with --threads 1 throughout (resume needs a fixed thread
- *    count, nn.h). */
+ *    count, nn.h).
+ * One ctest entry per case (test_dqn_resume CASE; tests/dqn/test_cases.h), each in a
+ * directory of its own: a case that needs another's runs (the refusals, the in-place
+ * resume from a mid-run checkpoint) trains them itself, without checking them again. */
 #include "test_proc.h" /* first: it sets _GNU_SOURCE */
 
 #include <dirent.h>
@@ -35,6 +38,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "dqn/test_cases.h"
 #include "foxhunt/device.h"
 #include "foxhunt/q_trainer.h"
 #include "foxhunt/safetensors.h"
@@ -102,25 +106,36 @@ static const char *const DQN_KEYS[] = {"q_layer_0.weight", "adam.v.q_layer_1.wei
                                        "q.replay.returns", "q.replay.next_states",
                                        "q.replay.discounts", "env.episodes", NULL};
 
-/* A: 4 iterations, checkpoints every 2; B: resumed from A's second into a new directory. */
-static void test_mid_run(const char *algo, const char *device)
+/* A: 4 iterations, checkpoints every 2; with_b: B, resumed from A's second into a new
+ * directory. Their names and directories go to a, b, out_a, out_b and ck (A's second
+ * checkpoint). Returns 1 when the runs were made. */
+static int make_mid_run(const char *algo, const char *device, int with_b, char a[64],
+                        char b[64], char out_a[400], char out_b[400], char ck[512])
 {
-    char a[64], b[64], out_a[400], out_b[400], ck[512];
-    snprintf(a, sizeof a, "A_%s_%s", algo, device);
-    snprintf(b, sizeof b, "B_%s_%s", algo, device);
-    snprintf(out_a, sizeof out_a, "%s/%s", g_dir, a);
-    snprintf(out_b, sizeof out_b, "%s/%s", g_dir, b);
+    snprintf(a, 64, "A_%s_%s", algo, device);
+    snprintf(b, 64, "B_%s_%s", algo, device);
+    snprintf(out_a, 400, "%s/%s", g_dir, a);
+    snprintf(out_b, 400, "%s/%s", g_dir, b);
+    snprintf(ck, 512, "%s/checkpoint_000002.safetensors", out_a);
     const char *run_a[] = {"--iterations", "4", "--checkpoint-every", "2", "--out", out_a, NULL};
     if (train(a, algo, device, run_a) != 0) {
         CHECK_MSG(0, "%s: run A failed", a);
-        return;
+        return 0;
     }
-    snprintf(ck, sizeof ck, "%s/checkpoint_000002.safetensors", out_a);
     const char *run_b[] = {"--resume", ck, "--out", out_b, NULL};
-    if (train(b, NULL, NULL, run_b) != 0) {
+    if (with_b && train(b, NULL, NULL, run_b) != 0) {
         CHECK_MSG(0, "%s: resumed run B failed", b);
-        return;
+        return 0;
     }
+    return 1;
+}
+
+/* B's rows 3-4 and final checkpoint against A's. */
+static void test_mid_run(const char *algo, const char *device)
+{
+    char a[64], b[64], out_a[400], out_b[400], ck[512];
+    if (!make_mid_run(algo, device, 1, a, b, out_a, out_b, ck))
+        return;
     char *csv_a = read_in(a, "metrics.csv");
     fh_check_resumed_metrics(b, csv_a, 5, out_b, 3, 2, 3, 4);
     free(csv_a);
@@ -392,29 +407,112 @@ static void test_ring_cap(void)
     }
 }
 
-int main(void)
+/* ---- the cases ---- */
+
+static double g_t0;
+
+/* A fresh directory for the case; 0 (a failed check) without one. */
+static int case_begin(void)
 {
-    double t0 = fh_now_seconds();
-    CHECK(fh_make_temp_dir(g_dir, sizeof g_dir, "fh_dqn_resume"));
-    test_mid_run("pqn", "cpu");
-    test_mid_run("dqn", "cpu");
-    test_in_place("pqn");
-    test_refusals();
-    test_in_place_trim("dqn");
-    test_ring_cap();
-    fh_device_info dev;
-    fh_error err;
-    fh_error_clear(&err);
-    if (fh_device_select("cuda", &dev, &err) == FH_OK && dev.use_gpu) {
-        test_mid_run("pqn", "cuda");
-        test_mid_run("dqn", "cuda");
-    } else {
-        printf("skipped: the resume with GPU collection (no GPU: %s)\n", err.message);
-    }
-    printf("took %.1f s\n", fh_now_seconds() - t0);
+    g_t0 = fh_now_seconds();
+    int ok = fh_make_temp_dir(g_dir, sizeof g_dir, "fh_dqn_resume");
+    CHECK_MSG(ok, "cannot make a temporary directory");
+    return ok;
+}
+
+/* Removes the case's directory, or keeps it (saying where) when a check failed. */
+static void case_end(void)
+{
+    printf("took %.1f s\n", fh_now_seconds() - g_t0);
     if (fh_test_failed == 0)
         fh_remove_tree(g_dir);
     else
         fprintf(stderr, "outputs kept in %s\n", g_dir);
-    return fh_test_finish();
 }
+
+static void case_mid_run_pqn(void)
+{
+    if (case_begin())
+        test_mid_run("pqn", "cpu");
+    case_end();
+}
+
+static void case_mid_run_dqn(void)
+{
+    if (case_begin())
+        test_mid_run("dqn", "cpu");
+    case_end();
+}
+
+static void case_in_place_pqn(void)
+{
+    if (case_begin())
+        test_in_place("pqn");
+    case_end();
+}
+
+/* the refusals edit run A's mid-run checkpoints, PQN's and DQN's */
+static void case_refusals(void)
+{
+    char a[64], b[64], out_a[400], out_b[400], ck[512];
+    if (case_begin() && make_mid_run("pqn", "cpu", 0, a, b, out_a, out_b, ck) &&
+        make_mid_run("dqn", "cpu", 0, a, b, out_a, out_b, ck))
+        test_refusals();
+    case_end();
+}
+
+/* A resumed in place from its checkpoint_000002 ends as B did */
+static void case_in_place_trim_dqn(void)
+{
+    char a[64], b[64], out_a[400], out_b[400], ck[512];
+    if (case_begin() && make_mid_run("dqn", "cpu", 1, a, b, out_a, out_b, ck))
+        test_in_place_trim("dqn");
+    case_end();
+}
+
+static void case_ring_cap(void)
+{
+    if (case_begin())
+        test_ring_cap();
+    case_end();
+}
+
+/* the mid-run resume with GPU collection (the collector's episodes uploaded on resume) */
+static void mid_run_cuda(const char *algo)
+{
+    fh_device_info dev;
+    fh_error err;
+    fh_error_clear(&err);
+    if (fh_device_select("cuda", &dev, &err) != FH_OK || !dev.use_gpu) {
+        char why[sizeof err.message + 96];
+        snprintf(why, sizeof why, "no CUDA device: the resume with GPU collection needs a GPU "
+                 "(%s)", err.message);
+        fh_test_case_skip(why);
+        return;
+    }
+    if (case_begin())
+        test_mid_run(algo, "cuda");
+    case_end();
+}
+
+static void case_mid_run_pqn_cuda(void)
+{
+    mid_run_cuda("pqn");
+}
+
+static void case_mid_run_dqn_cuda(void)
+{
+    mid_run_cuda("dqn");
+}
+
+static const fh_test_case CASES[] = {
+    {"mid_run_pqn", case_mid_run_pqn},
+    {"mid_run_dqn", case_mid_run_dqn},
+    {"in_place_pqn", case_in_place_pqn},
+    {"refusals", case_refusals},
+    {"in_place_trim_dqn", case_in_place_trim_dqn},
+    {"ring_cap", case_ring_cap},
+    {"mid_run_pqn_cuda", case_mid_run_pqn_cuda},
+    {"mid_run_dqn_cuda", case_mid_run_dqn_cuda},
+};
+FH_TEST_CASES_MAIN(CASES)

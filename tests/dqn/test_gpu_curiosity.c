@@ -1,7 +1,11 @@
 /* test_gpu_curiosity.c — the curiosity model's fit on the GPU (gpu_curiosity.c) against
  * fh_curiosity_fit (ppo_update.c), the reference (issue 18). fp32 matmuls (no TF32).
  *
- * On the CPU first (runs everywhere, then the test skips with 77 without a GPU):
+ * One ctest entry per case (test_gpu_curiosity CASE; tests/dqn/test_cases.h):
+ * program_entries (c1) on the CPU (no GPU needed); fit (a)-(c), nan_state (d),
+ * resident_collection (e) and timing (f) skip (77) without a GPU, each on a fixture and
+ * collection of its own.
+ * On the CPU:
  *  (c1) the fit's program, update_kernels.cu with update_plan.c's options, compiles to
  *       PTX for sm_90 and holds every entry point the fit launches
  *       (FH_GPU_CURIOSITY_ENTRIES).
@@ -35,6 +39,7 @@
 #include "cuda/gpu_dqn_collector.h"
 #include "cuda/nvrtc_compile.h"
 #include "cuda/update_plan.h"
+#include "dqn/test_cases.h"
 #include "env/common_device_functions.cuh"
 #include "env/minibatch_order.cuh"
 #include "foxhunt/device.h"
@@ -432,35 +437,69 @@ done:
     fh_gpu_dqn_collector_destroy(c);
 }
 
-int main(void)
+/* ---- the cases ---- */
+
+/* A GPU case: g_dev, the fixture and its collection, then run(&f); skipped without a GPU. */
+static void on_gpu(void (*run)(const fixture *f))
 {
     fh_error err;
-    test_program_entries();
     if (fh_device_select("auto", &g_dev, &err) != FH_OK || !g_dev.use_gpu) {
-        if (fh_test_failed)
-            return fh_test_finish();
-        printf("the CPU checks passed (%d)\n", fh_test_passed);
-        fh_test_skip("no CUDA device: the GPU curiosity fit needs a GPU (runs in "
-                     "scripts/gpu-check.sh)");
+        fh_test_case_skip("no CUDA device: the GPU curiosity fit needs a GPU (runs in "
+                          "scripts/gpu-check.sh)");
+        return;
     }
     fixture f;
-    CHECK_MSG(fixture_init(&f, &err) == FH_OK && fixture_collect(&f, &err) == FH_OK, "%s",
-              err.message);
-    if (fh_test_failed) {
-        fixture_free(&f);
-        return fh_test_finish();
-    }
+    fh_status st = fixture_init(&f, &err);
+    if (st == FH_OK)
+        st = fixture_collect(&f, &err);
+    CHECK_MSG(st == FH_OK, "%s", err.message);
+    if (st == FH_OK)
+        run(&f);
+    fixture_free(&f);
+}
+
+static void run_fit(const fixture *f)
+{
     const int64_t n = (int64_t)N_EPISODES * N_STEPS;
-    compare_fit(&f, &f.cfg, n, "(a) 1 epoch x 8 of 512");
-    fh_train_config tail = f.cfg;
+    compare_fit(f, &f->cfg, n, "(a) 1 epoch x 8 of 512");
+    fh_train_config tail = f->cfg;
     tail.minibatch = 500;
     tail.curiosity_epochs = 2;
-    compare_fit(&f, &tail, n, "(b) 2 epochs x 9 of 500 (tail 96)");
-    compare_fit(&f, &f.cfg, 300, "(c) 300 rows, minibatch 512");
-    test_nan_state(&f);
-    test_resident_collection(&f);
-    time_fit(&f, 512);
-    time_fit(&f, 16384);
-    fixture_free(&f);
-    return fh_test_finish();
+    compare_fit(f, &tail, n, "(b) 2 epochs x 9 of 500 (tail 96)");
+    compare_fit(f, &f->cfg, 300, "(c) 300 rows, minibatch 512");
 }
+
+static void run_timing(const fixture *f)
+{
+    time_fit(f, 512);
+    time_fit(f, 16384);
+}
+
+static void case_fit(void)
+{
+    on_gpu(run_fit);
+}
+
+static void case_nan_state(void)
+{
+    on_gpu(test_nan_state);
+}
+
+static void case_resident_collection(void)
+{
+    on_gpu(test_resident_collection);
+}
+
+static void case_timing(void)
+{
+    on_gpu(run_timing);
+}
+
+static const fh_test_case CASES[] = {
+    {"program_entries", test_program_entries},
+    {"fit", case_fit},
+    {"nan_state", case_nan_state},
+    {"resident_collection", case_resident_collection},
+    {"timing", case_timing},
+};
+FH_TEST_CASES_MAIN(CASES)

@@ -2,7 +2,9 @@
  * the CPU's (q_update.c), the reference (issue 18). fp32 matmuls (TF32 off) unless a
  * case says otherwise.
  *
- * On the CPU first (these run everywhere, then the test skips with 77 without a GPU):
+ * One ctest entry per case (test_gpu_q_update CASE; tests/dqn/test_cases.h): (c1), (c2)
+ * run on the CPU (no GPU needed); the others skip (77) without a GPU.
+ * On the CPU:
  *  (c1) fh_pcg32_advance(rng, k) equals k draws of pcg32, so a kernel can make
  *       fh_replay_sample's draw s M + i on its own;
  *  (c2) this file's step-by-step PQN reference (Q(lambda) returns, the keyed order,
@@ -36,10 +38,13 @@
  *      identical to fh_replay_sample's, the host streams equal after every step, the
  *      Double DQN targets within TARGET_TOL, the Q-network's and the target's changes
  *      within STEP_REL / LATE_REL; then 40 steps at once through the graphs (16-step
- *      graphs and single steps) against the CPU in q_trainer.c's chunks; Polyak (tau
- *      0.05, every step) for 12 steps; learning_starts holding the first update back;
+ *      graphs and single steps) against the CPU's fh_dqn_steps (q_update.c: the chunks
+ *      up to each hard copy); Polyak (tau 0.05, every step) for 12 steps;
+ *      learning_starts holding the first update back;
  *  (i) a timing, printed only: PQN and DQN iterations (collection + update) at
- *      4096 x 128, the PPO throughput configuration's size (docs/BENCHMARKS.md). */
+ *      4096 x 128, the PPO throughput configuration's size (docs/BENCHMARKS.md).
+ * The cases: pcg32_advance (c1), pqn_reference (c2), pqn (a)-(g), dqn_hard_copy and
+ * dqn_polyak (h), dqn_learning_starts (h), timing (i). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +55,7 @@
 #include "cuda/gpu_dqn_collector.h"
 #include "cuda/gpu_q_update.h"
 #include "cuda/kernels/q_update_args.h"
+#include "dqn/test_cases.h"
 #include "env/common_device_functions.cuh"
 #include "env/dqn_device_functions.cuh"
 #include "env/minibatch_order.cuh"
@@ -741,46 +747,18 @@ typedef struct {
     fh_replay_minibatch mb;
     fh_q_workspace ws;
     fh_rng rng;
-    long long grad_steps;
+    int64_t grad_steps;
 } dqn_cpu;
 
-/* q_trainer.c's dqn_iteration loop over `steps` steps: chunks up to the next hard copy
- * (one step at a time for Polyak), fh_dqn_update, then the target's schedule. */
+/* `steps` DQN steps on the CPU with the target's schedule: fh_dqn_steps (q_update.c), the
+ * host reference of fh_gpu_dqn_steps. */
 static fh_status dqn_cpu_steps(dqn_cpu *d, const fh_train_config *cfg,
                                const fh_q_update_config *qc, long long steps, fh_q_stats *out,
                                fh_error *err)
 {
-    fh_q_stats sum = {0}, part;
-    while (steps > 0) {
-        long long chunk = 1;
-        if (cfg->target_update_every > 0) {
-            long long to_copy = cfg->target_update_every - d->grad_steps % cfg->target_update_every;
-            chunk = to_copy < steps ? to_copy : steps;
-        }
-        fh_status st = fh_dqn_update(&part, &d->q, &d->target, &d->ws, &d->ring, &d->mb,
-                                     (int)chunk, qc, &d->rng, err);
-        if (st != FH_OK)
-            return st;
-        d->grad_steps += chunk;
-        steps -= chunk;
-        if (cfg->target_update_every == 0)
-            fh_q_target_update(&d->target, &d->q, (float)cfg->tau);
-        else if (d->grad_steps % cfg->target_update_every == 0)
-            fh_q_target_update(&d->target, &d->q, 1.0f);
-        sum.loss += part.loss * part.minibatches;
-        sum.mean_q += part.mean_q * part.minibatches;
-        sum.mean_target += part.mean_target * part.minibatches;
-        sum.grad_norm += part.grad_norm * part.minibatches;
-        sum.minibatches += part.minibatches;
-    }
-    if (sum.minibatches) {
-        sum.loss /= sum.minibatches;
-        sum.mean_q /= sum.minibatches;
-        sum.mean_target /= sum.minibatches;
-        sum.grad_norm /= sum.minibatches;
-    }
-    *out = sum;
-    return FH_OK;
+    return fh_dqn_steps(out, &d->q, &d->target, &d->ws, &d->ring, &d->mb, steps,
+                        cfg->target_update_every, (float)cfg->tau, &d->grad_steps, qc, &d->rng,
+                        err);
 }
 
 /* The first row whose Double DQN target differs beyond TARGET_TOL, or -1; a row whose
@@ -1075,26 +1053,89 @@ static void time_iterations(const fixture *f, fh_net_kind net)
     fh_mlp_free(&q);
 }
 
-int main(void)
+/* ---- the cases ---- */
+
+static void case_pcg32_advance(void)
+{
+    test_pcg32_advance();
+}
+
+static void case_pqn_reference(void)
 {
     fh_error err;
-    test_pcg32_advance();
     fixture f;
-    CHECK_MSG(fixture_init(&f, &err) == FH_OK, "%s", err.message);
-    test_reference_is_fh_pqn_update(&f.cfg, &f.market);
-    if (fh_device_select("auto", &g_dev, &err) != FH_OK || !g_dev.use_gpu) {
-        fixture_free(&f);
-        if (fh_test_failed)
-            return fh_test_finish();
-        printf("the CPU checks passed (%d)\n", fh_test_passed);
-        fh_test_skip("no CUDA device: the GPU Q update needs a GPU (runs in scripts/gpu-check.sh)");
-    }
-    test_pqn(&f);
-    test_dqn(&f, 10, 1.0f, 24, 40);
-    test_dqn(&f, 0, 0.05f, 12, 0);
-    test_dqn_learning_starts(&f);
-    time_iterations(&f, FH_NET_PQN);
-    time_iterations(&f, FH_NET_QNET);
+    fh_status st = fixture_init(&f, &err);
+    CHECK_MSG(st == FH_OK, "%s", err.message);
+    if (st == FH_OK)
+        test_reference_is_fh_pqn_update(&f.cfg, &f.market);
     fixture_free(&f);
-    return fh_test_finish();
 }
+
+/* A GPU case: g_dev and the fixture, then run(&f); skipped without a GPU. */
+static void on_gpu(void (*run)(const fixture *f))
+{
+    fh_error err;
+    if (fh_device_select("auto", &g_dev, &err) != FH_OK || !g_dev.use_gpu) {
+        fh_test_case_skip("no CUDA device: the GPU Q update needs a GPU (runs in "
+                          "scripts/gpu-check.sh)");
+        return;
+    }
+    fixture f;
+    fh_status st = fixture_init(&f, &err);
+    CHECK_MSG(st == FH_OK, "%s", err.message);
+    if (st == FH_OK)
+        run(&f);
+    fixture_free(&f);
+}
+
+static void run_dqn_hard_copy(const fixture *f)
+{
+    test_dqn(f, 10, 1.0f, 24, 40);
+}
+
+static void run_dqn_polyak(const fixture *f)
+{
+    test_dqn(f, 0, 0.05f, 12, 0);
+}
+
+static void run_timing(const fixture *f)
+{
+    time_iterations(f, FH_NET_PQN);
+    time_iterations(f, FH_NET_QNET);
+}
+
+static void case_pqn(void)
+{
+    on_gpu(test_pqn);
+}
+
+static void case_dqn_hard_copy(void)
+{
+    on_gpu(run_dqn_hard_copy);
+}
+
+static void case_dqn_polyak(void)
+{
+    on_gpu(run_dqn_polyak);
+}
+
+static void case_dqn_learning_starts(void)
+{
+    on_gpu(test_dqn_learning_starts);
+}
+
+static void case_timing(void)
+{
+    on_gpu(run_timing);
+}
+
+static const fh_test_case CASES[] = {
+    {"pcg32_advance", case_pcg32_advance},
+    {"pqn_reference", case_pqn_reference},
+    {"pqn", case_pqn},
+    {"dqn_hard_copy", case_dqn_hard_copy},
+    {"dqn_polyak", case_dqn_polyak},
+    {"dqn_learning_starts", case_dqn_learning_starts},
+    {"timing", case_timing},
+};
+FH_TEST_CASES_MAIN(CASES)

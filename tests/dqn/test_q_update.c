@@ -4,13 +4,18 @@
  *    MSE) or of clip(Q - y, -delta, delta) / M (DQN's Huber), computed here in float64
  *    from the forward pass; Adam at lr 0 leaves the weights as they were;
  *  - the target network: a hard copy (tau 1) and a Polyak step by hand;
+ *  - fh_dqn_steps' target schedule (the trainer's DQN steps) against the same steps
+ *    unrolled by hand: hard copies at each multiple of target_update_every counted
+ *    across calls, Polyak after every step; networks, stream and statistics bit for bit;
  *  - learning on a fixed collection: PQN epochs and DQN steps on a replay ring drive
  *    the TD loss down (the last update's loss below a third of the first's);
- *  - a NaN target stops the step with the weights unchanged. */
+ *  - a NaN target stops the step with the weights unchanged.
+ * One ctest entry per case (test_q_update CASE; tests/dqn/test_cases.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dqn/test_cases.h"
 #include "env/dqn_device_functions.cuh"
 #include "foxhunt/dqn.h"
 #include "foxhunt/run_data.h"
@@ -94,6 +99,118 @@ static void test_target_update(void)
     fh_mlp_free(&t);
 }
 
+/* fh_dqn_steps against fh_dqn_update and fh_q_target_update unrolled by hand, on a ring
+ * of random transitions: 7 steps from grad_steps 1 with a hard copy every 3 (copies when
+ * the count reaches 3 and 6: chunks of 2, 3, 2), and 7 single steps each followed by a
+ * Polyak step of tau 0.3. */
+static void test_target_schedule(void)
+{
+    enum { NE = 4, NL = 32, MB = 32, STEPS = 7 };
+    fh_error err;
+    fh_transition_batch b;
+    fh_replay ring;
+    fh_replay_minibatch mb;
+    CHECK(fh_transition_batch_alloc(&b, NE, NL, &err) == FH_OK);
+    CHECK(fh_replay_init(&ring, 256, &err) == FH_OK);
+    CHECK(fh_replay_minibatch_alloc(&mb, MB, &err) == FH_OK);
+    fh_rng g;
+    fh_pcg32_seed(&g, 11, 1);
+    for (int i = 0; i < NE * NL; i++) {
+        for (int j = 0; j < FH_STATE_DIM; j++) {
+            b.states[i * FH_STATE_DIM + j] = 2.0f * gpu_random(&g) - 1.0f;
+            b.next_states[i * FH_STATE_DIM + j] = 2.0f * gpu_random(&g) - 1.0f;
+        }
+        b.actions[i] = fh_pcg32_uniform_int(&g, FH_N_ACTIONS);
+        b.rewards[i] = 2.0f * gpu_random(&g) - 1.0f;
+        b.terminal[i] = i % 11 == 5;
+        b.truncated[i] = 0;
+    }
+    CHECK(fh_replay_push_batch(&ring, &b, 3, 0.9f, &err) == FH_OK);
+    fh_q_update_config qc = {0};
+    fh_adam_config_default_ppo(&qc.adam);
+    qc.adam.lr = 1e-3f;
+    qc.max_grad_norm = 10.0;
+    qc.huber_delta = 1.0f;
+    for (int polyak = 0; polyak < 2; polyak++) {
+        const int every = polyak ? 0 : 3;
+        const float tau = 0.3f;
+        fh_mlp q, t, hq, ht; /* fh_dqn_steps's pair, the hand's */
+        fh_q_workspace w, hw;
+        CHECK(fh_mlp_init(&q, FH_NET_QNET, &err) == FH_OK && fh_mlp_init(&t, FH_NET_QNET, &err) == FH_OK &&
+              fh_mlp_init(&hq, FH_NET_QNET, &err) == FH_OK && fh_mlp_init(&ht, FH_NET_QNET, &err) == FH_OK);
+        fh_mlp_init_orthogonal(&q, 21);
+        fh_mlp_init_orthogonal(&t, 22);
+        fh_mlp_copy(&hq, &q);
+        fh_mlp_copy(&ht, &t);
+        CHECK(fh_q_workspace_init(&w, FH_NET_QNET, MB, 0, &err) == FH_OK);
+        CHECK(fh_q_workspace_init(&hw, FH_NET_QNET, MB, 0, &err) == FH_OK);
+        fh_rng rng, hrng;
+        fh_pcg32_seed(&rng, 5, 3);
+        hrng = rng;
+        int64_t grad_steps = 1;
+        fh_q_stats s;
+        CHECK_MSG(fh_dqn_steps(&s, &q, &t, &w, &ring, &mb, STEPS, every, tau, &grad_steps, &qc,
+                               &rng, &err) == FH_OK, "%s", err.message);
+        CHECK(grad_steps == 1 + STEPS && s.minibatches == STEPS);
+
+        const int hard[3] = {2, 3, 2}; /* to grad_steps 3 (copy), 6 (copy), 8 */
+        const int n_chunks = polyak ? STEPS : 3;
+        double loss = 0, mean_q = 0, mean_target = 0, norm = 0;
+        for (int c = 0; c < n_chunks; c++) {
+            int k = polyak ? 1 : hard[c];
+            fh_q_stats part;
+            CHECK(fh_dqn_update(&part, &hq, &ht, &hw, &ring, &mb, k, &qc, &hrng, &err) == FH_OK);
+            if (polyak)
+                fh_q_target_update(&ht, &hq, tau);
+            else if (c < 2)
+                fh_q_target_update(&ht, &hq, 1.0f);
+            loss += part.loss * part.minibatches;
+            mean_q += part.mean_q * part.minibatches;
+            mean_target += part.mean_target * part.minibatches;
+            norm += part.grad_norm * part.minibatches;
+        }
+        const char *what = polyak ? "Polyak" : "hard copies";
+        CHECK_MSG(memcmp(q.mem, hq.mem, 4 * q.n_params * sizeof(float)) == 0 &&
+                      q.adam_step == hq.adam_step,
+                  "%s: the Q-network or its Adam state differ from the hand's", what);
+        CHECK_MSG(memcmp(t.params, ht.params, t.n_params * sizeof(float)) == 0,
+                  "%s: the target network differs from the hand's", what);
+        CHECK_MSG(!polyak || memcmp(t.params, q.params, t.n_params * sizeof(float)) != 0,
+                  "Polyak: the target equals the Q-network");
+        CHECK_MSG(rng.state == hrng.state, "%s: the streams differ", what);
+        CHECK_MSG(s.loss == loss / STEPS && s.mean_q == mean_q / STEPS &&
+                      s.mean_target == mean_target / STEPS && s.grad_norm == norm / STEPS,
+                  "%s: statistics: loss %.17g vs %.17g", what, s.loss, loss / STEPS);
+        fh_q_workspace_free(&w);
+        fh_q_workspace_free(&hw);
+        fh_mlp_free(&q);
+        fh_mlp_free(&t);
+        fh_mlp_free(&hq);
+        fh_mlp_free(&ht);
+    }
+    /* no steps: nothing moves, statistics zero */
+    {
+        fh_mlp q, t;
+        fh_q_workspace w;
+        CHECK(fh_mlp_init(&q, FH_NET_QNET, &err) == FH_OK && fh_mlp_init(&t, FH_NET_QNET, &err) == FH_OK);
+        CHECK(fh_q_workspace_init(&w, FH_NET_QNET, MB, 0, &err) == FH_OK);
+        fh_rng rng, before;
+        fh_pcg32_seed(&rng, 5, 3);
+        before = rng;
+        int64_t grad_steps = 4;
+        fh_q_stats s;
+        CHECK(fh_dqn_steps(&s, &q, &t, &w, &ring, &mb, 0, 3, 1.0f, &grad_steps, &qc, &rng, &err) ==
+              FH_OK);
+        CHECK(grad_steps == 4 && s.minibatches == 0 && s.loss == 0 && rng.state == before.state);
+        fh_q_workspace_free(&w);
+        fh_mlp_free(&q);
+        fh_mlp_free(&t);
+    }
+    fh_replay_minibatch_free(&mb);
+    fh_replay_free(&ring);
+    fh_transition_batch_free(&b);
+}
+
 static void test_learning_on_a_batch(void)
 {
     fh_train_config cfg;
@@ -173,11 +290,20 @@ static void test_learning_on_a_batch(void)
     fh_run_data_free(&data);
 }
 
-int main(void)
+static void test_bias_gradient_mse(void)
 {
     test_bias_gradient(0);
-    test_bias_gradient(1);
-    test_target_update();
-    test_learning_on_a_batch();
-    return fh_test_finish();
 }
+static void test_bias_gradient_huber(void)
+{
+    test_bias_gradient(1);
+}
+
+static const fh_test_case CASES[] = {
+    {"bias_gradient_mse", test_bias_gradient_mse},
+    {"bias_gradient_huber", test_bias_gradient_huber},
+    {"target_update", test_target_update},
+    {"target_schedule", test_target_schedule},
+    {"learning_on_a_batch", test_learning_on_a_batch},
+};
+FH_TEST_CASES_MAIN(CASES)

@@ -19,7 +19,9 @@
  *   agrees with the batch; a workspace of another kind is refused.
  * - A checkpoint round trip of nets[FH_NET_PQN] (params, Adam m, v, step bit for bit),
  *   its keys, and the refusals between Q-network and PQN files (and of a save of both:
- *   they share keys) and from actor-only files. */
+ *   they share keys) and from actor-only files.
+ * One ctest entry per case (test_nn_pqn CASE; tests/dqn/test_cases.h); a case with random
+ * inputs seeds its own generator, OpenBLAS on one thread throughout. */
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,6 +29,7 @@
 #include "foxhunt/checkpoint.h"
 #include "foxhunt/nn.h"
 #include "foxhunt/safetensors.h"
+#include "dqn/test_cases.h"
 #include "nn_ref.h"
 #include "test_util.h"
 
@@ -493,15 +496,48 @@ static void test_checkpoint(void)
     fh_mlp_free(&actor);
 }
 
-int main(void)
+/* ---------------- the cases ---------------- */
+static void case_table(void)
+{
+    fh_nn_set_threads(1);
+    test_table();
+}
+static void case_ln_forward(void)
 {
     fh_nn_set_threads(1);
     ref_rng rng = {0x9a3c5e7f10325476ull};
-    test_table();
     test_ln_forward(&rng);
-    test_ln_backward(&rng);
-    test_net_grad(&rng);
-    test_forward_ops(&rng);
-    test_checkpoint();
-    return fh_test_finish();
 }
+static void case_ln_backward(void)
+{
+    fh_nn_set_threads(1);
+    ref_rng rng = {0x3b1d6f2e84c07a95ull};
+    test_ln_backward(&rng);
+}
+static void case_net_grad(void)
+{
+    fh_nn_set_threads(1);
+    ref_rng rng = {0xc4e2a8170f93d65bull};
+    test_net_grad(&rng);
+}
+static void case_forward_ops(void)
+{
+    fh_nn_set_threads(1);
+    ref_rng rng = {0x5f81b3d9e2a6c047ull};
+    test_forward_ops(&rng);
+}
+static void case_checkpoint(void)
+{
+    fh_nn_set_threads(1);
+    test_checkpoint();
+}
+
+static const fh_test_case CASES[] = {
+    {"table", case_table},
+    {"layer_norm_forward", case_ln_forward},
+    {"layer_norm_backward", case_ln_backward},
+    {"net_grad", case_net_grad},
+    {"forward_ops", case_forward_ops},
+    {"checkpoint", case_checkpoint},
+};
+FH_TEST_CASES_MAIN(CASES)

@@ -1,10 +1,11 @@
 /* test_dqn_replay.c — DQN's replay ring (issue 18; SPEC §7): the host PCG32 against the
  * reference generator's published outputs, the ring's wrap-around slot by slot, n-step
  * returns against hand computations, uniform sampling by a chi-square test, gather, and
- * the errors. */
+ * the errors. One ctest entry per case (test_dqn_replay CASE; tests/dqn/test_cases.h). */
 #include <stdint.h>
 #include <string.h>
 
+#include "dqn/test_cases.h"
 #include "foxhunt/dqn.h"
 #include "test_util.h"
 
@@ -348,14 +349,13 @@ static void test_errors(void)
     fh_replay_free(&r);
 }
 
-int main(void)
-{
-    test_pcg32_reference();
-    test_ring_wraps();
-    test_push_larger_than_ring();
-    test_n_step_by_hand();
-    test_sampling_uniform();
-    test_gather();
-    test_errors();
-    return fh_test_finish();
-}
+static const fh_test_case CASES[] = {
+    {"pcg32_reference", test_pcg32_reference},
+    {"ring_wraps", test_ring_wraps},
+    {"push_larger_than_ring", test_push_larger_than_ring},
+    {"n_step_by_hand", test_n_step_by_hand},
+    {"sampling_uniform", test_sampling_uniform},
+    {"gather", test_gather},
+    {"errors", test_errors},
+};
+FH_TEST_CASES_MAIN(CASES)

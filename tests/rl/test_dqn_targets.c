@@ -8,10 +8,12 @@
  *     one-step targets and Monte-Carlo sums; in place over the rewards;
  *   - Huber: values by hand and the gradient against central finite differences on
  *     both sides of delta;
- *   - epsilon: CleanRL's linear_schedule by hand. */
+ *   - epsilon: CleanRL's linear_schedule by hand.
+ * One ctest entry per case (test_dqn_targets CASE; tests/dqn/test_cases.h). */
 #include <stdint.h>
 #include <string.h>
 
+#include "dqn/test_cases.h"
 #include "foxhunt/dqn.h"
 #include "test_util.h"
 
@@ -329,15 +331,14 @@ static void test_epsilon(void)
     CHECK(fh_epsilon_at(0, 0, 1.0f, 0.05f, 0.5f) == 0.05f);
 }
 
-int main(void)
-{
-    test_double_dqn_random();
-    test_double_dqn_by_hand();
-    test_q_lambda_forward_view();
-    test_q_lambda_limits();
-    test_q_lambda_by_hand();
-    test_huber_by_hand();
-    test_huber_gradient();
-    test_epsilon();
-    return fh_test_finish();
-}
+static const fh_test_case CASES[] = {
+    {"double_dqn_random", test_double_dqn_random},
+    {"double_dqn_by_hand", test_double_dqn_by_hand},
+    {"q_lambda_forward_view", test_q_lambda_forward_view},
+    {"q_lambda_limits", test_q_lambda_limits},
+    {"q_lambda_by_hand", test_q_lambda_by_hand},
+    {"huber_by_hand", test_huber_by_hand},
+    {"huber_gradient", test_huber_gradient},
+    {"epsilon_schedule", test_epsilon},
+};
+FH_TEST_CASES_MAIN(CASES)

@@ -475,7 +475,7 @@ static void test_kills(const char *ref)
             }
             st.kills++;
             st.mid_save += during_save;
-            char when[400];
+            char when[sizeof resume + 64]; /* the resume's text, the count and the kind */
             snprintf(when, sizeof when, "after kill %d (%s, %s)", st.kills,
                      resume[0] ? resume : "fresh run", during_save ? "during a save" : "random");
             check_all_checkpoints_read(dir, when);
