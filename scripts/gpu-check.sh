@@ -33,7 +33,8 @@
 #          dqn in one run), learn_pqn and learn_dqn (the learning test on the GPU),
 #          dqn_stepped (the collection's stepped mapping against the plain kernel) and
 #          bench_q_map (PQN training iterations with the collection's fast and reference
-#          kernels side by side at N 64, 512, 4096)
+#          kernels side by side at N 64, 512, 4096); issue 23: learn_sweep (the
+#          learning test with configs/ppo_sweep.ini on the GPU, 5 seeds)
 #
 # Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
 # logs under OUT (default /tmp/foxhunt-gpu-check), archived after every step into
@@ -190,6 +191,7 @@ for step in $STEPS; do
     dqn_stepped) run_step dqn_stepped "$BUILD/tests/cuda/test_dqn_stepped" ;;
     bench_q_map) run_step bench_q_map "$FH" bench --train --device cuda --algos pqn --kernel both --episodes ${BENCH_MAP_EPISODES:-64,512,4096} --steps 128 --epochs 2 --minibatch 8192 --precision tf32 --repeats ${BENCH_Q_REPEATS:-3} ;;
     side_by_side) run_step side_by_side env FH="$FH" OUT="$OUT/side_by_side" DEVICE=cuda SPY="$DATA_DIR/spy_daily.csv" bash scripts/side_by_side.sh ;;
+    learn_sweep) run_step learn_sweep "$BUILD/tests/rl/test_learning" config=ppo_sweep.ini device=cuda seeds=5 ;;
     learn_pqn) run_step learn_pqn "$BUILD/tests/rl/test_learning" config=pqn.ini device=cuda ${LEARN_Q_ARGS:-} ;;
     learn_dqn) run_step learn_dqn "$BUILD/tests/rl/test_learning" config=dqn.ini device=cuda ${LEARN_Q_ARGS:-} ;;
     train_dqn) run_step train_dqn "$FH" train --algo dqn --device cuda --config configs/quickstart.ini --out /tmp/fh-gpu-dqn --force ;;

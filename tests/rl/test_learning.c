@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "env/common_device_functions.cuh"
+#include "foxhunt/device.h"
 #include "foxhunt/evaluate.h"
 #include "foxhunt/metrics.h"
 #include "foxhunt/q_trainer.h"
@@ -356,6 +357,12 @@ int main(int argc, char **argv)
     uint64_t first_seed = 1;
     if (!apply_overrides(&cfg, &n_seeds, &first_seed, argc, argv))
         return 2;
+    fh_device_info dev;
+    fh_error dev_err;
+    if (strcmp(cfg.device, "cuda") == 0 &&
+        (fh_device_select("cuda", &dev, &dev_err) != FH_OK || !dev.use_gpu))
+        fh_test_skip("device=cuda: no CUDA device here (the GPU learning runs are in "
+                     "scripts/gpu-check.sh)");
     printf("configs/%s\n", config);
     printf("learning budget per seed: synthetic market seed %llu, %d bars; %d iterations x N %d "
            "x L %d = %lld steps, epochs %d, minibatch %d, lr %g (anneal %d), gamma %g, "
