@@ -57,4 +57,19 @@ if ! python3 -c "import safetensors, numpy" >/dev/null 2>&1; then
     || python3 -m pip install -q --break-system-packages safetensors numpy >/dev/null 2>&1 \
     || echo "setup: note: could not install Python safetensors/numpy (optional; that test will skip)"
 fi
+# The Python package's tests (python/tests, ctest label "python"; issue 21): pytest,
+# numpy and Gymnasium. PyTorch is left out on purpose (its wheels are gigabytes): the
+# tests that need it skip, saying so, and their numpy equivalents run.
+if ! python3 -c "import pytest, numpy, gymnasium" >/dev/null 2>&1; then
+  python3 -m pip install -q pytest numpy "gymnasium>=1.1" >/dev/null 2>&1 \
+    || python3 -m pip install -q --break-system-packages pytest numpy "gymnasium>=1.1" >/dev/null 2>&1 \
+    || echo "setup: note: could not install pytest/numpy/gymnasium (the python tests will skip)"
+fi
+# `foxhunt sweep` (python/foxhunt/sweep.py, issue 23) searches with Optuna; its tests
+# (python/tests/test_sweep.py) skip without it.
+if ! python3 -c "import optuna" >/dev/null 2>&1; then
+  python3 -m pip install -q optuna >/dev/null 2>&1 \
+    || python3 -m pip install -q --break-system-packages optuna >/dev/null 2>&1 \
+    || echo "setup: note: could not install optuna (foxhunt sweep and its tests need it)"
+fi
 echo "setup: done"

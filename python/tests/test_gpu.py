@@ -1,0 +1,117 @@
+"""foxhunt.gpu: a PPO collection on the GPU handed over as DLPack tensors (issue 21).
+
+Skips, saying why, where libfoxhunt has no CUDA or the machine no GPU. On a GPU:
+- the batch (read back with to_host, and through DLPack with PyTorch where installed)
+  equals, bit for bit, `foxhunt collect --device cuda` of the same checkpoint, seed and
+  N x L (the same kernels, plan and streams: only the download differs);
+- the DLPack tensors alias the collector's device memory (no copy: PyTorch's data
+  pointer is the collector's), have the documented shapes, strides and dtypes, and
+  outlive the collector's handle until released;
+- a second collection continues the episodes (it differs from the first), as training.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+import foxhunt
+import foxhunt.gpu as fg
+from conftest import run
+
+ok, why = fg.available()
+if not ok:
+    pytest.skip(f"no GPU collection here: {why}", allow_module_level=True)
+
+N, L, SEED = 64, 48, 11
+
+
+@pytest.fixture(scope="module")
+def setup(checkpoint, tmp_path_factory, foxhunt_bin):
+    out = tmp_path_factory.mktemp("gpu") / "batch.safetensors"
+    run([foxhunt_bin, "collect", "--device", "cuda", "--checkpoint", checkpoint, "--episodes",
+         str(N), "--steps", str(L), "--seed", str(SEED), "--out", out])
+    ref, meta = foxhunt.read_safetensors(out)
+    assert meta["device"] != "cpu"
+    ck = foxhunt.load_checkpoint(checkpoint)
+    market = foxhunt.Market.from_checkpoint(checkpoint)
+    col = fg.GpuCollector(market, N, L, seed=SEED, config=foxhunt.Config.from_checkpoint(checkpoint))
+    return ck, col, ref
+
+
+def test_batch_equals_foxhunt_collect(setup):
+    ck, col, ref = setup
+    batch = col.collect(ck)
+    for name, t in batch.items():
+        got = t.numpy()
+        want = ref[name]
+        assert got.dtype == want.dtype and got.shape == want.shape, name
+        bad = np.argwhere(got.view(np.uint32) != want.view(np.uint32))
+        assert len(bad) == 0, (f"{name}: {len(bad)} elements differ from foxhunt collect's, "
+                               f"first at {tuple(bad[0])}: {got[tuple(bad[0])]} vs "
+                               f"{want[tuple(bad[0])]}")
+    collect_ms, total_ms = col.timing
+    assert 0 < collect_ms <= total_ms
+
+
+def test_dlpack_struct_describes_the_device_buffer(setup):
+    ck, col, _ = setup
+    col.collect(ck)
+    L_ = foxhunt._lib.lib()
+    ptr = ctypes.c_void_p()
+    assert L_.fh_api_gpu_tensor(col._c.handle, b"states", ctypes.byref(ptr)) == 0
+    m = ctypes.cast(ptr, ctypes.POINTER(fg.DLManagedTensor)).contents
+    t = m.dl_tensor
+    assert t.device.device_type == fg.DL_CUDA and t.ndim == 3
+    assert (t.dtype.code, t.dtype.bits, t.dtype.lanes) == (2, 32, 1)
+    assert [t.shape[i] for i in range(3)] == [N, L, 54]
+    pitch = t.strides[1]
+    assert pitch >= 54 and [t.strides[0], t.strides[2]] == [L * pitch, 1]
+    m.deleter(ctypes.cast(ptr, ctypes.POINTER(fg.DLManagedTensor)))
+    assert L_.fh_api_gpu_tensor(col._c.handle, b"nope", ctypes.byref(ptr)) == 2
+
+
+def test_pytorch_reads_the_batch_without_a_copy(setup):
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: the DLPack "
+                                                "hand-over to it is not exercised")
+    ck, col, _ = setup
+    batch = col.collect(ck)
+    host = {k: v.numpy() for k, v in batch.items()}
+    states = torch.from_dlpack(batch["states"])
+    assert states.is_cuda and states.shape == (N, L, 54) and states.dtype == torch.float32
+    assert np.array_equal(states.cpu().numpy(), host["states"])
+    for name in ("actions", "log_probs", "advantages", "dones"):
+        t = torch.from_dlpack(batch[name])
+        assert np.array_equal(t.cpu().numpy(), host[name]), name
+    # no copy: the tensor is the collector's buffer
+    ptr = ctypes.c_void_p()
+    L_ = foxhunt._lib.lib()
+    L_.fh_api_gpu_tensor(col._c.handle, b"states", ctypes.byref(ptr))
+    managed = ctypes.cast(ptr, ctypes.POINTER(fg.DLManagedTensor))
+    assert states.data_ptr() == managed.contents.dl_tensor.data
+    managed.contents.deleter(managed)
+    # a second collection continues the episodes, into the same buffer
+    col.collect(ck)
+    assert not torch.equal(states.cpu(), torch.from_numpy(host["states"]))
+
+
+def test_tensors_outlive_the_collector_handle(checkpoint):
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    ck = foxhunt.load_checkpoint(checkpoint)
+    col = fg.GpuCollector(foxhunt.Market.from_checkpoint(checkpoint), 8, 16, seed=1,
+                          config=foxhunt.Config.from_checkpoint(checkpoint))
+    batch = col.collect(ck)
+    want = batch["rewards"].numpy()
+    rewards = torch.from_dlpack(batch["rewards"])
+    col.close()
+    torch.cuda.synchronize()
+    assert np.array_equal(rewards.cpu().numpy(), want)
+    del rewards  # the deleter frees the collector now
+
+
+def test_bad_weights_are_refused(setup):
+    ck, col, _ = setup
+    with pytest.raises(foxhunt.InputError, match="missing tensor"):
+        col.collect({})

@@ -1,0 +1,132 @@
+"""foxhunt's environments against Gymnasium's API and its own checks.
+
+- foxhunt.Env (one episode) passes gymnasium.utils.env_checker.check_env, with every
+  warning turned into an error (render checks skipped: the env draws nothing).
+- foxhunt.VectorEnv has no checker in Gymnasium 1.x; it gets the same checks applied
+  to the batch: spaces hold what reset and step return, dtypes and shapes, seeded
+  determinism of reset and step (gymnasium.utils.env_checker.data_equivalence on
+  obs, rewards, flags and infos), fresh arrays on every call (data_shares_objects),
+  the same-step autoreset metadata, and Gymnasium's own RecordEpisodeStatistics
+  wrapper run on it, whose episode returns and lengths must equal the C env's logs.
+- foxhunt.Env's episodes are the vector env's slot 0, in order.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+gym = pytest.importorskip("gymnasium")
+from gymnasium.utils.env_checker import check_env, data_equivalence  # noqa: E402
+from gymnasium.utils.passive_env_checker import data_shares_objects  # noqa: E402
+
+import foxhunt  # noqa: E402
+from conftest import SMALL  # noqa: E402
+
+ENV_KW = dict(SMALL, horizon=20)
+
+
+def test_single_env_passes_gymnasium_check_env():
+    env = foxhunt.Env(seed=3, **ENV_KW)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env, skip_render_check=True)
+    env.close()
+
+
+def test_vector_env_spaces_and_types():
+    n = 6
+    env = foxhunt.VectorEnv(n, seed=2, **ENV_KW)
+    assert env.metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP
+    assert env.num_envs == n
+    assert env.single_observation_space.shape == (54,)
+    assert env.single_observation_space.dtype == np.float32
+    assert env.single_action_space == gym.spaces.Discrete(45)
+    assert env.observation_space.shape == (n, 54)
+    assert env.action_space == gym.spaces.MultiDiscrete(np.full(n, 45))
+    obs, info = env.reset(seed=2)
+    assert isinstance(info, dict)
+    assert obs in env.observation_space
+    env.action_space.seed(7)
+    for _ in range(60):
+        obs, r, term, trunc, info = env.step(env.action_space.sample())
+        assert obs in env.observation_space, "an observation left the observation space"
+        assert r.shape == (n,) and r.dtype == np.float32 and np.isfinite(r).all()
+        assert term.dtype == np.bool_ and trunc.dtype == np.bool_
+        assert term.shape == trunc.shape == (n,)
+        assert isinstance(info, dict)
+    env.close()
+
+
+def rollout(seed: int, steps: int, n: int = 5):
+    env = foxhunt.VectorEnv(n, seed=seed, **ENV_KW)
+    out = [env.reset(seed=seed)]
+    env.action_space.seed(seed)
+    for _ in range(steps):
+        out.append(env.step(env.action_space.sample()))
+    env.close()
+    return out
+
+
+def test_vector_env_is_deterministic_for_a_seed():
+    a, b = rollout(4, 50), rollout(4, 50)
+    assert data_equivalence(a, b, exact=True)
+    c = rollout(5, 50)
+    assert not data_equivalence(a, c, exact=True)
+
+
+def test_vector_env_returns_fresh_data():
+    env = foxhunt.VectorEnv(3, seed=1, **ENV_KW)
+    prev = env.reset(seed=1)
+    for _ in range(40):
+        cur = env.step(env.action_space.sample())
+        assert not data_shares_objects(prev, cur), "step reused an array it returned before"
+        prev = cur
+    env.close()
+
+
+def test_record_episode_statistics_agrees_with_the_c_logs():
+    n = 4
+    env = gym.wrappers.vector.RecordEpisodeStatistics(foxhunt.VectorEnv(n, seed=8, **ENV_KW))
+    env.reset(seed=8)
+    env.action_space.seed(8)
+    seen = 0
+    for _ in range(100):
+        _, _, term, trunc, info = env.step(env.action_space.sample())
+        done = term | trunc
+        if done.any():
+            mask = info["_episode"]
+            assert np.array_equal(mask, done)
+            fi = info["final_info"]
+            # the wrapper sums the float32 rewards in float64, as the C env does
+            assert np.array_equal(info["episode"]["r"][mask], fi["episode_return"][mask])
+            assert np.array_equal(info["episode"]["l"][mask], fi["length"][mask])
+            seen += int(done.sum())
+    assert seen >= n * 4, "100 steps at horizon 20 should finish every slot's episodes"
+    env.close()
+
+
+def test_single_env_follows_slot_zero_of_the_vector_env():
+    single = foxhunt.Env(seed=6, **ENV_KW)
+    vec = foxhunt.VectorEnv(1, seed=6, **ENV_KW)
+    obs, _ = single.reset(seed=6)
+    vobs, _ = vec.reset(seed=6)
+    assert obs.tobytes() == vobs[0].tobytes()
+    rng = np.random.default_rng(0)
+    episodes = 0
+    for _ in range(90):
+        a = int(rng.integers(0, 45))
+        obs, r, term, trunc, info = single.step(a)
+        vobs, vr, vterm, vtrunc, vinfo = vec.step(np.array([a]))
+        assert r == float(vr[0]) and term == vterm[0] and trunc == vtrunc[0]
+        if term or trunc:
+            episodes += 1
+            assert obs.tobytes() == vinfo["final_obs"][0].tobytes()
+            assert info["episode_return"] == vinfo["final_info"]["episode_return"][0]
+            obs, _ = single.reset()
+        assert obs.tobytes() == vobs[0].tobytes()
+    assert episodes >= 3
+    single.close()
+    vec.close()

@@ -1,0 +1,183 @@
+"""foxhunt.VectorEnv against the C environment, step by step, bit for bit.
+
+The reference is tests/drivers/vec_env_driver (trace): it builds the market from the same
+configuration and steps fh_vec_env (env.h) directly, not through the C API the package
+calls, with the same random actions. Observations, final observations, rewards,
+terminations and truncations must be equal to the bit, and the finished episodes' logs
+(slot, length, return, final equity) equal in order. Cases cover truncations at the
+horizon and terminations by ruin (ruin 0.98: equity below 98% of its start ends the
+episode), on the training and test splits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+gym = pytest.importorskip("gymnasium")
+import foxhunt  # noqa: E402
+import foxhunt.env  # noqa: E402
+from conftest import SMALL, run  # noqa: E402
+
+N_STATE = foxhunt.STATE_DIM
+
+CASES = [
+    # (episodes, seed, split, steps, settings)
+    (7, 11, "train", 200, {"horizon": 30}),
+    (5, 3, "test", 150, {"horizon": 64, "ruin": 0.98}),
+    (1, 0, "validation", 120, {"horizon": 40, "half_spread": 0.002}),
+]
+
+
+def read_trace(path, n: int, steps: int):
+    """The driver's output: first obs, per step (obs, final, rewards, term, trunc), logs."""
+    data = path.read_bytes()
+    at = 0
+
+    def take(dtype, count):
+        nonlocal at
+        a = np.frombuffer(data, dtype=dtype, count=count, offset=at)
+        at += a.nbytes
+        return a
+
+    first = take(np.float32, n * N_STATE).reshape(n, N_STATE)
+    per_step = []
+    for _ in range(steps):
+        obs = take(np.float32, n * N_STATE).reshape(n, N_STATE)
+        final = take(np.float32, n * N_STATE).reshape(n, N_STATE)
+        rewards = take(np.float32, n)
+        term = take(np.uint8, n).astype(bool)
+        trunc = take(np.uint8, n).astype(bool)
+        per_step.append((obs, final, rewards, term, trunc))
+    count = int(take(np.int64, 1)[0])
+    logs = []
+    for _ in range(count):
+        slot, length = take(np.int32, 2)
+        ret, equity = take(np.float64, 2)
+        logs.append((int(slot), int(length), float(ret), float(equity)))
+    assert at == len(data), "trace file longer than expected"
+    return first, per_step, logs
+
+
+def first_mismatch(a: np.ndarray, b: np.ndarray) -> str:
+    """Where two arrays of one dtype first differ bitwise, for the failure message."""
+    ua = a.reshape(a.shape or (1,)).view(np.uint8).reshape(*(a.shape or (1,)), a.itemsize)
+    ub = b.reshape(b.shape or (1,)).view(np.uint8).reshape(*(b.shape or (1,)), b.itemsize)
+    idx = tuple(int(k) for k in np.argwhere((ua != ub).any(axis=-1))[0])
+    return f"at index {idx}: python {a[idx]!r} vs C {b[idx]!r}"
+
+
+def assert_bits(python: np.ndarray, c: np.ndarray, what: str) -> None:
+    assert python.dtype == c.dtype and python.shape == c.shape, \
+        f"{what}: {python.dtype}{python.shape} vs C {c.dtype}{c.shape}"
+    if python.tobytes() != c.tobytes():
+        pytest.fail(f"{what} differs {first_mismatch(python, c)}")
+
+
+@pytest.mark.parametrize("n,seed,split,steps,settings", CASES)
+def test_matches_c_env_step_by_step(tmp_path, driver_bin, n, seed, split, steps, settings):
+    rng = np.random.default_rng(1000 + seed)
+    actions = rng.integers(0, foxhunt.N_ACTIONS, size=(steps, n), dtype=np.int32)
+    (tmp_path / "actions.bin").write_bytes(actions.tobytes())
+    all_settings = {**SMALL, **settings}
+    run([driver_bin, "trace", tmp_path / "trace.bin", tmp_path / "actions.bin", n, seed, split,
+         *[f"{k}={v}" for k, v in all_settings.items()]])
+    first, per_step, c_logs = read_trace(tmp_path / "trace.bin", n, steps)
+
+    env = foxhunt.VectorEnv(n, split=split, seed=seed, **all_settings)
+    obs, info = env.reset(seed=seed)
+    assert info == {}
+    assert_bits(obs, first, "reset observation")
+    py_logs = []
+    n_term = n_trunc = 0
+    for t in range(steps):
+        obs, rewards, term, trunc, info = env.step(actions[t])
+        c_obs, c_final, c_rewards, c_term, c_trunc = per_step[t]
+        assert_bits(obs, c_obs, f"step {t}: observation")
+        assert_bits(rewards, c_rewards, f"step {t}: reward")
+        assert_bits(term, c_term, f"step {t}: termination")
+        assert_bits(trunc, c_trunc, f"step {t}: truncation")
+        done = term | trunc
+        n_term += int(term.sum())
+        n_trunc += int(trunc.sum())
+        if done.any():
+            assert np.array_equal(info["_final_obs"], done)
+            assert np.array_equal(info["_final_info"], done)
+            for i in np.flatnonzero(done):
+                assert_bits(info["final_obs"][i], c_final[i], f"step {t} env {i}: final obs")
+                fi = info["final_info"]
+                py_logs.append((int(i), int(fi["length"][i]), float(fi["episode_return"][i]),
+                                float(fi["final_equity"][i])))
+            assert all(info["final_obs"][i] is None for i in np.flatnonzero(~done))
+        else:
+            assert info == {}
+    assert py_logs == c_logs, "finished episodes' logs differ from the C env's"
+    assert n_trunc > 0, "the case should truncate some episodes"
+    if settings.get("ruin"):
+        assert n_term > 0, "the ruin case should terminate some episodes"
+    env.close()
+
+
+def test_episode_log_layout_matches_the_library():
+    assert foxhunt.env.EPISODE_LOG_DTYPE.itemsize == _lib_episode_log_size() == 80
+    assert foxhunt.env.EPISODE_LOG_DTYPE.fields["episode_return"][1] == 40
+
+
+def _lib_episode_log_size() -> int:
+    from foxhunt._lib import lib
+    return int(lib().fh_api_episode_log_size())
+
+
+def test_reset_semantics():
+    env = foxhunt.VectorEnv(4, seed=9, **SMALL, horizon=16)
+    fresh, _ = env.reset()                # the constructor's episodes
+    again, _ = env.reset(seed=9)          # re-seeded as a new env of seed 9
+    assert fresh.tobytes() == again.tobytes()
+    other, _ = env.reset(seed=10)
+    assert other.tobytes() != fresh.tobytes()
+    # without a seed: every slot resets from its stream as it stands (new start bars),
+    # deterministically given the history
+    a1, _ = env.reset(seed=9)
+    b1, _ = env.reset()
+    a2, _ = env.reset(seed=9)
+    b2, _ = env.reset()
+    assert a1.tobytes() == a2.tobytes() and b1.tobytes() == b2.tobytes()
+    assert b1.tobytes() != a1.tobytes()
+    env.close()
+
+
+def test_bad_actions_are_refused_and_nothing_steps():
+    env = foxhunt.VectorEnv(3, seed=1, **SMALL)
+    obs0, _ = env.reset(seed=1)
+    with pytest.raises(foxhunt.InputError, match=r"action\[1\] = 45 is outside \[0, 45\)"):
+        env.step(np.array([0, 45, 2]))
+    with pytest.raises(foxhunt.InputError, match="shape"):
+        env.step(np.array([0, 1]))
+    with pytest.raises(foxhunt.InputError, match="dtype"):
+        env.step(np.array([0.5, 1.0, 2.0]))
+    # the refused steps moved nothing: the first step equals a fresh env's
+    ref = foxhunt.VectorEnv(3, seed=1, **SMALL)
+    ref.reset(seed=1)
+    a = np.array([4, 40, 22])
+    assert env.step(a)[0].tobytes() == ref.step(a)[0].tobytes()
+    env.close()
+    ref.close()
+
+
+def test_bad_arguments_raise_with_the_reason():
+    with pytest.raises(foxhunt.InputError, match="num_envs"):
+        foxhunt.VectorEnv(0, **SMALL)
+    with pytest.raises(foxhunt.InputError, match="split"):
+        foxhunt.VectorEnv(2, split="holdout", **SMALL)
+    with pytest.raises(foxhunt.InputError, match="horizon"):
+        foxhunt.VectorEnv(2, horizon=0, **SMALL)
+    with pytest.raises(foxhunt.InputError, match="unknown configuration key"):
+        foxhunt.VectorEnv(2, horizonn=5, **SMALL)
+    with pytest.raises(foxhunt.InputError, match="seed"):
+        foxhunt.VectorEnv(2, **SMALL).reset(seed=[1, 2])
+    env = foxhunt.VectorEnv(2, **SMALL)
+    with pytest.raises(foxhunt.InputError, match="curiosity params: 3 floats"):
+        env.set_curiosity(np.zeros(3, np.float32))
+    env.close()
+    with pytest.raises(foxhunt.FoxhuntError, match="closed"):
+        env.step(np.zeros(2, np.int32))
