@@ -59,9 +59,7 @@ int fh_cmd_sweep(int argc, char **argv)
                  old ? old : "");
         setenv("PYTHONPATH", joined, 1);
     }
-    const char *python = getenv("FOXHUNT_PYTHON");
-    if (!python || !python[0])
-        python = "python3";
+    const char *python = "python3"; /* the one on PATH, as scripts/setup.sh installs into */
     char **args = calloc((size_t)argc + 6, sizeof *args);
     if (!args) {
         fprintf(stderr, "foxhunt sweep: error: out of memory\n");
@@ -80,7 +78,7 @@ int fh_cmd_sweep(int argc, char **argv)
     execvp(python, args);
     fprintf(stderr, "foxhunt sweep: error: cannot run %s (%s): the sweep is Python's "
             "(python/foxhunt/sweep.py, with optuna); install Python 3 and run "
-            "scripts/setup.sh, or set FOXHUNT_PYTHON\n", python, strerror(errno));
+            "scripts/setup.sh\n", python, strerror(errno));
     free(args);
     return 1;
 }
