@@ -34,7 +34,14 @@
 #          dqn_stepped (the collection's stepped mapping against the plain kernel) and
 #          bench_q_map (PQN training iterations with the collection's fast and reference
 #          kernels side by side at N 64, 512, 4096); issue 23: learn_sweep (the
-#          learning test with configs/ppo_sweep.ini on the GPU, 5 seeds)
+#          learning test with configs/ppo_sweep.ini on the GPU, 5 seeds), ablation
+#          (dev/sweeps/ablation_ppo.sh: each of ppo_sweep.ini's settings put back, 5 seeds,
+#          validation and test), confirm_fresh (ppo_sweep.ini against its N 2048 variant on
+#          synthetic markets 7 and 8, which no run had touched), walkforward_sweep_spy and walkforward_sweep_btc
+#          (configs/walkforward_recommended.ini), learn_recommended (the learning test
+#          with configs/ppo_recommended.ini, 5 seeds; LEARN_REC_ARGS e.g. first_seed=6),
+#          q_sweep (dev/sweeps/q_learning_sweep.sh over Q_POINTS on the GPU); issue 21: python_gpu (scripts/python_gpu.sh:
+#          the Python tests with the GPU and PyTorch, the DLPack timing, the examples)
 #
 # Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
 # logs under OUT (default /tmp/foxhunt-gpu-check), archived after every step into
@@ -117,7 +124,7 @@ walkforward() { # NAME FLAGS...: configs/walkforward.ini; run directories (check
   # megabytes each) stay in /tmp, the tables, JSON and reports come back under OUT
   local name=$1 dir=/tmp/fh-walkforward-$1
   shift
-  "$FH" walkforward --config configs/walkforward.ini "$@" --out "$dir" --force || return $?
+  "$FH" walkforward --config "${WF_CONFIG:-configs/walkforward.ini}" "$@" --out "$dir" --force || return $?
   mkdir -p "$OUT/walkforward-$name"
   cp "$dir"/walkforward.md "$dir"/walkforward.json "$dir"/eval_seed*.json "$dir"/report_seed*.html \
     "$OUT/walkforward-$name/" 2>/dev/null
@@ -198,6 +205,13 @@ for step in $STEPS; do
     walkforward_spy) run_step walkforward_spy walkforward spy --data "$DATA_DIR/spy_daily.csv" ;;
     walkforward_btc) run_step walkforward_btc walkforward btc --data "$DATA_DIR/btcusdt_1h.csv" ;;
     walkforward_synth) run_step walkforward_synth walkforward synth --synthetic-bars 100000 ;;
+    walkforward_sweep_spy) WF_CONFIG=configs/walkforward_recommended.ini run_step walkforward_sweep_spy walkforward sweep-spy --data "$DATA_DIR/spy_daily.csv" ;;
+    walkforward_sweep_btc) WF_CONFIG=configs/walkforward_recommended.ini run_step walkforward_sweep_btc walkforward sweep-btc --data "$DATA_DIR/btcusdt_1h.csv" ;;
+    ablation) run_step ablation bash dev/sweeps/ablation_ppo.sh "$FH" "$OUT/ablation" ${ABLATION_SEEDS:-5} ${ABLATION_JOBS:-8} ;;
+    confirm_fresh) run_step confirm_fresh bash -c 'for m in ${CONFIRM_MARKETS:-7 8}; do VARIANTS_FILE=dev/sweeps/confirm_variants.txt EXTRA="--synthetic-seed $m" bash dev/sweeps/ablation_ppo.sh '"$FH"' '"$OUT"'/confirm-m$m 5 8 || exit 1; done' ;;
+    q_sweep) run_step q_sweep env BIN="$BUILD/tests/rl/test_learning" OUT="$OUT/q_sweep" JOBS=${Q_JOBS:-8} THREADS=2 SEEDS="${Q_SEEDS:-1 2 3}" bash dev/sweeps/q_learning_sweep.sh ${Q_POINTS:-dev/sweeps/q_points_5.txt} ;;
+    learn_recommended) run_step learn_recommended "$BUILD/tests/rl/test_learning" config=ppo_recommended.ini device=cuda seeds=5 ${LEARN_REC_ARGS:-} ;;
+    python_gpu) run_step python_gpu env BUILD="$BUILD" OUT="$OUT/python_gpu" bash scripts/python_gpu.sh ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
 done

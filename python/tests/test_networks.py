@@ -1,6 +1,6 @@
 """The networks in numpy (foxhunt.nets) against foxhunt's own forward passes.
 
-`foxhunt collect --checkpoint C` writes a batch with the states it acted on, the actions
+`foxhunt collect --checkpoint C` (on the CPU, and on the GPU where there is one) writes a batch with the states it acted on, the actions
 it sampled, their log-probabilities and the critic's values. The float64 numpy MLP from
 C's float32 weights must give log pi(a|s) and V(s) equal to foxhunt's (float32 sgemm,
 float log-softmax) within |a - b| <= 1e-5 + 1e-5 |b| on every sample (foxhunt's float32
@@ -22,11 +22,18 @@ ATOL = RTOL = 1e-5
 FNV_OFFSET, FNV_PRIME, MASK64 = 0xcbf29ce484222325, 0x100000001b3, (1 << 64) - 1
 
 
-@pytest.fixture(scope="module")
-def collection(checkpoint, tmp_path_factory, foxhunt_bin):
+@pytest.fixture(scope="module", params=["cpu", "cuda"])
+def collection(request, checkpoint, tmp_path_factory, foxhunt_bin):
+    """A collection by the CPU path, and by the GPU's where there is one (the GPU collector
+    acts with the device update's copy of the weights: it must be the checkpoint's)."""
+    if request.param == "cuda":
+        import foxhunt.gpu as fg
+        ok, why = fg.available()
+        if not ok:
+            pytest.skip(f"no GPU collection here: {why}")
     out = tmp_path_factory.mktemp("collect") / "batch.safetensors"
     run([foxhunt_bin, "collect", "--checkpoint", checkpoint, "--episodes", "6", "--steps",
-         "40", "--seed", "17", "--device", "cpu", "--out", out])
+         "40", "--seed", "17", "--device", request.param, "--out", out])
     return foxhunt.read_safetensors(out)
 
 

@@ -249,7 +249,11 @@ int fh_cmd_collect(int argc, char **argv)
         ck.nets[FH_NET_ACTOR] = &t.actor;
         ck.nets[FH_NET_CRITIC] = &t.critic;
         ck.nets[FH_NET_CURIOSITY] = &t.curiosity;
-        if (fh_checkpoint_load(checkpoint, &ck, NULL, &err) != FH_OK)
+        /* the GPU collector acts with the device update's copy of the weights, which
+         * fh_trainer_init_norm filled with the fresh initialisation: the checkpoint's
+         * go up there too */
+        if (fh_checkpoint_load(checkpoint, &ck, NULL, &err) != FH_OK ||
+            fh_collector_set_networks(&t, &err) != FH_OK)
             goto fail;
     }
     char dev[400];
