@@ -4,7 +4,7 @@
 # `foxhunt collect --device cuda`; test_torch.py: checkpoints through PyTorch; the rest),
 # the DLPack collection's timing beside `foxhunt bench`, and the examples.
 #
-#   FH=BUILD/foxhunt BUILD=BUILD OUT=DIR bash scripts/python_gpu.sh
+#   BUILD=BUILD OUT=DIR [PY_TESTS="FILES"] [PY_TESTS_ONLY=1] bash scripts/python_gpu.sh
 #
 # pytest and gymnasium come from wheels in .deps/wheels (pip download here; the GPU machine
 # has no registry) when the machine lacks them; they go to a private folder on PYTHONPATH.
@@ -26,9 +26,10 @@ export LD_LIBRARY_PATH=$PWD/$BUILD:${LD_LIBRARY_PATH:-}
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())'
 rc=0
 echo "== pytest python/tests (the GPU and PyTorch files included)"
-python3 -m pytest -q -rs -p no:cacheprovider python/tests --ignore=python/tests/test_sweep.py \
+python3 -m pytest -q -rs -p no:cacheprovider ${PY_TESTS:-python/tests --ignore=python/tests/test_sweep.py} \
   2>&1 | tee "$OUT/pytest.log" | tail -25
 [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+[ -n "${PY_TESTS_ONLY:-}" ] && exit $rc
 echo "== a checkpoint for the timing and the examples"
 "$FOXHUNT_BIN" train --device cuda --episodes 256 --steps 64 --iterations 2 --eval-at-end 0 \
   --out /tmp/fh-py-ck --force >"$OUT/train_ck.log" 2>&1 || { tail "$OUT/train_ck.log"; exit 1; }

@@ -2,8 +2,9 @@
 
 Skips, saying why, where libfoxhunt has no CUDA or the machine no GPU. On a GPU:
 - the batch (read back with to_host, and through DLPack with PyTorch where installed)
-  equals, bit for bit, `foxhunt collect --device cuda` of the same checkpoint, seed and
-  N x L (the same kernels, plan and streams: only the download differs);
+  equals `foxhunt collect --device cuda` of the same checkpoint, seed and N x L (the same
+  kernels, plan and streams: only the download differs): the episodes bit for bit, the
+  networks' outputs to 1e-5 (each process picks its GEMM algorithms by timing);
 - the DLPack tensors alias the collector's device memory (no copy: PyTorch's data
   pointer is the collector's), have the documented shapes, strides and dtypes, and
   outlive the collector's handle until released;
@@ -41,14 +42,28 @@ def setup(checkpoint, tmp_path_factory, foxhunt_bin):
     return ck, col, ref
 
 
+# What the episodes did (states, actions, dones, bars, exposures) is equal bit for bit;
+# what the matmuls computed (values, log-probs, rewards with curiosity, advantages,
+# returns) to 1e-5: each process times the GEMM algorithms at start-up and may pick
+# another one for a shape, which sums in another order (seen on the H200: values 6e-8
+# apart in 2677 of 3072 samples, the actions identical).
+EXACT = {"states", "actions", "dones", "bars", "exposures"}
+TOL = 1e-5
+
+
 def test_batch_equals_foxhunt_collect(setup):
     ck, col, ref = setup
     batch = col.collect(ck)
+    assert EXACT <= set(batch), sorted(batch)
     for name, t in batch.items():
         got = t.numpy()
         want = ref[name]
         assert got.dtype == want.dtype and got.shape == want.shape, name
-        bad = np.argwhere(got.view(np.uint32) != want.view(np.uint32))
+        if name in EXACT:
+            bad = np.argwhere(got.view(np.uint32) != want.view(np.uint32))
+        else:
+            g, w = got.astype(np.float64), want.astype(np.float64)
+            bad = np.argwhere(~(np.abs(g - w) <= TOL + TOL * np.abs(w)))
         assert len(bad) == 0, (f"{name}: {len(bad)} elements differ from foxhunt collect's, "
                                f"first at {tuple(bad[0])}: {got[tuple(bad[0])]} vs "
                                f"{want[tuple(bad[0])]}")
