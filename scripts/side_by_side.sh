@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# side_by_side.sh — PPO, PQN and DQN trained with their shipped configs
-# (configs/quickstart.ini, pqn.ini, dqn.ini) on the synthetic market and on SPY daily,
+# side_by_side.sh — PPO, PQN and DQN trained with their shipped configs (CONFIGS, default
+# configs/quickstart.ini, ppo_recommended.ini, pqn.ini, dqn.ini) on the synthetic market and on SPY daily,
 # SEEDS seeds each, and each run's end-of-training evaluation on the test split (greedy
 # Sharpe +- its standard error against buy-and-hold's), in one table (issue 18's docs
 # table; docs/DQN.md). usage: FH=build/foxhunt OUT=dir DEVICE=cuda SEEDS="1 2 3" \
@@ -15,7 +15,7 @@ mkdir -p "$OUT"
 rows=$OUT/rows.tsv
 : > "$rows"
 for data in synthetic spy; do
-  for cfg in quickstart pqn dqn; do
+  for cfg in ${CONFIGS:-quickstart ppo_recommended pqn dqn}; do
     for seed in $SEEDS; do
       dir=$OUT/$data-$cfg-$seed
       extra=()

@@ -80,6 +80,17 @@ typedef struct {
     double huber_delta;                /* DQN: Huber loss threshold */
     /* [env] (SPEC §3) */
     fh_env_config env;
+    /* [dist] data-parallel training over NCCL (issue 22, docs/SCALING.md): how this
+     * invocation is launched. Never saved with the run (fh_train_config_to_json writes
+     * [run] [ppo] [q] [env] only), so a checkpoint resumes at any world size. */
+    int gpus;                          /* this host: launch this many ranks, one a GPU (0: off) */
+    int world;                         /* a launcher of yours: ranks in all (0: off) */
+    int rank;                          /* this process's rank (-1: from the launcher's
+                                          environment: dist/dist_env.h) */
+    char rendezvous[FH_CONFIG_STRING_MAX];   /* file carrying NCCL's id (with world) */
+    char nccl_library[FH_CONFIG_STRING_MAX]; /* libnccl.so.2 to load ("": search) */
+    int dist_timeout;                  /* seconds a rank waits for the others to start */
+    int dist_graphs;                   /* 1: the all-reduces inside the update's CUDA graphs */
     /* This invocation's permissions, never saved with the run (not in the field table;
      * `foxhunt train --force`, `--allow-other-data`): reuse a non-empty run directory;
      * resume a checkpoint on data other than the one it was trained on. */

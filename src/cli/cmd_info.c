@@ -15,8 +15,36 @@
 
 #include "cuda/nvrtc_compile.h"
 #endif
+#if FH_HAVE_NCCL
+#include "dist/dist_env.h"
+#include "dist/nccl_loader.h"
+#endif
 
 #define MAX_SIZES 8
+
+/* Whether NCCL (data-parallel training: train --gpus, docs/SCALING.md) is loadable here,
+ * and from where. */
+static void print_nccl(void)
+{
+#if FH_HAVE_NCCL
+    fh_nccl n;
+    fh_search_env search;
+    fh_error err;
+    fh_search_env_read(&search);
+    if (fh_nccl_load(&n, NULL, &search, &err) == FH_OK) {
+        char version[32];
+        fh_nccl_version_text(n.version, version, sizeof version);
+        printf("NCCL:            %s, loadable from %s (train --gpus K)\n", version, n.path);
+        fh_nccl_unload(&n);
+    } else {
+        printf("NCCL:            not loadable: %s\n", err.message);
+    }
+#elif FH_HAVE_CUDA
+    printf("NCCL:            nccl.h not found at build time: train --gpus unavailable\n");
+#else
+    printf("NCCL:            not built (no CUDA toolkit): train --gpus unavailable\n");
+#endif
+}
 
 #if FH_HAVE_CUDA
 /* The plan the fast path would make on `dev` for each N, on the default market. */
@@ -98,6 +126,7 @@ int fh_cmd_info(int argc, char **argv)
 #else
     printf("CUDA toolkit:    not found at build time (CPU path only)\n");
 #endif
+    print_nccl();
     printf("state/actions:   %d features + %d portfolio = %d, %d actions (%d exposures x %d urgencies)\n",
            FH_N_MARKET_FEATURES, FH_N_PORTFOLIO_FEATURES, FH_STATE_DIM, FH_N_ACTIONS,
            FH_N_EXPOSURES, FH_N_URGENCIES);

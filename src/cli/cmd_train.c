@@ -1,7 +1,11 @@
-/* cmd_train.c — `foxhunt train`: resolve the config, train, checkpoint, evaluate. */
+/* cmd_train.c — `foxhunt train`: resolve the config, train, checkpoint, evaluate; with
+ * --gpus K, start K ranks of itself and wait for them (docs/SCALING.md); as one rank
+ * (--world), train its share, rank 0 alone printing and writing the run directory. */
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -9,8 +13,20 @@
 #include "cli/config_flags.h"
 #include "cli/eval_report.h"
 #include "cli/tear_sheet.h"
+#include "dist/dist_settings.h"
+#include "dist/launch.h"
+#include "dist/rendezvous.h"
 #include "foxhunt/q_trainer.h"
 #include "foxhunt/trainer.h"
+#if FH_HAVE_NCCL
+#include "cuda/gpu_ppo_update.h"
+#include "dist/dist.h"
+#include "dist/nccl_loader.h"
+#endif
+
+/* After a failed rank, the others' time to stop (their watchdogs abort NCCL within
+ * 0.1 s of the abort file) before the launcher kills them. */
+#define LAUNCH_GRACE_SECONDS 30.0
 
 /* The signal that asked the run to stop (SIGINT or SIGTERM), read between iterations.
  * A signal handler can reach nothing else, so this one flag is file-scope state by
@@ -91,12 +107,20 @@ static void on_iteration(const fh_trainer *t, const fh_iteration_metrics *m, voi
     if (t->validated)
         snprintf(val, sizeof val, "  validation Sharpe %.2f (best %.2f at %lld)",
                  t->validation.sharpe, t->best_sharpe, (long long)t->best_iteration);
+    char reduce[64] = "";
+#if FH_HAVE_NCCL
+    /* data-parallel without graphs: the update's time in its all-reduces (events) */
+    const fh_update_reducer *r = t->gpu_update ? fh_gpu_ppo_update_reducer(t->gpu_update) : NULL;
+    if (r && !r->graphs)
+        snprintf(reduce, sizeof reduce, "  all-reduce %.2f of %.1f ms",
+                 fh_gpu_ppo_update_reduce_ms(t->gpu_update), m->update_seconds * 1e3);
+#endif
     snprintf(line, sizeof line,
              "iter %lld/%d  %.0f steps/s (collect %.0f)  return %s  entropy %.3f  kl %.4f  "
-             "clip %.3f  ev %.2f  ETA %s%s",
+             "clip %.3f  ev %.2f  ETA %s%s%s",
              (long long)m->iteration, t->cfg.iterations, m->steps_per_second,
              m->collect_steps_per_second, ret, m->ppo.entropy, m->ppo.approx_kl,
-             m->ppo.clip_fraction, m->ppo.explained_variance, eta_text, val);
+             m->ppo.clip_fraction, m->ppo.explained_variance, eta_text, reduce, val);
     if (p->is_tty) {
         printf("\r\033[K%s", line);
         if (m->iteration == t->cfg.iterations || t->validated)
@@ -128,6 +152,161 @@ static int write_run_report(const fh_trainer *t, const fh_eval_report *report,
     return 0;
 }
 
+#if FH_HAVE_NCCL
+/* argv[1..argc) without `name` and its value (as args.c reads them: `--name value` or
+ * `--name=value`), appended to out; returns the new count. */
+static int copy_without(char **out, int n, int argc, char **argv, const char *const *names,
+                        int n_names)
+{
+    for (int i = 1; i < argc; i++) {
+        int drop = 0;
+        for (int k = 0; k < n_names && !drop; k++) {
+            size_t len = strlen(names[k]);
+            if (strcmp(argv[i], names[k]) == 0) {
+                drop = 1;
+                if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
+                    i++; /* its value */
+            } else if (strncmp(argv[i], names[k], len) == 0 && argv[i][len] == '=') {
+                drop = 1;
+            }
+        }
+        if (!drop)
+            out[n++] = argv[i];
+    }
+    return n;
+}
+#endif
+
+/* `foxhunt train --gpus K`: K ranks of this program on this host (dist/launch.h), each
+ * `train` with the same flags, --gpus 0, the run directory resolved here, and the
+ * launcher's --world K --rank r --rendezvous FILE (a fresh directory under /tmp). */
+static int launch_gpus(const fh_train_config *cfg, int argc, char **argv)
+{
+    fh_error err;
+    fh_error_clear(&err);
+#if !FH_HAVE_NCCL
+    (void)argc;
+    (void)argv;
+    fh_error_set(&err, FH_ERR_INPUT, "--gpus %d: this foxhunt was built without NCCL's header "
+                 "(nccl.h), so data-parallel training is unavailable (docs/SCALING.md)",
+                 cfg->gpus);
+    return fh_cli_report("train", &err);
+#else
+    int K = cfg->gpus;
+    int count = fh_dist_device_count(&err);
+    if (count == 0) {
+        fh_error_prefix(&err, "--gpus %d: ", K);
+        return fh_cli_report("train", &err);
+    }
+    if (count < K) {
+        fh_error_set(&err, FH_ERR_INPUT, "--gpus %d: this host has %d GPU%s (start at most "
+                     "%d ranks; more hosts: --world, docs/SCALING.md)", K, count,
+                     count == 1 ? "" : "s", count);
+        return fh_cli_report("train", &err);
+    }
+    fh_nccl nccl; /* one clear message here, rather than one from every rank */
+    fh_search_env search;
+    fh_search_env_read(&search);
+    if (fh_nccl_load(&nccl, cfg->nccl_library, &search, &err) != FH_OK)
+        return fh_cli_report("train", &err);
+    char version[32];
+    fh_nccl_version_text(nccl.version, version, sizeof version);
+    printf("foxhunt train --gpus %d: %d ranks, one a GPU, each %d of the %d episodes and %d "
+           "rows of each %d-row minibatch; NCCL %s (%s); run directory %s\n", K, K,
+           cfg->episodes / K, cfg->episodes, cfg->minibatch / K, cfg->minibatch, version,
+           nccl.path, cfg->out);
+    if (nccl.note[0])
+        printf("note: %s\n", nccl.note);
+    fh_nccl_unload(&nccl);
+
+    char dir[] = "/tmp/foxhunt-gpus-XXXXXX";
+    if (!mkdtemp(dir)) {
+        fh_error_set(&err, FH_ERR_FAILURE, "--gpus: cannot make a rendezvous directory under "
+                     "/tmp: %s", strerror(errno));
+        return fh_cli_report("train", &err);
+    }
+    char rendezvous[sizeof dir + 16];
+    snprintf(rendezvous, sizeof rendezvous, "%s/nccl-id", dir);
+    char **args = calloc((size_t)argc + 8, sizeof *args);
+    if (!args) {
+        rmdir(dir);
+        fh_error_set(&err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+        return fh_cli_report("train", &err);
+    }
+    const char *const drop[] = {"--gpus", "--out"};
+    int n = 0;
+    args[n++] = "train";
+    n = copy_without(args, n, argc, argv, drop, 2);
+    args[n++] = "--gpus";
+    args[n++] = "0";
+    args[n++] = "--out";
+    args[n++] = (char *)cfg->out;
+    fh_launch_spec spec = {K, "/proc/self/exe", args, n, rendezvous, LAUNCH_GRACE_SECONDS};
+    fh_launch_result res;
+    fh_status st = fh_launch_ranks(&spec, &res, &err);
+    char told[FH_ERROR_MESSAGE_MAX / 2] = "";
+    int has_told = fh_rendezvous_abort_read(rendezvous, told, sizeof told);
+    fh_rendezvous_remove(rendezvous, K);
+    char abort_path[sizeof rendezvous + 8];
+    snprintf(abort_path, sizeof abort_path, "%s.abort", rendezvous);
+    unlink(abort_path);
+    rmdir(dir);
+    free(args);
+    if (st != FH_OK)
+        return fh_cli_report("train", &err);
+    if (res.failed_rank >= 0) {
+        fprintf(stderr, "error: foxhunt train --gpus %d: %s%s%s%s\n", K, res.message,
+                has_told && strcmp(told, res.message) != 0 ? " (" : "",
+                has_told && strcmp(told, res.message) != 0 ? told : "",
+                has_told && strcmp(told, res.message) != 0 ? ")" : "");
+        if (res.killed)
+            fprintf(stderr, "note: %d rank%s did not stop within %.0f s and %s killed\n",
+                    res.killed, res.killed == 1 ? "" : "s", LAUNCH_GRACE_SECONDS,
+                    res.killed == 1 ? "was" : "were");
+        return res.exit_code ? res.exit_code : 1;
+    }
+    return res.exit_code;
+#endif
+}
+
+/* A rank's failure outside the training loop (its run directory, say): the other ranks
+ * are told the reason (dist.h) before this one exits. */
+static void tell_ranks(const fh_trainer *t, const fh_error *err)
+{
+#if FH_HAVE_NCCL
+    const fh_update_reducer *r = t->gpu_update ? fh_gpu_ppo_update_reducer(t->gpu_update) : NULL;
+    if (r)
+        fh_dist_fail(r->ctx, err->message);
+#else
+    (void)t;
+    (void)err;
+#endif
+}
+
+/* Rank 0 of a data-parallel run: which share each rank takes and which NCCL it uses. */
+static void print_ranks(const fh_trainer *t, const fh_dist_settings *ds,
+                        const fh_train_config *cfg)
+{
+    if (ds->mode != FH_DIST_RANK)
+        return;
+    printf("data-parallel: rank 0 of %d (rank from %s); each rank %d episodes and %d rows of "
+           "each minibatch (this run: %d and %d)", ds->world, ds->rank_source,
+           t->cfg.episodes, t->cfg.minibatch, cfg->episodes, cfg->minibatch);
+#if FH_HAVE_NCCL
+    const fh_update_reducer *r = t->gpu_update ? fh_gpu_ppo_update_reducer(t->gpu_update) : NULL;
+    if (r) {
+        const fh_nccl *n = fh_dist_nccl(r->ctx);
+        char version[32];
+        fh_nccl_version_text(n->version, version, sizeof version);
+        printf("; NCCL %s (%s)%s", version, n->path,
+               r->graphs ? "" : "; the update's steps one by one (--dist-graphs 0)");
+        if (n->note[0])
+            printf("\nnote: %s", n->note);
+    }
+#endif
+    printf("\n");
+}
+
 int fh_cmd_train(int argc, char **argv)
 {
     fh_train_config cfg;
@@ -148,8 +327,19 @@ int fh_cmd_train(int argc, char **argv)
         return 0;
     if (fh_train_config_validate(&cfg, &err) != FH_OK)
         return fh_cli_report("train", &err);
+    fh_dist_settings ds;
+    if (fh_dist_settings_of_process(&cfg, &ds, &err) != FH_OK)
+        return fh_cli_report("train", &err);
     if (!cfg.out[0] && fh_run_dir_new_name(cfg.out, sizeof cfg.out, &cfg, NULL, &err) != FH_OK)
         return fh_cli_report("train", &err);
+    if (ds.mode == FH_DIST_LAUNCH)
+        return launch_gpus(&cfg, argc, argv);
+    /* one rank of a data-parallel run: rank 0 prints and writes the run directory; every
+     * rank's errors name it */
+    int lead = ds.mode != FH_DIST_RANK || ds.rank == 0;
+    char who[64] = "train";
+    if (ds.mode == FH_DIST_RANK)
+        snprintf(who, sizeof who, "train (rank %d of %d)", ds.rank, ds.world);
     if (fh_q_net_of_algo(cfg.algo) >= 0) { /* dqn, pqn: cmd_train_q.c */
         stop_handlers handlers;
         stop_handlers_install(&handlers);
@@ -160,9 +350,22 @@ int fh_cmd_train(int argc, char **argv)
     /* the data, checkpoint and run directory are checked first: an error comes alone,
      * not after a screen of configuration */
     fh_trainer t;
-    if (fh_trainer_init(&t, &cfg, &err) != FH_OK || fh_trainer_open_run(&t, &err) != FH_OK) {
+    if (fh_trainer_init(&t, &cfg, &err) != FH_OK ||
+        (lead && fh_trainer_open_run(&t, &err) != FH_OK)) {
+        tell_ranks(&t, &err);
         fh_trainer_free(&t);
-        return fh_cli_report("train", &err);
+        return fh_cli_report(who, &err);
+    }
+    if (!lead) { /* a rank other than 0: train its share, quietly */
+        stop_handlers handlers;
+        stop_handlers_install(&handlers);
+        fh_status st = fh_trainer_run(&t, &g_stop_requested, NULL, NULL, &err);
+        int stop_signal = g_stop_requested;
+        stop_handlers_restore(&handlers);
+        fh_trainer_free(&t);
+        if (st != FH_OK)
+            return fh_cli_report(who, &err);
+        return stop_signal ? 128 + stop_signal : 0;
     }
     printf("foxhunt train: resolved configuration\n");
     fh_config_print(&cfg, stdout);
@@ -187,6 +390,7 @@ int fh_cmd_train(int argc, char **argv)
                FH_FEATURE_WARMUP);
     if (t.iteration > 0)
         printf("resumed from %s at iteration %lld\n", cfg.resume, (long long)t.iteration);
+    print_ranks(&t, &ds, &cfg);
 
     stop_handlers handlers;
     stop_handlers_install(&handlers);
@@ -198,7 +402,7 @@ int fh_cmd_train(int argc, char **argv)
         printf("\n");
     if (st != FH_OK) {
         fh_trainer_free(&t);
-        return fh_cli_report("train", &err);
+        return fh_cli_report(who, &err);
     }
     if (stop_signal) {
         printf("interrupted by %s after iteration %lld: checkpoint %s (continue with --resume "

@@ -4,7 +4,8 @@
  * until the epochs are done; the step's position and the Adam step live on the device
  * (update_args.h), so every replay of a graph is the same graph. The module, the stream,
  * the checked launches, the graphs and the optimiser's step are gpu_update_engine.h's,
- * shared with gpu_q_update.c and gpu_curiosity.c. */
+ * shared with gpu_q_update.c and gpu_curiosity.c. Data-parallel (a reducer set: issue
+ * 22), the steps also hold the all-reduces over the ranks (gpu_ppo_update.h). */
 #include "cuda/gpu_ppo_update.h"
 
 #include <math.h>
@@ -26,13 +27,21 @@ _Static_assert(FH_UREC_COLS == FH_PPO_TRACE_COLS && FH_UREC_GRAD_NORM == FH_PPO_
 
 typedef enum {
     K_PPO_GATHER, K_CUR_GATHER, K_PPO_LOSS, K_MSE_LOSS, K_BIAS_GRAD, K_BIAS_ACT, K_SUMSQ,
-    K_ADAM, K_EXPLAINED_VARIANCE, K_SUMMARY, K_METRICS, K_COUNT
+    K_ADAM, K_EXPLAINED_VARIANCE, K_SUMMARY, K_METRICS, K_ADV_FINISH, K_LOSS_FINISH, K_COUNT
 } kernel_id;
 
 static const char *const kernel_names[K_COUNT] = {
     "ppo_gather_kernel", "curiosity_gather_kernel", "ppo_loss_kernel", "mse_loss_kernel",
     "bias_grad_kernel", "bias_act_kernel", "grad_sumsq_kernel", "adam_kernel",
-    "explained_variance_kernel", "update_summary_kernel", "iteration_metrics_kernel"};
+    "explained_variance_kernel", "update_summary_kernel", "iteration_metrics_kernel",
+    "adv_finish_kernel", "ppo_loss_finish_kernel"};
+
+/* The data-parallel sums' buffer (doubles): the advantages' (2), the loss's
+ * (FH_LOSS_STATS), the explained variance's (4). */
+#define DIST_ADV 0
+#define DIST_LOSS 2
+#define DIST_EV (DIST_LOSS + FH_LOSS_STATS)
+#define DIST_SUMS (DIST_EV + 4)
 
 #define METRICS_THREADS 128
 
@@ -74,7 +83,15 @@ struct fh_gpu_ppo_update {
     long long *int_totals;
     unsigned *metric_counter;
     fh_iteration_sums *sums, *h_sums;
+    /* data parallelism (fh_gpu_ppo_update_set_reducer): reducer.allreduce NULL when none */
+    fh_update_reducer reducer;
+    double *dist_sums;                /* (DIST_SUMS) */
+    cudaEvent_t *reduce_events;       /* without graphs: pairs around each reduction */
+    int reduce_capacity, reduce_used;
+    float reduce_ms;
 };
+
+static void release_reducer(fh_gpu_ppo_update *u);
 
 enum { G_PPO_FULL, G_PPO_TAIL, G_CUR_FULL, G_CUR_TAIL }; /* eng's graph slots */
 _Static_assert(G_CUR_TAIL < FH_UPDATE_ENGINE_MAX_GRAPHS && K_COUNT <= FH_UPDATE_ENGINE_MAX_KERNELS,
@@ -104,6 +121,66 @@ static fh_status optimizer_step(fh_gpu_ppo_update *u, int curiosity, fh_error *e
     return fh_update_engine_optimizer_step(&u->eng, &o, err);
 }
 
+/* ---- data parallelism (gpu_ppo_update.h) ---- */
+
+static int distributed(const fh_gpu_ppo_update *u)
+{
+    return u->reducer.allreduce != NULL;
+}
+
+/* In place over the ranks, on the update's stream. */
+static fh_status reduce(fh_gpu_ppo_update *u, void *buf, size_t count, fh_reduce_type type,
+                        fh_reduce_op op, fh_error *err)
+{
+    return u->reducer.allreduce(u->reducer.ctx, buf, count, type, op, u->eng.stream, err);
+}
+
+/* Without graphs: an event before and after each reduction (reduce_ms). */
+static fh_status reduce_mark(fh_gpu_ppo_update *u, fh_error *err)
+{
+    if (u->reducer.graphs || u->reduce_used >= u->reduce_capacity)
+        return FH_OK;
+    CUDA_CHECK(cudaEventRecord(u->reduce_events[u->reduce_used++], u->eng.stream), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
+/* The minibatch's advantage sums over every rank's rows, then the normalisation. */
+static fh_status reduce_advantages(fh_gpu_ppo_update *u, int rows, fh_error *err)
+{
+    fh_adv_finish_args f = {.state = u->state, .sums = u->dist_sums + DIST_ADV,
+                            .rows = (long long)rows * u->reducer.world};
+    fh_status st;
+    if ((st = reduce_mark(u, err)) != FH_OK ||
+        (st = reduce(u, u->dist_sums + DIST_ADV, 2, FH_REDUCE_F64, FH_REDUCE_SUM, err)) != FH_OK ||
+        (st = reduce_mark(u, err)) != FH_OK)
+        return st;
+    return fh_update_engine_launch(&u->eng, K_ADV_FINISH, 1, 32, &f, err);
+}
+
+/* After the backward pass: the loss's sums and the gradients over the ranks in one
+ * group, then the step's end (ppo_loss_finish_kernel) before the optimiser. */
+static fh_status reduce_step(fh_gpu_ppo_update *u, const fh_ppo_loss_args *l, fh_error *err)
+{
+    long long P = u->plan.ppo_params;
+    fh_status st;
+    if ((st = reduce_mark(u, err)) != FH_OK ||
+        (st = u->reducer.group(u->reducer.ctx, 1, err)) != FH_OK)
+        return st;
+    st = reduce(u, u->dist_sums + DIST_LOSS, FH_LOSS_STATS, FH_REDUCE_F64, FH_REDUCE_SUM, err);
+    if (st == FH_OK)
+        st = reduce(u, u->ppo_mem + P, (size_t)P, FH_REDUCE_F32, FH_REDUCE_AVG, err);
+    fh_error ignored; /* the group is closed either way; the first failure is the one told */
+    fh_status end = u->reducer.group(u->reducer.ctx, 0, st == FH_OK ? err : &ignored);
+    if (st != FH_OK)
+        return st;
+    if (end != FH_OK || (st = reduce_mark(u, err)) != FH_OK)
+        return end != FH_OK ? end : st;
+    fh_ppo_loss_args f = *l;
+    return fh_update_engine_launch(&u->eng, K_LOSS_FINISH, 1, 32, &f, err);
+}
+
 /* One PPO step of `rows` rows at the device's position. Three streams, joined before
  * the optimiser (in the graph: parallel branches): the actor's forward and backward
  * beside the critic's, the critic's weight gradients beside its chain of input
@@ -117,7 +194,8 @@ static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
         .rows = rows, .states = u->mb_states, .actions = u->mb_actions,
         .old_logp = u->mb_old_logp, .adv = u->mb_adv, .returns = u->mb_returns,
         .old_values = u->mb_old_values, .norm_adv = u->cfg.norm_adv,
-        .partials = u->gather_partials, .counter = &u->counters[0]};
+        .partials = u->gather_partials, .counter = &u->counters[0],
+        .dist_sums = distributed(u) ? u->dist_sums + DIST_ADV : NULL};
     int tail = rows != p->problem.minibatch;
     unsigned grid = (unsigned)(tail ? p->tail_gather_grid : p->gather_grid);
     fh_status st = fh_update_engine_launch(&u->eng, K_PPO_GATHER, grid,
@@ -126,6 +204,8 @@ static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
         return st;
     CUDA_CHECK(cudaEventRecord(u->ev_fork, s0), err);
     CUDA_CHECK(cudaStreamWaitEvent(s1, u->ev_fork, 0), err);
+    if (distributed(u) && u->cfg.norm_adv && (st = reduce_advantages(u, rows, err)) != FH_OK)
+        return st;
     if ((st = fh_device_mlp_forward(&u->blas_actor, &u->actor, u->mb_states, rows, err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaEventRecord(u->ev_actor_fwd, s1), err);
@@ -143,7 +223,9 @@ static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
         .vf_coef = (float)u->cfg.vf_coef, .ent_coef = (float)u->cfg.ent_coef,
         .norm_adv = u->cfg.norm_adv, .target_kl = u->cfg.target_kl > 0 ? u->cfg.target_kl : 0.0,
         .dlogits = u->dlogits, .dvalues = u->dvalues, .records = u->records,
-        .partials = u->loss_partials, .counter = &u->counters[1]};
+        .partials = u->loss_partials, .counter = &u->counters[1],
+        .dist_sums = distributed(u) ? u->dist_sums + DIST_LOSS : NULL,
+        .total_rows = (long long)rows * u->reducer.world};
     if ((st = fh_update_engine_launch(&u->eng, K_PPO_LOSS,
                                       (unsigned)(tail ? p->tail_loss_grid : p->loss_grid),
                                       (unsigned)p->loss_threads, &l, err)) != FH_OK)
@@ -158,6 +240,8 @@ static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
                                      err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaStreamWaitEvent(s0, u->ev_actor_bwd, 0), err);
+    if (distributed(u) && (st = reduce_step(u, &l, err)) != FH_OK)
+        return st;
     return optimizer_step(u, 0, err);
 fail:
     return err->status;
@@ -187,6 +271,14 @@ static fh_status curiosity_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
     if ((st = fh_device_mlp_backward(&u->blas, NULL, &u->curiosity, u->cur_dpred, rows,
                                      err)) != FH_OK)
         return st;
+    if (distributed(u)) { /* the gradients averaged over the ranks */
+        long long C = p->curiosity_params;
+        if ((st = reduce_mark(u, err)) != FH_OK ||
+            (st = reduce(u, u->cur_mem + C, (size_t)C, FH_REDUCE_F32, FH_REDUCE_AVG,
+                         err)) != FH_OK ||
+            (st = reduce_mark(u, err)) != FH_OK)
+            return st;
+    }
     return optimizer_step(u, 1, err);
 }
 
@@ -221,6 +313,11 @@ static int same_batch(const fh_device_batch *a, const fh_device_batch *b)
 static fh_status bind_batch(fh_gpu_ppo_update *u, const fh_device_batch *b,
                             const float *features, fh_error *err)
 {
+    if (distributed(u) && !u->reducer.graphs) { /* steps launched one by one: no graphs */
+        u->bound = *b;
+        u->bound_features = features;
+        return FH_OK;
+    }
     if (u->eng.graphs[G_PPO_FULL] && same_batch(&u->bound, b) &&
         u->bound_features == features)
         return FH_OK;
@@ -250,6 +347,7 @@ void fh_gpu_ppo_update_destroy(fh_gpu_ppo_update *u)
     if (!u)
         return;
     fh_update_engine_stop(&u->eng);
+    release_reducer(u); /* after the graphs that name its communicator */
     fh_device_mlp_free(&u->actor);
     fh_device_mlp_free(&u->critic);
     fh_device_mlp_free(&u->curiosity);
@@ -268,7 +366,7 @@ void fh_gpu_ppo_update_destroy(fh_gpu_ppo_update *u)
                     u->cur_in, u->cur_target, u->cur_dpred, u->partials, u->records, u->state,
                     u->keys, u->summary, u->gather_partials, u->loss_partials, u->counters,
                     u->episode_return, u->totals, u->metric_partials, u->episode_length,
-                    u->int_totals, u->metric_counter, u->sums};
+                    u->int_totals, u->metric_counter, u->sums, u->dist_sums};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         cudaFree(bufs[i]);
     cudaFreeHost(u->h_state);
@@ -371,6 +469,85 @@ fh_gpu_weights fh_gpu_ppo_update_weights(const fh_gpu_ppo_update *u)
 {
     fh_gpu_weights w = {u->ppo_mem, u->ppo_mem + FH_ACTOR_N_PARAMS, u->cur_mem};
     return w;
+}
+
+/* ---- data parallelism ---- */
+
+static void release_reducer(fh_gpu_ppo_update *u)
+{
+    if (u->reducer.release)
+        u->reducer.release(u->reducer.ctx);
+    memset(&u->reducer, 0, sizeof u->reducer);
+    for (int i = 0; i < u->reduce_capacity; i++)
+        if (u->reduce_events[i])
+            cudaEventDestroy(u->reduce_events[i]);
+    free(u->reduce_events);
+    u->reduce_events = NULL;
+    u->reduce_capacity = u->reduce_used = 0;
+}
+
+fh_status fh_gpu_ppo_update_set_reducer(fh_gpu_ppo_update *u, const fh_update_reducer *r,
+                                        fh_error *err)
+{
+    fh_update_engine_stop(&u->eng); /* idle, and no graph without the reductions */
+    release_reducer(u);
+    u->reducer = *r;
+    if (!r->allreduce || !r->group || r->world < 1) {
+        release_reducer(u);
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: a reducer needs allreduce, group and "
+                            "a world size", __FILE__, __LINE__);
+    }
+    const fh_update_plan *p = &u->plan;
+    long long P = p->ppo_params, C = p->curiosity_params;
+    if (!u->dist_sums)
+        CUDA_CHECK(cudaMalloc((void **)&u->dist_sums, DIST_SUMS * sizeof(double)), err);
+    CUDA_CHECK(cudaMemsetAsync(u->dist_sums, 0, DIST_SUMS * sizeof(double), u->eng.stream), err);
+    if (!r->graphs) { /* a pair of events around each reduction of an update */
+        long long mbs = p->minibatches_per_epoch;
+        long long sites = 2 * p->problem.epochs * mbs + p->problem.curiosity_epochs * mbs + 3;
+        u->reduce_capacity = (int)(2 * sites < (1 << 20) ? 2 * sites : 1 << 20);
+        u->reduce_events = calloc((size_t)u->reduce_capacity, sizeof *u->reduce_events);
+        if (!u->reduce_events) {
+            u->reduce_capacity = 0;
+            fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+            goto fail;
+        }
+        for (int i = 0; i < u->reduce_capacity; i++)
+            CUDA_CHECK(cudaEventCreate(&u->reduce_events[i]), err);
+    }
+    /* the warm-up: one of each kind a step holds, outside any capture (the gradients are
+     * the last step's or zero: a mean of them is never applied) */
+    fh_status st;
+    if ((st = reduce(u, u->dist_sums, DIST_SUMS, FH_REDUCE_F64, FH_REDUCE_SUM, err)) != FH_OK ||
+        (st = reduce(u, u->ppo_mem + P, (size_t)P, FH_REDUCE_F32, FH_REDUCE_AVG, err)) != FH_OK ||
+        (st = reduce(u, u->cur_mem + C, (size_t)C, FH_REDUCE_F32, FH_REDUCE_AVG, err)) != FH_OK) {
+        cudaStreamSynchronize(u->eng.stream);
+        release_reducer(u);
+        return st;
+    }
+    CUDA_CHECK(cudaStreamSynchronize(u->eng.stream), err);
+    return FH_OK;
+fail:
+    release_reducer(u);
+    return err->status;
+}
+
+const fh_update_reducer *fh_gpu_ppo_update_reducer(const fh_gpu_ppo_update *u)
+{
+    return distributed(u) ? &u->reducer : NULL;
+}
+
+fh_status fh_gpu_ppo_update_finish_reducer(fh_gpu_ppo_update *u, fh_error *err)
+{
+    if (!distributed(u))
+        return FH_OK;
+    fh_update_engine_stop(&u->eng); /* the graphs hold the communicator's work */
+    return u->reducer.finish ? u->reducer.finish(u->reducer.ctx, err) : FH_OK;
+}
+
+float fh_gpu_ppo_update_reduce_ms(const fh_gpu_ppo_update *u)
+{
+    return u->reduce_ms;
 }
 
 /* ---- host <-> device ---- */
@@ -481,6 +658,17 @@ static fh_status launch_epochs(fh_gpu_ppo_update *u, int max_steps, fh_error *er
         }
         return st;
     }
+    if (distributed(u) && !u->reducer.graphs) { /* the graphs' steps, one by one */
+        int mbs = p->minibatches_per_epoch;
+        for (int phase = 0; phase < 2; phase++) {
+            int epochs = phase == 0 ? p->problem.epochs : p->problem.curiosity_epochs;
+            for (int s = 0; s < epochs * mbs && st == FH_OK; s++) {
+                int rows = s % mbs == mbs - 1 && p->tail_rows ? p->tail_rows : M;
+                st = phase == 0 ? ppo_step(u, rows, err) : curiosity_step(u, rows, err);
+            }
+        }
+        return st;
+    }
     for (int phase = 0; phase < 2; phase++) {
         int epochs = phase == 0 ? p->problem.epochs : p->problem.curiosity_epochs;
         int full = phase == 0 ? G_PPO_FULL : G_CUR_FULL;
@@ -489,6 +677,46 @@ static fh_status launch_epochs(fh_gpu_ppo_update *u, int max_steps, fh_error *er
             st = fh_update_engine_replay_epoch(&u->eng, full, p->graph_launches, tail, err);
     }
     return st;
+}
+
+/* The explained variance of the batch's values against its returns: one pass, or
+ * data-parallel three with the sums all-reduced between them (update_summary.cu). */
+static fh_status explained_variance(fh_gpu_ppo_update *u, const fh_device_batch *b,
+                                    fh_error *err)
+{
+    fh_explained_variance_args ev = {.values = b->values, .returns = b->returns, .n = b->n,
+                                     .summary = u->summary};
+    if (!distributed(u))
+        return fh_update_engine_launch(&u->eng, K_EXPLAINED_VARIANCE, 1, 1024, &ev, err);
+    double *d = u->dist_sums + DIST_EV;
+    ev.dist_sums = d;
+    ev.n_total = b->n * u->reducer.world;
+    fh_status st = FH_OK;
+    for (int pass = 0; pass < 3 && st == FH_OK; pass++) {
+        ev.pass = pass;
+        st = fh_update_engine_launch(&u->eng, K_EXPLAINED_VARIANCE, 1, 1024, &ev, err);
+        if (st == FH_OK && pass < 2 &&
+            ((st = reduce_mark(u, err)) != FH_OK ||
+             (st = reduce(u, d + 2 * pass, 2, FH_REDUCE_F64, FH_REDUCE_SUM, err)) != FH_OK))
+            return st;
+        if (st == FH_OK && pass < 2)
+            st = reduce_mark(u, err);
+    }
+    return st;
+}
+
+/* After the update's end (the stream idle): the reductions' device time. */
+static fh_status sum_reduce_ms(fh_gpu_ppo_update *u, fh_error *err)
+{
+    u->reduce_ms = 0.0f;
+    for (int i = 0; i + 1 < u->reduce_used; i += 2) {
+        float ms = 0.0f;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, u->reduce_events[i], u->reduce_events[i + 1]), err);
+        u->reduce_ms += ms;
+    }
+    return FH_OK;
+fail:
+    return err->status;
 }
 
 fh_status fh_gpu_ppo_update_run(fh_gpu_ppo_update *u, fh_ppo_stats *stats,
@@ -521,18 +749,25 @@ fh_status fh_gpu_ppo_update_run(fh_gpu_ppo_update *u, fh_ppo_stats *stats,
     s->curiosity_epochs = cur_epochs;
     if (max_steps > 0)
         s->curiosity_epochs = 0;
+    u->reduce_used = 0;
     if ((st = fh_update_engine_begin(&u->eng, u->state, s, sizeof *s, u->keys, u->h_keys,
                                      (size_t)(epochs + cur_epochs) * sizeof(unsigned long long),
                                      err)) != FH_OK ||
         (st = launch_epochs(u, max_steps, err)) != FH_OK)
         return st;
-    fh_explained_variance_args ev = {.values = b->values, .returns = b->returns, .n = b->n,
-                                     .summary = u->summary};
     fh_update_summary_args sa = {.state = u->state, .records = u->records, .summary = u->summary};
-    if ((st = fh_update_engine_launch(&u->eng, K_EXPLAINED_VARIANCE, 1, 1024, &ev, err)) != FH_OK ||
-        (st = fh_update_engine_launch(&u->eng, K_SUMMARY, 1, 32, &sa, err)) != FH_OK ||
-        (st = fh_update_engine_end(&u->eng, u->h_summary, u->summary, sizeof *u->summary,
-                                   err)) != FH_OK)
+    if ((st = explained_variance(u, b, err)) != FH_OK ||
+        (st = fh_update_engine_launch(&u->eng, K_SUMMARY, 1, 32, &sa, err)) != FH_OK)
+        return st;
+    if (distributed(u) && /* each rank's mean over equal shares: their mean is the whole's */
+        ((st = reduce_mark(u, err)) != FH_OK ||
+         (st = reduce(u, &u->summary->curiosity_loss, 1, FH_REDUCE_F64, FH_REDUCE_AVG,
+                      err)) != FH_OK ||
+         (st = reduce_mark(u, err)) != FH_OK))
+        return st;
+    if ((st = fh_update_engine_end(&u->eng, u->h_summary, u->summary, sizeof *u->summary,
+                                   err)) != FH_OK ||
+        (st = sum_reduce_ms(u, err)) != FH_OK)
         return st;
     const fh_update_summary *sum = u->h_summary;
     if (trace) {

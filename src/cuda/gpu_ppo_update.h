@@ -15,6 +15,8 @@
 #ifndef FOXHUNT_GPU_PPO_UPDATE_H
 #define FOXHUNT_GPU_PPO_UPDATE_H
 
+#include <stddef.h>
+
 #include <cuda_runtime_api.h>
 
 #include "cuda/gpu_weights.h"
@@ -79,6 +81,52 @@ fh_status fh_gpu_ppo_update_iteration_sums(fh_gpu_ppo_update *u, const float *re
 
 /* Device milliseconds of the last run (events around it). */
 float fh_gpu_ppo_update_last_ms(const fh_gpu_ppo_update *u);
+
+/* ---- data parallelism (issue 22, docs/SCALING.md) ----
+ * How the update combines the ranks of a data-parallel run: a table of reductions over
+ * the ranks (src/dist/dist.c makes one over NCCL), enqueued on the update's stream,
+ * inside its CUDA graphs when `graphs`. With one set, each PPO step all-reduces its
+ * advantage sums (then adv_finish_kernel) and, after the backward pass, its loss sums
+ * and its gradients (sum; average: every rank's share of the minibatch is equal) in one
+ * group, then ppo_loss_finish_kernel and the optimiser; each curiosity step averages its
+ * gradients; an update all-reduces the explained variance's sums and averages the
+ * curiosity loss. So K ranks of N/K episodes each take the steps one GPU takes with N
+ * episodes, within the all-reduce's rounding, and the same decisions (target KL,
+ * failures) on every rank. None set: one process, today's path, bit for bit. */
+typedef enum {
+    FH_REDUCE_F32, FH_REDUCE_F64, FH_REDUCE_I32, FH_REDUCE_I64, FH_REDUCE_U64, FH_REDUCE_U8
+} fh_reduce_type;
+typedef enum { FH_REDUCE_SUM, FH_REDUCE_AVG, FH_REDUCE_MIN, FH_REDUCE_MAX } fh_reduce_op;
+
+typedef struct {
+    void *ctx;
+    int world;
+    int graphs; /* 1: the reductions are captured into the update's graphs; 0: its steps
+                   are launched one by one (no capture), with the reductions timed */
+    /* in place over count elements of buf, on stream */
+    fh_status (*allreduce)(void *ctx, void *buf, size_t count, fh_reduce_type type,
+                           fh_reduce_op op, cudaStream_t stream, fh_error *err);
+    fh_status (*group)(void *ctx, int begin, fh_error *err); /* NCCL's group start/end */
+    fh_status (*finish)(void *ctx, fh_error *err); /* the run's last reduction is done */
+    void (*release)(void *ctx);                    /* ctx freed (the update owns it) */
+} fh_update_reducer;
+
+/* u reduces over r's ranks from now on. u owns r->ctx from this call on, also when it
+ * fails (released at destroy). Allocates the sums' buffer, warms the communicator up
+ * with one eager reduction of each kind a step holds (NCCL connects lazily, which
+ * must not happen inside a capture) and drops any graphs, so the next update captures
+ * them with the reductions. */
+fh_status fh_gpu_ppo_update_set_reducer(fh_gpu_ppo_update *u, const fh_update_reducer *r,
+                                        fh_error *err);
+/* The reducer set, or NULL. */
+const fh_update_reducer *fh_gpu_ppo_update_reducer(const fh_gpu_ppo_update *u);
+/* The run's reductions are over: the update's graphs (which hold them) dropped, then
+ * the reducer's finish (the communicator destroyed, on every rank at once). Later
+ * updates fail. */
+fh_status fh_gpu_ppo_update_finish_reducer(fh_gpu_ppo_update *u, fh_error *err);
+/* Device milliseconds the last update spent in its reductions (events around each,
+ * recorded when the reducer runs without graphs; 0 otherwise). */
+float fh_gpu_ppo_update_reduce_ms(const fh_gpu_ppo_update *u);
 
 /* A host batch copied to the device (tests, `foxhunt update --device cuda`). */
 typedef struct {

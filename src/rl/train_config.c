@@ -29,6 +29,9 @@
 #define Q(key, type, member, lo, hi, help)                                               \
     {"q", key, type, offsetof(fh_train_config, member),                                  \
      sizeof(((fh_train_config *)0)->member), NULL, lo, hi, help}
+#define DIST(key, type, member, lo, hi, help)                                            \
+    {"dist", key, type, offsetof(fh_train_config, member),                               \
+     sizeof(((fh_train_config *)0)->member), NULL, lo, hi, help}
 #define ENV(key, type, member, lo, hi, help)                                             \
     {"env", key, type, offsetof(fh_train_config, env.member),                            \
      sizeof(((fh_train_config *)0)->env.member), NULL, lo, hi, help}
@@ -102,6 +105,14 @@ const fh_config_field fh_train_config_fields[] = {
     ENV("reward_scale", FH_FIELD_FLOAT, reward_scale, 0, 1e6, "reward scale"),
     ENV("ruin", FH_FIELD_FLOAT, ruin, 0, 1, "terminal when equity < ruin * initial"),
     ENV("horizon", FH_FIELD_INT, horizon, 1, 1 << 24, "episode horizon (steps) before truncation"),
+    /* [dist] (issue 22, docs/SCALING.md): launch settings, never saved with the run */
+    DIST("gpus", FH_FIELD_INT, gpus, 0, 1024, "data-parallel PPO on this host: start this many ranks, one a GPU, --episodes and --minibatch split evenly between them (0: one process, no NCCL; 1: one rank through NCCL)"),
+    DIST("world", FH_FIELD_INT, world, 0, 1 << 16, "data-parallel PPO under a launcher of your own (mpirun, srun, a script per host): ranks in all (0: off); with --rendezvous"),
+    DIST("rank", FH_FIELD_INT, rank, -1, (1 << 16) - 1, "with --world: this process's rank (-1: from the launcher's environment: OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID)"),
+    DIST("rendezvous", FH_FIELD_STRING, rendezvous, 0, 0, "with --world: a file every rank can reach (a shared filesystem across hosts) through which rank 0 hands out NCCL's id; a new path each run"),
+    DIST("nccl_library", FH_FIELD_STRING, nccl_library, 0, 0, "libnccl.so.2 to load (empty: the dynamic loader's search, then NVIDIA's Python wheels; foxhunt info says which it finds)"),
+    DIST("dist_timeout", FH_FIELD_INT, dist_timeout, 1, 86400, "seconds a rank waits for the others to start (rendezvous, communicator)"),
+    DIST("dist_graphs", FH_FIELD_BOOL, dist_graphs, 0, 1, "with several ranks: the update's all-reduces inside its CUDA graphs (0: the update's steps launched one by one)"),
 };
 const int fh_train_config_n_fields = sizeof fh_train_config_fields / sizeof fh_train_config_fields[0];
 
@@ -158,6 +169,9 @@ void fh_train_config_default(fh_train_config *cfg)
     cfg->tau = 0.005;
     cfg->huber_delta = 1.0;
     cfg->env = fh_env_config_default();
+    cfg->rank = -1;
+    cfg->dist_timeout = 300;
+    cfg->dist_graphs = 1;
 }
 
 int fh_config_choice_ok(const char *choices, const char *value)
@@ -458,6 +472,7 @@ char *fh_train_config_to_json(const fh_train_config *cfg)
     cJSON *root = cJSON_CreateObject();
     if (!root)
         return NULL;
+    /* [dist] is left out on purpose: how a run was launched is not part of it */
     const char *sections[4] = {"run", "ppo", "q", "env"};
     for (int s = 0; s < 4; s++) {
         cJSON *obj = cJSON_AddObjectToObject(root, sections[s]);

@@ -1,8 +1,8 @@
 /* ppo_loss.cu — the PPO objective of one minibatch and its gradient with respect to the
  * logits and the values (ppo_loss.c's arithmetic; the sums over actions and rows run
  * in fixed trees instead of serially), one warp a row, and, in the last block to
- * finish, the step's bookkeeping: the sums, the record, the Adam step, target-KL stop,
- * the next position.
+ * finish, the step's bookkeeping (update_finish.cuh): the sums, the record, the Adam
+ * step, target-KL stop, the next position.
  *
  *   ratio = exp(newlogp - oldlogp), A normalised per minibatch (unbiased std, + 1e-8)
  *   pg    = mean max(-A ratio, -A clip(ratio, 1 - c, 1 + c))
@@ -12,25 +12,6 @@
 __device__ __forceinline__ float fh_clampf(float x, float lo, float hi)
 {
     return x < lo ? lo : (x > hi ? hi : x);
-}
-
-/* The step that ran at (epoch, minibatch) is done: note it and move to the next. */
-__device__ void fh_phase_advance(fh_update_phase *ph, int minibatches_per_epoch)
-{
-    ph->step_epoch = ph->epoch;
-    ph->step_minibatch = ph->minibatch;
-    if (++ph->minibatch == minibatches_per_epoch) {
-        ph->minibatch = 0;
-        ph->epoch++;
-    }
-}
-
-__device__ void fh_phase_fail(fh_update_phase *ph, int code)
-{
-    ph->failed = code;
-    ph->failed_epoch = ph->epoch;
-    ph->failed_minibatch = ph->minibatch;
-    ph->apply = 0;
 }
 
 /* One warp a row: lane k holds logits k and k + 32 (k + 32 < 45). */
@@ -117,49 +98,23 @@ extern "C" __global__ void ppo_loss_kernel(fh_ppo_loss_args a)
         sum[k] = fh_warp_sum_strided(a.partials + k, (int)gridDim.x, FH_LOSS_STATS);
     if (threadIdx.x != 0)
         return;
-    if (skip) {
-        ph->apply = 0;
-        fh_phase_advance(ph, a.minibatches_per_epoch);
+    if (a.dist_sums) { /* data-parallel: all-reduced, then ppo_loss_finish_kernel */
+        for (int k = 0; k < FH_LOSS_STATS; k++)
+            a.dist_sums[k] = sum[k];
         return;
     }
-    int B = a.rows;
-    double pg_loss = (float)(sum[0] / B), v_loss = (float)(0.5 * sum[1] / B);
-    double entropy = sum[2] / B, approx_kl = sum[3] / B;
-    const double seen[4] = {pg_loss, v_loss, entropy, approx_kl};
-    for (int k = 0; k < 4; k++)
-        if (!isfinite(seen[k])) {
-            fh_phase_fail(ph, FH_UFAIL_POLICY_LOSS + k);
-            fh_phase_advance(ph, a.minibatches_per_epoch);
-            return;
-        }
-    double *row = a.records + (long long)ph->n_records * FH_UREC_COLS;
-    row[FH_UREC_EPOCH] = ph->epoch;
-    row[FH_UREC_MINIBATCH] = ph->minibatch;
-    row[FH_UREC_SAMPLES] = B;
-    row[FH_UREC_POLICY_LOSS] = pg_loss;
-    row[FH_UREC_VALUE_LOSS] = v_loss;
-    row[FH_UREC_ENTROPY] = entropy;
-    row[FH_UREC_APPROX_KL] = approx_kl;
-    row[FH_UREC_OLD_APPROX_KL] = sum[4] / B;
-    row[FH_UREC_CLIP_FRACTION] = sum[5] / B;
-    row[FH_UREC_GRAD_NORM] = 0.0; /* adam_kernel's */
-    row[FH_UREC_LR] = a.state->lr;
-    row[FH_UREC_LOSS] = pg_loss - a.ent_coef * entropy + a.vf_coef * v_loss;
-    ph->n_records++;
-    ph->adam_step++;
-    ph->apply = 1;
-    /* target KL: after the epoch's last step, its mean approximate KL (the steps of an
-     * epoch are the last rows: none was skipped, or this one would be) */
-    if (a.target_kl > 0.0 && ph->minibatch == a.minibatches_per_epoch - 1) {
-        double epoch_kl = 0.0;
-        const double *first = a.records + (long long)(ph->n_records - a.minibatches_per_epoch) *
-                                              FH_UREC_COLS;
-        for (int j = 0; j < a.minibatches_per_epoch; j++)
-            epoch_kl += first[(long long)j * FH_UREC_COLS + FH_UREC_APPROX_KL];
-        if (epoch_kl / a.minibatches_per_epoch > a.target_kl)
-            ph->stopped = 1;
-    }
-    fh_phase_advance(ph, a.minibatches_per_epoch);
+    fh_ppo_loss_finish(&a, sum, a.rows, skip);
+}
+
+/* Data-parallel: the step's end from the all-reduced sums over every rank's rows
+ * (update_finish.cuh); skip as ppo_loss_kernel read it (nothing changed the phase
+ * since). One thread. */
+extern "C" __global__ void ppo_loss_finish_kernel(fh_ppo_loss_args a)
+{
+    if (blockIdx.x != 0 || threadIdx.x != 0)
+        return;
+    const fh_update_phase *ph = &a.state->ppo;
+    fh_ppo_loss_finish(&a, a.dist_sums, a.total_rows, ph->failed || ph->stopped);
 }
 
 /* The curiosity model's loss: mean squared error over every element (fh_mse_forward /

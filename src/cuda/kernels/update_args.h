@@ -94,7 +94,18 @@ typedef struct {
     int norm_adv;                   /* the advantages' mean and 1/(std + 1e-8) into state */
     double *partials;               /* (blocks, 2): each block's sum and sum of squares */
     unsigned *counter;              /* blocks done; the last one reduces, resets it to 0 */
+    double *dist_sums;              /* NULL: one process; data-parallel (issue 22): the
+                                       sums land here (2), for the all-reduce and then
+                                       adv_finish_kernel */
 } fh_ppo_gather_args;
+
+/* adv_finish_kernel (data-parallel, one thread): the normalisation from the sums over
+ * every rank's rows. */
+typedef struct {
+    fh_update_state *state;
+    const double *sums; /* (2) all-reduced: sum of a, sum of a^2 */
+    long long rows;     /* the step's rows over all ranks */
+} fh_adv_finish_args;
 
 /* curiosity_gather_kernel: inputs (rows, 35) and targets (rows, 32). */
 typedef struct {
@@ -125,6 +136,10 @@ typedef struct {
     double *records;      /* (epochs * minibatches_per_epoch, FH_UREC_COLS) */
     double *partials;     /* (blocks, FH_LOSS_STATS) */
     unsigned *counter;
+    double *dist_sums;    /* NULL: one process; data-parallel (issue 22): the step's sums
+                             land here (FH_LOSS_STATS), for the all-reduce and then
+                             ppo_loss_finish_kernel, which reads them over total_rows */
+    long long total_rows; /* the step's rows over all ranks (data-parallel) */
 } fh_ppo_loss_args;
 
 /* mse_loss_kernel (one block): the curiosity loss, its gradient, the position. */
@@ -186,6 +201,12 @@ typedef struct {
     const float *values, *returns;
     long long n;
     fh_update_summary *summary;
+    double *dist_sums;    /* NULL: one pass over this batch; data-parallel (issue 22): pass 0
+                             leaves the sums here (2), pass 1 the variances' (2 more) from
+                             the means over n_total samples, pass 2 the ratio; all-reduced
+                             between the passes */
+    int pass;
+    long long n_total;
 } fh_explained_variance_args;
 
 typedef struct {

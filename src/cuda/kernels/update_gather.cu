@@ -47,13 +47,21 @@ extern "C" __global__ void ppo_gather_kernel(fh_ppo_gather_args a)
         double s2 = fh_warp_sum_strided(a.partials + 1, (int)gridDim.x, 2);
         if (threadIdx.x != 0)
             return;
-        int B = a.rows;
-        double mean = s1 / B;
-        double var = s2 - s1 * mean; /* sum (a - mean)^2, in double */
-        double sd = B > 1 ? sqrt((var > 0.0 ? var : 0.0) / (B - 1)) : 0.0;
-        a.state->adv_mean = mean;
-        a.state->adv_inv = B == 1 ? 1.0 : 1.0 / (sd + 1e-8);
+        if (a.dist_sums) { /* data-parallel: all-reduced, then adv_finish_kernel */
+            a.dist_sums[0] = s1;
+            a.dist_sums[1] = s2;
+            return;
+        }
+        fh_adv_norm_finish(a.state, s1, s2, a.rows);
     }
+}
+
+/* Data-parallel: the normalisation from the all-reduced sums over every rank's rows
+ * (update_finish.cuh). One thread. */
+extern "C" __global__ void adv_finish_kernel(fh_adv_finish_args a)
+{
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        fh_adv_norm_finish(a.state, a.sums[0], a.sums[1], a.rows);
 }
 
 /* The curiosity model's input (state features 0..31, the action's exposure and

@@ -10,10 +10,14 @@
  * and the curiosity fit's step the same with curiosity_gather_kernel and
  * mse_loss_kernel; steps are captured into CUDA graphs and replayed, their position on
  * the device (update_args.h), then update_summary_kernel. iteration_metrics_kernel
- * computes the iteration's metrics from the collection where it lies. */
+ * computes the iteration's metrics from the collection where it lies. Data-parallel
+ * (issue 22), the gather's and the loss's sums are all-reduced across the ranks and
+ * adv_finish_kernel and ppo_loss_finish_kernel end the step from them, and the
+ * gradients are averaged before grad_sumsq_kernel (gpu_ppo_update.c). */
 #include "minibatch_order.cuh"
 #include "update_args.h"
 #include "block_reduce.cuh"
+#include "update_finish.cuh"
 #include "update_gather.cu"
 #include "ppo_loss.cu"
 #include "layer_elementwise.cu"

@@ -1,29 +1,59 @@
 /* update_summary.cu — what the host reads after an update (a few hundred bytes): the
  * means of the applied steps' records (summed by one warp in a fixed order), the
  * curiosity loss, failures, Adam steps; and the explained variance of the batch's
- * values against its returns. */
+ * values against its returns (data-parallel: over every rank's batch, in three passes
+ * with all-reduces between them; the same arithmetic, so one rank gives one process's
+ * bits). */
 
 extern "C" __global__ void __launch_bounds__(1024) explained_variance_kernel(fh_explained_variance_args a)
 {
     __shared__ double shm[33];
-    double sr = 0.0, sd = 0.0;
-    for (long long i = threadIdx.x; i < a.n; i += blockDim.x) {
-        sr += a.returns[i];
-        sd += a.returns[i] - a.values[i];
+    double *d = a.dist_sums;
+    if (d && a.pass == 2) { /* data-parallel: the variances' sums all-reduced */
+        if (threadIdx.x == 0)
+            a.summary->explained_variance =
+                d[2] > 0.0 ? 1.0 - d[3] / d[2] : __longlong_as_double(0x7ff8000000000000LL);
+        return;
     }
-    double mr = fh_block_sum(sr, shm) / (double)a.n;
-    double md = fh_block_sum(sd, shm) / (double)a.n;
+    double mr, md;
+    if (d && a.pass == 1) { /* data-parallel: the means over every rank's samples */
+        mr = d[0] / (double)a.n_total;
+        md = d[1] / (double)a.n_total;
+    } else {
+        double sr = 0.0, sd = 0.0;
+        for (long long i = threadIdx.x; i < a.n; i += blockDim.x) {
+            sr += a.returns[i];
+            sd += a.returns[i] - a.values[i];
+        }
+        sr = fh_block_sum(sr, shm);
+        sd = fh_block_sum(sd, shm);
+        if (d) { /* pass 0: the sums, all-reduced before pass 1 */
+            if (threadIdx.x == 0) {
+                d[0] = sr;
+                d[1] = sd;
+            }
+            return;
+        }
+        mr = sr / (double)a.n;
+        md = sd / (double)a.n;
+    }
     double vr = 0.0, vd = 0.0;
     for (long long i = threadIdx.x; i < a.n; i += blockDim.x) {
-        double r = a.returns[i] - mr, d = (a.returns[i] - a.values[i]) - md;
+        double r = a.returns[i] - mr, e = (a.returns[i] - a.values[i]) - md;
         vr += r * r;
-        vd += d * d;
+        vd += e * e;
     }
     vr = fh_block_sum(vr, shm);
     vd = fh_block_sum(vd, shm);
-    if (threadIdx.x == 0)
-        a.summary->explained_variance =
-            vr > 0.0 ? 1.0 - vd / vr : __longlong_as_double(0x7ff8000000000000LL); /* NaN */
+    if (threadIdx.x != 0)
+        return;
+    if (d) { /* pass 1: the variances' sums, all-reduced before pass 2 */
+        d[2] = vr;
+        d[3] = vd;
+        return;
+    }
+    a.summary->explained_variance =
+        vr > 0.0 ? 1.0 - vd / vr : __longlong_as_double(0x7ff8000000000000LL); /* NaN */
 }
 
 extern "C" __global__ void update_summary_kernel(fh_update_summary_args a)

@@ -1,0 +1,211 @@
+/* test_rendezvous.c — dist/rendezvous.h on the CPU: rank 0 and rank 1 as two processes
+ * (fork) meeting through a file in a temporary directory, the id arriving intact; files
+ * that are short, of another format, version, world size or checksum refused at once
+ * with a message naming the file; the waits' timeouts (naming the missing ranks); an
+ * arrival of another run not counted; a stale id file refused; the abort file stopping
+ * a wait at once, the first failure kept. */
+#include "test_proc.h" /* first: _GNU_SOURCE */
+
+#include <stdint.h>
+
+#include "dist/rendezvous.h"
+#include "foxhunt/timing.h"
+#include "test_util.h"
+
+#define ID_BYTES 128
+
+static void make_id(unsigned char *id, unsigned seed)
+{
+    uint32_t x = seed * 2654435761u + 1u;
+    for (int i = 0; i < ID_BYTES; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        id[i] = (unsigned char)x;
+    }
+}
+
+static void write_bytes(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(p, 1, n, f) == n);
+    if (f)
+        fclose(f);
+}
+
+/* A file of these bytes at path is refused by the wait at once, the message holding
+ * needle. */
+static void check_refused_file(const char *path, const void *bytes, size_t n, int world,
+                               const char *needle)
+{
+    unlink(path);
+    write_bytes(path, bytes, n);
+    unsigned char id[ID_BYTES];
+    fh_error err;
+    fh_error_clear(&err);
+    double t0 = fh_clock_seconds();
+    fh_status st = fh_rendezvous_wait(path, world, id, ID_BYTES, 5.0, &err);
+    double waited = fh_clock_seconds() - t0;
+    CHECK_MSG(st == FH_ERR_INPUT && strstr(err.message, needle) && strstr(err.message, path),
+              "%s: status %d, message '%s' (expected '%s' naming the file)", needle, (int)st,
+              err.message, needle);
+    CHECK_MSG(waited < 1.0, "a bad file took %.2f s to refuse (no polling expected)", waited);
+    unlink(path);
+}
+
+static void test_encode_decode(const char *dir)
+{
+    unsigned char id[ID_BYTES], back[ID_BYTES], buf[512];
+    make_id(id, 7);
+    size_t n = fh_rendezvous_encode(buf, sizeof buf, 4, id, ID_BYTES);
+    CHECK_MSG(n == 24 + ID_BYTES + 8, "encoded %zu bytes", n);
+    CHECK(memcmp(buf, "FHNCCLID", 8) == 0);
+    fh_error err;
+    CHECK(fh_rendezvous_decode(buf, n, 4, back, ID_BYTES, "x", &err) == FH_OK);
+    CHECK(memcmp(id, back, ID_BYTES) == 0);
+    CHECK(fh_rendezvous_encode(buf, 100, 4, id, ID_BYTES) == 0); /* too small */
+
+    char path[600];
+    snprintf(path, sizeof path, "%s/bad-id", dir);
+    check_refused_file(path, buf, n - 1, 4, "bytes holding");       /* short by one */
+    check_refused_file(path, buf, 10, 4, "not a foxhunt rendezvous");  /* truncated */
+    check_refused_file(path, "hello world, not an id at all", 29, 4, "not a foxhunt");
+    unsigned char bad[512];
+    memcpy(bad, buf, n);
+    bad[8] = 9; /* version */
+    check_refused_file(path, bad, n, 4, "has version 9");
+    memcpy(bad, buf, n);
+    bad[24 + 17] ^= 1; /* one bit of the id */
+    check_refused_file(path, bad, n, 4, "checksum");
+    check_refused_file(path, buf, n, 2, "a run of 4 ranks");          /* world 2 reads 4 */
+}
+
+static void test_two_processes(const char *dir)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/run1.id", dir);
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t pid = fork();
+    if (pid == 0) { /* rank 1: waits for the file, then meets rank 0 */
+        close(fds[0]);
+        unsigned char id[ID_BYTES];
+        fh_error err;
+        if (fh_rendezvous_wait(path, 2, id, ID_BYTES, 20.0, &err) != FH_OK) {
+            fprintf(stderr, "rank 1: %s\n", err.message);
+            _exit(2);
+        }
+        uint64_t nonce = fh_rendezvous_nonce(id, ID_BYTES);
+        if (fh_rendezvous_arrive(path, 1, nonce, &err) != FH_OK ||
+            fh_rendezvous_barrier(path, 2, nonce, 20.0, &err) != FH_OK) {
+            fprintf(stderr, "rank 1: %s\n", err.message);
+            _exit(3);
+        }
+        _exit(write(fds[1], id, ID_BYTES) == ID_BYTES ? 0 : 4);
+    }
+    close(fds[1]);
+    struct timespec pause = {0, 300000000}; /* rank 1 polls a missing file first */
+    nanosleep(&pause, NULL);
+    unsigned char id[ID_BYTES], got[ID_BYTES];
+    make_id(id, 42);
+    fh_error err;
+    fh_error_clear(&err);
+    uint64_t nonce = fh_rendezvous_nonce(id, ID_BYTES);
+    CHECK_MSG(fh_rendezvous_publish(path, 2, id, ID_BYTES, &err) == FH_OK, "%s", err.message);
+    CHECK_MSG(fh_rendezvous_arrive(path, 0, nonce, &err) == FH_OK, "%s", err.message);
+    CHECK_MSG(fh_rendezvous_barrier(path, 2, nonce, 20.0, &err) == FH_OK, "%s", err.message);
+    size_t n = 0;
+    while (n < ID_BYTES) {
+        ssize_t r = read(fds[0], got + n, ID_BYTES - n);
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fds[0]);
+    int rc = fh_proc_wait(pid);
+    CHECK_MSG(rc == 0, "rank 1 exited %d", rc);
+    CHECK_MSG(n == ID_BYTES && memcmp(id, got, ID_BYTES) == 0, "rank 1 read another id (%zu "
+              "bytes)", n);
+    /* a second publish onto the same path is refused: a stale id is never reused */
+    fh_error_clear(&err);
+    CHECK(fh_rendezvous_publish(path, 2, id, ID_BYTES, &err) == FH_ERR_INPUT &&
+          strstr(err.message, "exists already"));
+    fh_rendezvous_remove(path, 2);
+    char side[700];
+    snprintf(side, sizeof side, "%s.rank1", path);
+    CHECK(!fh_file_exists(path) && !fh_file_exists(side));
+    CHECK(fh_rendezvous_publish(path, 2, id, ID_BYTES, &err) == FH_OK); /* free again */
+    fh_rendezvous_remove(path, 2);
+}
+
+static void test_timeouts(const char *dir)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/never.id", dir);
+    unsigned char id[ID_BYTES];
+    fh_error err;
+    fh_error_clear(&err);
+    double t0 = fh_clock_seconds();
+    fh_status st = fh_rendezvous_wait(path, 2, id, ID_BYTES, 1.0, &err);
+    double waited = fh_clock_seconds() - t0;
+    CHECK_MSG(st == FH_ERR_FAILURE && strstr(err.message, "within 1 s") &&
+              strstr(err.message, path), "wait: status %d, '%s'", (int)st, err.message);
+    CHECK_MSG(waited >= 1.0 && waited < 3.0, "the 1 s wait took %.2f s", waited);
+
+    /* world 3, rank 0 alone and an arrival of another run's nonce: 1 and 2 are missing */
+    make_id(id, 3);
+    uint64_t nonce = fh_rendezvous_nonce(id, ID_BYTES);
+    CHECK(fh_rendezvous_arrive(path, 0, nonce, &err) == FH_OK);
+    CHECK(fh_rendezvous_arrive(path, 1, nonce ^ 1u, &err) == FH_OK);
+    fh_error_clear(&err);
+    st = fh_rendezvous_barrier(path, 3, nonce, 0.5, &err);
+    CHECK_MSG(st == FH_ERR_FAILURE && strstr(err.message, "2 of 3 ranks did not arrive") &&
+              strstr(err.message, "missing: 1, 2"), "barrier: status %d, '%s'", (int)st,
+              err.message);
+    fh_rendezvous_remove(path, 3);
+}
+
+static void test_abort(const char *dir)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/aborted.id", dir);
+    fh_error err;
+    char msg[256];
+    CHECK(!fh_rendezvous_abort_read(path, msg, sizeof msg));
+    CHECK(fh_rendezvous_abort_write(path, "rank 1 failed: out of memory", &err) == FH_OK);
+    CHECK(fh_rendezvous_abort_write(path, "rank 0 failed: later", &err) == FH_OK);
+    CHECK(fh_rendezvous_abort_read(path, msg, sizeof msg) &&
+          strcmp(msg, "rank 1 failed: out of memory") == 0); /* the first kept */
+    unsigned char id[ID_BYTES];
+    fh_error_clear(&err);
+    double t0 = fh_clock_seconds();
+    fh_status st = fh_rendezvous_wait(path, 2, id, ID_BYTES, 10.0, &err);
+    CHECK_MSG(st == FH_ERR_FAILURE && strstr(err.message, "out of memory") &&
+              fh_clock_seconds() - t0 < 1.0, "wait with an abort file: '%s'", err.message);
+    fh_error_clear(&err);
+    st = fh_rendezvous_barrier(path, 2, 1234, 10.0, &err);
+    CHECK_MSG(st == FH_ERR_FAILURE && strstr(err.message, "out of memory") &&
+              fh_clock_seconds() - t0 < 2.0, "barrier with an abort file: '%s'", err.message);
+    /* rank 0's publish clears a stale abort (an earlier run's) */
+    make_id(id, 5);
+    CHECK(fh_rendezvous_publish(path, 2, id, ID_BYTES, &err) == FH_OK);
+    CHECK(!fh_rendezvous_abort_read(path, msg, sizeof msg));
+    fh_rendezvous_remove(path, 2);
+}
+
+int main(void)
+{
+    char dir[512];
+    if (!fh_make_temp_dir(dir, sizeof dir, "test_rendezvous"))
+        fh_test_skip("cannot make a temporary directory");
+    test_encode_decode(dir);
+    test_two_processes(dir);
+    test_timeouts(dir);
+    test_abort(dir);
+    int rc = fh_test_finish();
+    if (rc == 0)
+        fh_remove_tree(dir);
+    else
+        fprintf(stderr, "files kept in %s\n", dir);
+    return rc;
+}
