@@ -211,7 +211,8 @@ typedef struct {
     float gamma, lambda;    /* PQN: Q(lambda) */
     int epochs, minibatch;  /* PQN: epochs of minibatches over N*L (keyed order) */
     double max_grad_norm;   /* 0: no clip */
-    float huber_delta;      /* DQN */
+    float huber_delta;      /* DQN; PQN with pqn_huber */
+    int pqn_huber;          /* PQN: Huber instead of the squared loss */
     fh_adam_config adam;    /* lr already this iteration's */
 } fh_q_update_config;
 
@@ -222,7 +223,7 @@ fh_status fh_q_minibatch_step(fh_mlp *q, fh_q_workspace *w, int M, int huber,
 /* PQN (Gallici et al. 2024): max_a Q(s', a) over the batch's next states with the
  * network as it is, Q(lambda) returns by the backward scan (fh_q_lambda_returns), then
  * cfg->epochs passes of minibatches in PPO's keyed order (minibatch_order.cuh: every
- * epoch's key drawn from rng first) of MSE steps.
+ * epoch's key drawn from rng first) of MSE steps (Huber steps with cfg->pqn_huber).
  * No replay, no target network. */
 fh_status fh_pqn_update(fh_q_stats *stats, fh_mlp *q, fh_q_workspace *w,
                         const fh_transition_batch *b, const fh_q_update_config *cfg,

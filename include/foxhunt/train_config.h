@@ -78,6 +78,7 @@ typedef struct {
     int target_update_every;           /* DQN: gradient steps between hard copies (0: Polyak) */
     double tau;                        /* DQN: Polyak rate when target_update_every = 0 */
     double huber_delta;                /* DQN: Huber loss threshold */
+    int pqn_huber;                     /* PQN: Huber (huber_delta) instead of the squared loss */
     /* [env] (SPEC §3) */
     fh_env_config env;
     /* [dist] data-parallel training over NCCL (issue 22, docs/SCALING.md): how this

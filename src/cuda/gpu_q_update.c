@@ -54,6 +54,7 @@ _Static_assert(G_COUNT <= FH_UPDATE_ENGINE_MAX_GRAPHS && K_COUNT <= FH_UPDATE_EN
 typedef struct {
     double max_grad_norm;
     float beta1, beta2, eps, huber_delta;
+    int pqn_huber;
 } baked_config;
 
 struct fh_gpu_q_update {
@@ -155,7 +156,7 @@ static fh_status pqn_step(fh_gpu_q_update *u, int rows, fh_error *err)
     fh_status st = launch_rows(u, K_GATHER, rows, &g, err);
     if (st != FH_OK)
         return st;
-    return train_step(u, rows, 0, err);
+    return train_step(u, rows, u->baked.pqn_huber, err);
 }
 
 /* One DQN step: draw and gather a minibatch from the ring, the Double DQN targets, the
@@ -205,14 +206,15 @@ static fh_status capture(fh_gpu_q_update *u, int steps, int rows, int slot, fh_e
 static baked_config baked_of(const fh_q_update_config *qc)
 {
     baked_config b = {qc->max_grad_norm, qc->adam.beta1, qc->adam.beta2, qc->adam.eps,
-                      qc->huber_delta};
+                      qc->huber_delta, qc->pqn_huber};
     return b;
 }
 
 static int same_baked(const baked_config *a, const baked_config *b)
 {
     return a->max_grad_norm == b->max_grad_norm && a->beta1 == b->beta1 &&
-           a->beta2 == b->beta2 && a->eps == b->eps && a->huber_delta == b->huber_delta;
+           a->beta2 == b->beta2 && a->eps == b->eps && a->huber_delta == b->huber_delta &&
+           a->pqn_huber == b->pqn_huber;
 }
 
 /* The graphs for this batch and these settings (kept while the same come back). */

@@ -370,6 +370,7 @@ fh_status fh_q_trainer_run(fh_q_trainer *t, volatile sig_atomic_t *stop,
         qc.minibatch = cfg->minibatch;
         qc.max_grad_norm = cfg->max_grad_norm;
         qc.huber_delta = (float)cfg->huber_delta;
+        qc.pqn_huber = cfg->pqn_huber;
         fh_adam_config_default_ppo(&qc.adam);
         qc.adam.lr = (float)m.lr;
         qc.adam.eps = (float)cfg->adam_eps;

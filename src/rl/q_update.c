@@ -183,7 +183,7 @@ fh_status fh_pqn_update(fh_q_stats *stats, fh_mlp *q, fh_q_workspace *w,
                 w->mb_actions[i] = b->actions[k];
                 w->mb_targets[i] = w->returns[k];
             }
-            if ((st = fh_q_minibatch_step(q, w, M, 0, cfg, stats, err)) != FH_OK) {
+            if ((st = fh_q_minibatch_step(q, w, M, cfg->pqn_huber, cfg, stats, err)) != FH_OK) {
                 fh_error_prefix(err, "PQN epoch %d: ", epoch + 1);
                 return st;
             }

@@ -211,40 +211,99 @@ static void test_target_schedule(void)
     fh_transition_batch_free(&b);
 }
 
-static void test_learning_on_a_batch(void)
+enum { NE = 16, NL = 32 };
+
+/* NE x NL epsilon-greedy transitions of q (orthogonal, seed 4) on a small synthetic market
+ * (train split), and the PQN settings the cases below start from. */
+static void make_batch(fh_run_data *data, fh_mlp *q, fh_mlp *cur, fh_transition_batch *b,
+                       fh_q_update_config *qc)
 {
     fh_train_config cfg;
     fh_train_config_default(&cfg);
     cfg.synthetic_bars = 3000;
     cfg.env.horizon = 32;
-    fh_run_data data;
     fh_error err;
-    fh_mlp q, target, cur;
-    CHECK(fh_run_data_load(&data, &cfg, NULL, &err) == FH_OK);
-    CHECK(fh_mlp_init(&q, FH_NET_QNET, &err) == FH_OK);
-    CHECK(fh_mlp_init(&target, FH_NET_QNET, &err) == FH_OK);
-    CHECK(fh_mlp_init(&cur, FH_NET_CURIOSITY, &err) == FH_OK);
-    fh_mlp_init_orthogonal(&q, 4);
-    fh_mlp_init_orthogonal(&cur, 5);
-    fh_market_view view = fh_market_view_of(&data.market, FH_SPLIT_TRAIN);
+    CHECK(fh_run_data_load(data, &cfg, NULL, &err) == FH_OK);
+    CHECK(fh_mlp_init(q, FH_NET_QNET, &err) == FH_OK);
+    CHECK(fh_mlp_init(cur, FH_NET_CURIOSITY, &err) == FH_OK);
+    fh_mlp_init_orthogonal(q, 4);
+    fh_mlp_init_orthogonal(cur, 5);
+    fh_market_view view = fh_market_view_of(&data->market, FH_SPLIT_TRAIN);
     fh_env_market market = fh_env_market_from_view(&view);
-    enum { NE = 16, NL = 32 };
     fh_episode_state eps[NE];
     for (int n = 0; n < NE; n++)
         env_episode_init(&cfg.env, &market, &eps[n], 6, (unsigned long long)n);
-    fh_transition_batch b;
-    CHECK(fh_transition_batch_alloc(&b, NE, NL, &err) == FH_OK);
-    CHECK(fh_dqn_collect_cpu(q.params, 0, cur.params, &cfg.env, &market, eps, 0.5f, &b, &err) == FH_OK);
+    CHECK(fh_transition_batch_alloc(b, NE, NL, &err) == FH_OK);
+    CHECK(fh_dqn_collect_cpu(q->params, 0, cur->params, &cfg.env, &market, eps, 0.5f, b, &err) == FH_OK);
+    memset(qc, 0, sizeof *qc);
+    fh_adam_config_default_ppo(&qc->adam);
+    qc->adam.lr = 1e-3f;
+    qc->gamma = 0.9f;
+    qc->lambda = 0.65f;
+    qc->epochs = 1;
+    qc->minibatch = 128;
+    qc->max_grad_norm = 10.0;
+    qc->huber_delta = 1.0f;
+}
 
-    fh_q_update_config qc = {0};
-    fh_adam_config_default_ppo(&qc.adam);
-    qc.adam.lr = 1e-3f;
-    qc.gamma = 0.9f;
-    qc.lambda = 0.65f;
-    qc.epochs = 1;
-    qc.minibatch = 128;
-    qc.max_grad_norm = 10.0;
-    qc.huber_delta = 1.0f;
+/* pqn_huber: with a threshold above every TD error Huber is the squared loss (the same
+ * weights, bit for bit); with a small one every minibatch's loss is below the squared loss's (Huber <=
+ * x^2 / 2, strictly beyond the threshold) and the weights move otherwise. */
+static void test_pqn_huber(void)
+{
+    fh_run_data data;
+    fh_mlp q0, cur;
+    fh_transition_batch b;
+    fh_q_update_config qc;
+    make_batch(&data, &q0, &cur, &b, &qc);
+    fh_error err;
+    fh_mlp q[3];
+    fh_q_stats s[3];
+    /* 0: squared loss; 1: Huber, threshold 1e6; 2: Huber, threshold 0.01 */
+    for (int k = 0; k < 3; k++) {
+        CHECK(fh_mlp_init(&q[k], FH_NET_QNET, &err) == FH_OK);
+        fh_mlp_copy(&q[k], &q0);
+        fh_q_update_config c = qc;
+        c.pqn_huber = k > 0;
+        c.huber_delta = k == 1 ? 1e6f : 0.01f;
+        fh_q_workspace w;
+        CHECK(fh_q_workspace_init(&w, FH_NET_QNET, c.minibatch, NE * NL, &err) == FH_OK);
+        fh_rng rng;
+        fh_pcg32_seed(&rng, 7, 3);
+        CHECK(fh_pqn_update(&s[k], &q[k], &w, &b, &c, &rng, &err) == FH_OK);
+        fh_q_workspace_free(&w);
+    }
+    CHECK_MSG(memcmp(q[0].params, q[1].params, q[0].n_params * sizeof(float)) == 0,
+              "Huber with a threshold of 1e6 gave other weights than the squared loss");
+    /* the reported losses are summed in other precisions (fh_huber_loss's and the squared
+     * path's), the gradients are the same bits */
+    CHECK_MSG(fabs(s[0].loss - s[1].loss) <= 1e-6 * s[0].loss,
+              "loss %.9g (squared) vs %.9g (Huber, 1e6)", s[0].loss, s[1].loss);
+    CHECK_MSG(s[2].loss < s[0].loss, "Huber 0.01 loss %.6g, squared %.6g", s[2].loss, s[0].loss);
+    size_t moved = 0;
+    for (size_t i = 0; i < q[0].n_params; i++)
+        moved += q[0].params[i] != q[2].params[i];
+    CHECK_MSG(moved > q[0].n_params / 2, "Huber 0.01 moved %zu of %zu weights otherwise", moved,
+              q[0].n_params);
+    printf("PQN one update: squared loss %.6g, Huber(0.01) %.6g; %zu of %zu weights differ\n",
+           s[0].loss, s[2].loss, moved, q[0].n_params);
+    for (int k = 0; k < 3; k++)
+        fh_mlp_free(&q[k]);
+    fh_mlp_free(&q0);
+    fh_mlp_free(&cur);
+    fh_transition_batch_free(&b);
+    fh_run_data_free(&data);
+}
+
+static void test_learning_on_a_batch(void)
+{
+    fh_run_data data;
+    fh_error err;
+    fh_mlp q, target, cur;
+    fh_transition_batch b;
+    fh_q_update_config qc;
+    make_batch(&data, &q, &cur, &b, &qc);
+    CHECK(fh_mlp_init(&target, FH_NET_QNET, &err) == FH_OK);
     fh_q_workspace w;
     CHECK(fh_q_workspace_init(&w, FH_NET_QNET, qc.minibatch, NE * NL, &err) == FH_OK);
     fh_rng rng;
@@ -305,5 +364,6 @@ static const fh_test_case CASES[] = {
     {"target_update", test_target_update},
     {"target_schedule", test_target_schedule},
     {"learning_on_a_batch", test_learning_on_a_batch},
+    {"pqn_huber", test_pqn_huber},
 };
 FH_TEST_CASES_MAIN(CASES)
