@@ -34,7 +34,7 @@
 #          dqn_stepped (the collection's stepped mapping against the plain kernel) and
 #          bench_q_map (PQN training iterations with the collection's fast and reference
 #          kernels side by side at N 64, 512, 4096); issue 23: learn_sweep (the
-#          learning test with configs/ppo_sweep.ini on the GPU, 5 seeds), ablation
+#          learning test with configs/ppo_sweep.ini, the sweep's winner, on the GPU, 5 seeds), ablation
 #          (dev/sweeps/ablation_ppo.sh: each of ppo_sweep.ini's settings put back, 5 seeds,
 #          validation and test), confirm_fresh (ppo_sweep.ini against its N 2048 variant on
 #          synthetic markets 7 and 8, which no run had touched), walkforward_sweep_spy and walkforward_sweep_btc
