@@ -59,15 +59,7 @@ mkdir -p "$OUT"
 export FOXHUNT_CACHE_DIR=${FOXHUNT_CACHE_DIR:-/tmp/foxhunt-cache}
 export FOXHUNT_SOURCE_DIR=$(pwd)
 
-if [ -d .deps ] && ls .deps/*.deb >/dev/null 2>&1; then
-  mkdir -p /opt/deps
-  for f in .deps/*.deb; do dpkg -x "$f" /opt/deps; done
-  export LD_LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu:/opt/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-  for pc in $(find /opt/deps -name '*.pc'); do sed -i 's|=/usr|=/opt/deps/usr|g' "$pc"; done
-  export PKG_CONFIG_PATH=/opt/deps/usr/lib/x86_64-linux-gnu/pkgconfig:/opt/deps/usr/lib/x86_64-linux-gnu/openblas-pthread/pkgconfig:${PKG_CONFIG_PATH:-}
-  export CPATH=/opt/deps/usr/include:/opt/deps/usr/include/x86_64-linux-gnu/openblas-pthread:${CPATH:-}
-  export LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu:/opt/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:${LIBRARY_PATH:-}
-fi
+. scripts/device-deps.sh # cJSON, inih, OpenBLAS from .deps/*.deb where the machine lacks them
 if [ ! -x "$BUILD/foxhunt" ]; then
   echo "== building $BUILD =="
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >"$OUT/build.log" 2>&1 &&

@@ -40,15 +40,7 @@ mkdir -p "$RESULTS"
 exec > >(tee "$RESULTS/gpu-dist-check.log") 2>&1
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export FOXHUNT_CACHE_DIR=${FOXHUNT_CACHE_DIR:-/tmp/foxhunt-cache}
-if ls .deps/*.deb >/dev/null 2>&1; then # as scripts/gpu-check.sh: cJSON, inih, OpenBLAS
-  mkdir -p /opt/deps
-  for f in .deps/*.deb; do dpkg -x "$f" /opt/deps; done
-  export LD_LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu:/opt/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-  for pc in $(find /opt/deps -name '*.pc'); do sed -i 's|=/usr|=/opt/deps/usr|g' "$pc"; done
-  export PKG_CONFIG_PATH=/opt/deps/usr/lib/x86_64-linux-gnu/pkgconfig:/opt/deps/usr/lib/x86_64-linux-gnu/openblas-pthread/pkgconfig:${PKG_CONFIG_PATH:-}
-  export CPATH=/opt/deps/usr/include:/opt/deps/usr/include/x86_64-linux-gnu/openblas-pthread:${CPATH:-}
-  export LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu:/opt/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:${LIBRARY_PATH:-}
-fi
+. scripts/device-deps.sh # cJSON, inih, OpenBLAS from .deps/*.deb where the machine lacks them
 WORK=$(mktemp -d /tmp/gpu-dist-check.XXXXXX)
 echo "== gpu-dist-check $(git rev-parse --short HEAD 2>/dev/null || echo '?') $(date -u +%FT%TZ); runs in $WORK"
 nvidia-smi -L

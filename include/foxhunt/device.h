@@ -26,6 +26,10 @@ typedef struct {
  * (message says why) or an unknown choice. */
 fh_status fh_device_select(const char *choice, fh_device_info *info, fh_error *err);
 
+/* GPU `index`'s name and limits into info (use_gpu 1); 0 with info->reason saying why
+ * when its properties cannot be read or the build has no CUDA. */
+int fh_device_info_fill(fh_device_info *info, int index);
+
 /* One line for the user: "device: NVIDIA H200 (sm_90, 132 SMs, 141 GB)" or
  * "device: CPU (no CUDA device: ...)". */
 void fh_device_describe(const fh_device_info *info, char *out, size_t out_size);

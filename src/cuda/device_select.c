@@ -7,6 +7,32 @@
 #include <cuda_runtime_api.h>
 #endif
 
+int fh_device_info_fill(fh_device_info *info, int index)
+{
+#if FH_HAVE_CUDA
+    struct cudaDeviceProp prop;
+    cudaError_t e = cudaGetDeviceProperties(&prop, index);
+    if (e != cudaSuccess) {
+        snprintf(info->reason, sizeof info->reason, "cudaGetDeviceProperties(%d): %s", index,
+                 cudaGetErrorString(e));
+        return 0;
+    }
+    info->use_gpu = 1;
+    info->device_index = index;
+    snprintf(info->name, sizeof info->name, "%s", prop.name);
+    info->cc_major = prop.major;
+    info->cc_minor = prop.minor;
+    info->sm_count = prop.multiProcessorCount;
+    info->global_mem = prop.totalGlobalMem;
+    info->shared_mem_per_block_optin = prop.sharedMemPerBlockOptin;
+    return 1;
+#else
+    snprintf(info->reason, sizeof info->reason, "GPU %d: this foxhunt was built without the "
+             "CUDA toolkit", index);
+    return 0;
+#endif
+}
+
 fh_status fh_device_select(const char *choice, fh_device_info *info, fh_error *err)
 {
     memset(info, 0, sizeof *info);
@@ -30,21 +56,7 @@ fh_status fh_device_select(const char *choice, fh_device_info *info, fh_error *e
                  : e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports no GPU");
         cudaGetLastError(); /* clear the sticky "no driver" state */
     } else {
-        struct cudaDeviceProp prop;
-        e = cudaGetDeviceProperties(&prop, 0);
-        if (e != cudaSuccess) {
-            snprintf(info->reason, sizeof info->reason, "cudaGetDeviceProperties: %s",
-                     cudaGetErrorString(e));
-        } else {
-            info->use_gpu = 1;
-            info->device_index = 0;
-            snprintf(info->name, sizeof info->name, "%s", prop.name);
-            info->cc_major = prop.major;
-            info->cc_minor = prop.minor;
-            info->sm_count = prop.multiProcessorCount;
-            info->global_mem = prop.totalGlobalMem;
-            info->shared_mem_per_block_optin = prop.sharedMemPerBlockOptin;
-        }
+        fh_device_info_fill(info, 0); /* or the reason why not */
     }
 #else
     snprintf(info->reason, sizeof info->reason,

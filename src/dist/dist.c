@@ -108,19 +108,10 @@ fh_status fh_dist_select_device(int local_rank, int rank, fh_device_info *info, 
         return fh_error_set(err, FH_ERR_INPUT, "rank %d is local rank %d on a host of %d GPUs: "
                             "start at most %d ranks a host", rank, local_rank, count, count);
     int index = local_rank >= 0 ? local_rank : rank % count;
-    struct cudaDeviceProp prop;
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, index), err);
-    info->use_gpu = 1;
-    info->device_index = index;
-    snprintf(info->name, sizeof info->name, "%s", prop.name);
-    info->cc_major = prop.major;
-    info->cc_minor = prop.minor;
-    info->sm_count = prop.multiProcessorCount;
-    info->global_mem = prop.totalGlobalMem;
-    info->shared_mem_per_block_optin = prop.sharedMemPerBlockOptin;
+    if (!fh_device_info_fill(info, index))
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: rank %d: %s", __FILE__, __LINE__, rank,
+                            info->reason);
     return FH_OK;
-fail:
-    return err->status;
 }
 
 /* ---- the watchdog ---- */
