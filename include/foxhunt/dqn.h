@@ -12,6 +12,7 @@
 #include "foxhunt/env_types.h"
 #include "foxhunt/error.h"
 #include "foxhunt/nn.h"
+#include "foxhunt/train_config.h"
 
 /* One collection of N episodes x L steps, row-major (episode n, step t at n*L + t).
  * next_states holds s_{t+1}: the observation after the step, or, when the step ended
@@ -215,6 +216,9 @@ typedef struct {
     int pqn_huber;          /* PQN: Huber instead of the squared loss */
     fh_adam_config adam;    /* lr already this iteration's */
 } fh_q_update_config;
+
+/* The update's settings of a run's config at learning rate lr (the iteration's). */
+fh_q_update_config fh_q_update_config_of(const fh_train_config *cfg, double lr);
 
 /* One minibatch step on w->mb_states / mb_actions / mb_targets (M rows). */
 fh_status fh_q_minibatch_step(fh_mlp *q, fh_q_workspace *w, int M, int huber,

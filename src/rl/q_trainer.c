@@ -362,18 +362,7 @@ fh_status fh_q_trainer_run(fh_q_trainer *t, volatile sig_atomic_t *stop,
             break;
         double t1 = fh_clock_seconds();
         batch_metrics(t, &m);
-        fh_q_update_config qc;
-        memset(&qc, 0, sizeof qc);
-        qc.gamma = (float)cfg->gamma;
-        qc.lambda = (float)cfg->q_lambda;
-        qc.epochs = cfg->epochs;
-        qc.minibatch = cfg->minibatch;
-        qc.max_grad_norm = cfg->max_grad_norm;
-        qc.huber_delta = (float)cfg->huber_delta;
-        qc.pqn_huber = cfg->pqn_huber;
-        fh_adam_config_default_ppo(&qc.adam);
-        qc.adam.lr = (float)m.lr;
-        qc.adam.eps = (float)cfg->adam_eps;
+        fh_q_update_config qc = fh_q_update_config_of(cfg, m.lr);
         fh_q_stats qs;
         st = q_update(t, &qc, &qs, err);
         if (st == FH_OK)

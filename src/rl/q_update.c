@@ -72,6 +72,23 @@ fh_status fh_q_workspace_init(fh_q_workspace *w, fh_net_kind net, int minibatch,
     return FH_OK;
 }
 
+fh_q_update_config fh_q_update_config_of(const fh_train_config *cfg, double lr)
+{
+    fh_q_update_config qc;
+    memset(&qc, 0, sizeof qc);
+    qc.gamma = (float)cfg->gamma;
+    qc.lambda = (float)cfg->q_lambda;
+    qc.epochs = cfg->epochs;
+    qc.minibatch = cfg->minibatch;
+    qc.max_grad_norm = cfg->max_grad_norm;
+    qc.huber_delta = (float)cfg->huber_delta;
+    qc.pqn_huber = cfg->pqn_huber;
+    fh_adam_config_default_ppo(&qc.adam);
+    qc.adam.lr = (float)lr;
+    qc.adam.eps = (float)cfg->adam_eps;
+    return qc;
+}
+
 fh_status fh_q_minibatch_step(fh_mlp *q, fh_q_workspace *w, int M, int huber,
                               const fh_q_update_config *cfg, fh_q_stats *acc, fh_error *err)
 {

@@ -141,18 +141,7 @@ static long first_mismatch(const float *a, const float *b, size_t n, double tol)
 
 static fh_q_update_config q_config(const fh_train_config *cfg)
 {
-    fh_q_update_config qc;
-    memset(&qc, 0, sizeof qc);
-    qc.gamma = (float)cfg->gamma;
-    qc.lambda = (float)cfg->q_lambda;
-    qc.epochs = cfg->epochs;
-    qc.minibatch = cfg->minibatch;
-    qc.max_grad_norm = cfg->max_grad_norm;
-    qc.huber_delta = (float)cfg->huber_delta;
-    fh_adam_config_default_ppo(&qc.adam);
-    qc.adam.lr = (float)cfg->lr;
-    qc.adam.eps = (float)cfg->adam_eps;
-    return qc;
+    return fh_q_update_config_of(cfg, cfg->lr);
 }
 
 static void clone(fh_mlp *dst, const fh_mlp *src)
