@@ -1,13 +1,11 @@
 /* trainer.c — the training loop of `foxhunt train` (include/foxhunt/trainer.h).
  *
- * Data-parallel (issue 22, docs/SCALING.md: cfg's [dist] keys make this process one rank
- * of a run): the trainer runs its rank's share of the episodes (global indices
- * [r N/K, (r+1) N/K), the same random streams as one process's) and of every minibatch;
- * the update averages the ranks' gradients (its reducer, src/dist/dist.c, which it
- * owns); the iteration's metric sums are summed over the ranks; before a checkpoint every
- * rank's episodes are gathered, so rank 0 writes the file one process with all N
- * episodes would write (the config's N and minibatch are the run's), and a resume at any
- * world size takes its share of them. Rank 0 alone writes the run directory. */
+ * Data-parallel (issue 22, docs/SCALING.md), this process is one rank of a run: it runs
+ * its rank's share of the episodes and of every minibatch, and the hooks of
+ * trainer_dist.h do what a rank does beyond one process (meet the others, sum the
+ * metrics, agree when to stop, gather the episodes for rank 0's checkpoints); built
+ * without NCCL, or run as one process, they do nothing. Rank 0 alone writes the run
+ * directory. */
 #include "foxhunt/trainer.h"
 
 #include <errno.h>
@@ -18,109 +16,20 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "dist/dist_settings.h"
-#include "dist/partition.h"
 #include "env/common_device_functions.cuh"
 #include "foxhunt/checkpoint.h"
-#include "foxhunt/hash.h"
 #include "foxhunt/run_dir.h"
 #include "foxhunt/timing.h"
 #include "rl/collector.h"
 #include "rl/iteration_sums.h"
 #include "rl/resume_checks.h"
-#if FH_HAVE_NCCL
-#include "cuda/gpu_ppo_update.h"
-#include "dist/dist.h"
-#endif
+#include "rl/trainer_dist.h"
 
 /* Streams of the run seed: episodes use 0..N-1, these sit far above any N. */
 #define STREAM_UPDATE (1ULL << 62)
 #define INIT_SEED_ACTOR 0x9E3779B97F4A7C15ULL
 #define INIT_SEED_CRITIC 0xBF58476D1CE4E5B9ULL
 #define INIT_SEED_CURIOSITY 0x94D049BB133111EBULL
-
-/* ---- data parallelism ---- */
-
-/* The host buffers a checkpoint's gather fills (dist.h's slots). */
-enum { SLOT_EPISODES, SLOT_RETURNS, SLOT_LENGTHS, SLOT_HEADER };
-
-/* What each rank tells the others before a checkpoint: where it is, and a hash of its
- * networks (params, Adam moments and steps), which must be the same on every rank. */
-typedef struct {
-    int64_t iteration;
-    uint64_t weights;
-} rank_header;
-
-/* The episodes a checkpoint holds: one process's, or every rank's gathered. */
-typedef struct {
-    int n;
-    fh_episode_state *episodes;
-    double *episode_return;
-    int32_t *episode_length;
-} episode_set;
-
-#if FH_HAVE_NCCL
-/* This rank's context (the update owns it: fh_gpu_ppo_update_set_reducer); NULL when
- * the run is one process. */
-static fh_dist *trainer_dist(const fh_trainer *t)
-{
-    const fh_update_reducer *r = t->gpu_update ? fh_gpu_ppo_update_reducer(t->gpu_update) : NULL;
-    return r ? r->ctx : NULL;
-}
-#endif
-
-static int trainer_world(const fh_trainer *t)
-{
-#if FH_HAVE_NCCL
-    fh_dist *d = trainer_dist(t);
-    if (d)
-        return fh_dist_world(d);
-#endif
-    (void)t;
-    return 1;
-}
-
-/* 1 on the rank that writes the run directory (rank 0, or the one process). */
-static int trainer_leads(const fh_trainer *t)
-{
-#if FH_HAVE_NCCL
-    fh_dist *d = trainer_dist(t);
-    if (d)
-        return fh_dist_rank(d) == 0;
-#endif
-    (void)t;
-    return 1;
-}
-
-/* After a failure on this rank: the others are told and stop (dist.h). */
-static void trainer_fail(const fh_trainer *t, const fh_error *err)
-{
-#if FH_HAVE_NCCL
-    fh_dist *d = trainer_dist(t);
-    if (d)
-        fh_dist_fail(d, err ? err->message : "failed");
-#endif
-    (void)t;
-    (void)err;
-}
-
-#if FH_HAVE_NCCL
-
-/* A hash of the three networks' params, Adam moments and steps. */
-static uint64_t weights_hash(const fh_trainer *t)
-{
-    const fh_mlp *nets[3] = {&t->actor, &t->critic, &t->curiosity};
-    uint64_t h = FH_FNV1A_OFFSET;
-    for (int k = 0; k < 3; k++) {
-        const fh_mlp *m = nets[k];
-        h = fh_fnv1a(m->params, m->n_params * sizeof(float), h);
-        h = fh_fnv1a(m->adam_m, m->n_params * sizeof(float), h);
-        h = fh_fnv1a(m->adam_v, m->n_params * sizeof(float), h);
-        h = fh_fnv1a(&m->adam_step, sizeof m->adam_step, h);
-    }
-    return h;
-}
-#endif
 
 /* Before the host reads t's state (a checkpoint, a validation): the device's networks
  * and episodes brought back; data-parallel, also every rank's episodes gathered (for
@@ -129,65 +38,16 @@ static uint64_t weights_hash(const fh_trainer *t)
 static fh_status sync_for_save(fh_trainer *t, fh_error *err)
 {
     fh_status st = fh_collector_sync_host(t, err);
-#if FH_HAVE_NCCL
-    fh_dist *d = trainer_dist(t);
-    if (st != FH_OK || !d)
+    if (st != FH_OK)
         return st;
-    int N = t->cfg.episodes, K = fh_dist_world(d);
-    rank_header mine = {t->iteration, weights_hash(t)};
-    const rank_header *all = fh_dist_allgather_host(d, SLOT_HEADER, &mine, sizeof mine, err);
-    if (!all)
-        return err->status;
-    for (int r = 0; r < K; r++) {
-        if (all[r].iteration != mine.iteration)
-            return fh_error_set(err, FH_ERR_FAILURE, "rank %d is at iteration %lld, rank %d at "
-                                "%lld: the ranks fell out of step", r,
-                                (long long)all[r].iteration, fh_dist_rank(d),
-                                (long long)mine.iteration);
-        if (all[r].weights != all[0].weights)
-            return fh_error_set(err, FH_ERR_FAILURE, "after iteration %lld rank %d's networks "
-                                "differ from rank 0's (hash %016llx, %016llx): the all-reduced "
-                                "gradients were not the same on every rank; stopped rather "
-                                "than train %d different models", (long long)mine.iteration, r,
-                                (unsigned long long)all[r].weights,
-                                (unsigned long long)all[0].weights, K);
-    }
-    if (!fh_dist_allgather_host(d, SLOT_EPISODES, t->episodes,
-                                (size_t)N * sizeof(fh_episode_state), err) ||
-        !fh_dist_allgather_host(d, SLOT_RETURNS, t->episode_return, (size_t)N * sizeof(double),
-                                err) ||
-        !fh_dist_allgather_host(d, SLOT_LENGTHS, t->episode_length,
-                                (size_t)N * sizeof(int32_t), err))
-        return err->status;
-#endif
-    return st;
+    return fh_trainer_dist_gather(t, err);
 }
 
-/* The episodes a checkpoint of t holds now. */
-static fh_status saved_episodes(const fh_trainer *t, episode_set *e, fh_error *err)
+/* The episodes a checkpoint of t holds now: one process's, or every rank's gathered. */
+static fh_status saved_episodes(const fh_trainer *t, fh_episode_set *e, fh_error *err)
 {
-#if FH_HAVE_NCCL
-    fh_dist *d = trainer_dist(t);
-    if (d) {
-        size_t bytes[4];
-        const void *eps = fh_dist_gathered(d, SLOT_EPISODES, &bytes[0]);
-        const void *ret = fh_dist_gathered(d, SLOT_RETURNS, &bytes[1]);
-        const void *len = fh_dist_gathered(d, SLOT_LENGTHS, &bytes[2]);
-        const rank_header *h = fh_dist_gathered(d, SLOT_HEADER, &bytes[3]);
-        size_t n = (size_t)t->cfg.episodes * (size_t)fh_dist_world(d);
-        if (!eps || !h || h->iteration != t->iteration ||
-            bytes[0] != n * sizeof(fh_episode_state) || bytes[1] != n * sizeof(double) ||
-            bytes[2] != n * sizeof(int32_t))
-            return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the ranks' episodes were not "
-                                "gathered at iteration %lld before this checkpoint", __FILE__,
-                                __LINE__, (long long)t->iteration);
-        *e = (episode_set){(int)n, (fh_episode_state *)eps, (double *)ret, (int32_t *)len};
-        return FH_OK;
-    }
-#endif
-    (void)err;
-    *e = (episode_set){t->cfg.episodes, t->episodes, t->episode_return, t->episode_length};
-    return FH_OK;
+    *e = (fh_episode_set){t->cfg.episodes, t->episodes, t->episode_return, t->episode_length};
+    return fh_trainer_dist_gathered(t, e, err);
 }
 
 /* ---- checkpoints ---- */
@@ -201,7 +61,7 @@ typedef struct {
     int64_t iteration;
 } checkpoint_view;
 
-static void checkpoint_view_make(checkpoint_view *v, fh_trainer *t, const episode_set *eps,
+static void checkpoint_view_make(checkpoint_view *v, fh_trainer *t, const fh_episode_set *eps,
                                  uint64_t *rng_buf)
 {
     memset(v, 0, sizeof *v);
@@ -245,7 +105,7 @@ fh_status fh_trainer_save_with(const fh_trainer *t_const, const char *path,
     if (n_more < 0 || n_more > FH_CHECKPOINT_MAX_EXTRAS - 4)
         return fh_error_set(err, FH_ERR_FAILURE, "%s: not saved: %d further tensors (at most "
                             "%d)", path, n_more, FH_CHECKPOINT_MAX_EXTRAS - 4);
-    episode_set eps = {0, NULL, NULL, NULL};
+    fh_episode_set eps = {0, NULL, NULL, NULL};
     fh_status st = saved_episodes(t, &eps, err);
     if (st != FH_OK)
         return st;
@@ -303,7 +163,7 @@ static fh_status resume_from(fh_trainer *t, const char *path, int first, int n_t
 {
     int N = t->cfg.episodes;
     int share = n_total != N; /* read all into buffers of their own, keep the share */
-    episode_set all = {n_total, t->episodes, t->episode_return, t->episode_length};
+    fh_episode_set all = {n_total, t->episodes, t->episode_return, t->episode_length};
     if (share) {
         all.episodes = calloc((size_t)n_total, sizeof *all.episodes);
         all.episode_return = calloc((size_t)n_total, sizeof *all.episode_return);
@@ -397,34 +257,6 @@ fh_status fh_trainer_init(fh_trainer *t, const fh_train_config *cfg, fh_error *e
     return fh_trainer_init_norm(t, cfg, NULL, err);
 }
 
-/* This process's share of a data-parallel run, from cfg's [dist] keys. */
-typedef struct {
-    int on;               /* 1: one rank of a run */
-    fh_dist_settings ds;
-    fh_partition part;
-} rank_plan;
-
-static fh_status plan_rank(const fh_train_config *cfg, rank_plan *rp, fh_error *err)
-{
-    memset(rp, 0, sizeof *rp);
-    fh_status st = fh_dist_settings_of_process(cfg, &rp->ds, err);
-    if (st != FH_OK || rp->ds.mode == FH_DIST_OFF)
-        return st;
-    if (rp->ds.mode == FH_DIST_LAUNCH)
-        return fh_error_set(err, FH_ERR_INPUT, "--gpus %d: `foxhunt train` starts the ranks; a "
-                            "trainer is one of them (--world, --rank, --rendezvous)",
-                            rp->ds.gpus);
-#if !FH_HAVE_NCCL
-    return fh_error_set(err, FH_ERR_INPUT, "--world %d: this foxhunt was built without NCCL's "
-                        "header (nccl.h), so data-parallel training is unavailable: rebuild "
-                        "with the CUDA toolkit and nccl.h (docs/SCALING.md)", rp->ds.world);
-#else
-    rp->on = 1;
-    return fh_partition_make(rp->ds.world, rp->ds.rank, cfg->episodes, cfg->minibatch,
-                             &rp->part, err);
-#endif
-}
-
 /* Everything of init from the data to the collector; select_device: choose it here
  * (one process; a rank's was chosen with its communicator). */
 static fh_status init_run(fh_trainer *t, const fh_train_config *run_cfg,
@@ -480,8 +312,8 @@ fh_status fh_trainer_init_norm(fh_trainer *t, const fh_train_config *run_cfg,
     memset(t, 0, sizeof *t);
     t->cfg = *run_cfg;
     fh_status st = fh_train_config_validate(run_cfg, err);
-    rank_plan rp;
-    if (st != FH_OK || (st = plan_rank(run_cfg, &rp, err)) != FH_OK)
+    fh_rank_plan rp;
+    if (st != FH_OK || (st = fh_trainer_dist_plan(run_cfg, &rp, err)) != FH_OK)
         return st;
     if (rp.on) { /* this rank's share; the saved config keeps the run's */
         t->cfg.episodes = rp.part.episodes;
@@ -492,37 +324,18 @@ fh_status fh_trainer_init_norm(fh_trainer *t, const fh_train_config *run_cfg,
         fh_nn_set_threads(cfg->threads);
         omp_set_num_threads(cfg->threads);
     }
-#if FH_HAVE_NCCL
     /* a rank meets the others first: a failure of any later step is then told to them */
-    fh_dist *dist = NULL;
-    if (rp.on) {
-        fh_dist_options o = {rp.ds.world, rp.ds.rank, cfg->rendezvous, cfg->nccl_library,
-                             (double)cfg->dist_timeout, cfg->dist_graphs};
-        if ((st = fh_dist_select_device(rp.ds.local_rank, rp.ds.rank, &t->device, err)) != FH_OK ||
-            (st = fh_dist_create(&dist, &o, &t->device, err)) != FH_OK)
-            return st;
-    }
-#endif
+    struct fh_dist *dist = NULL;
+    if (rp.on && (st = fh_trainer_dist_join(t, &rp, &dist, err)) != FH_OK)
+        return st;
     st = init_run(t, run_cfg, norm_in, !rp.on, err);
-#if FH_HAVE_NCCL
     if (dist && st != FH_OK) {
-        fh_dist_fail(dist, err->message);
-        fh_dist_free(dist);
+        fh_trainer_dist_abandon(dist, err);
         return st;
     }
-    if (dist && !t->gpu_update) { /* dist_settings.c refuses the CPU update: a bug if here */
-        st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: a rank without the GPU update",
-                          __FILE__, __LINE__);
-        fh_dist_fail(dist, err->message);
-        fh_dist_free(dist);
+    /* from here the update owns dist (and releases it after a failure too) */
+    if (dist && (st = fh_trainer_dist_attach(t, dist, err)) != FH_OK)
         return st;
-    }
-    if (dist) { /* from here the update owns it (and releases it after a failure too) */
-        fh_update_reducer r = fh_dist_reducer(dist);
-        if ((st = fh_gpu_ppo_update_set_reducer(t->gpu_update, &r, err)) != FH_OK)
-            return st;
-    }
-#endif
     if (st == FH_OK && rp.on && rp.part.first_episode > 0) {
         /* this rank's episodes are the run's [first, first + N): their global indices
          * name their random streams, as in one process with every episode */
@@ -540,7 +353,7 @@ fh_status fh_trainer_init_norm(fh_trainer *t, const fh_train_config *run_cfg,
     if (st == FH_OK)
         st = fh_collector_set_networks(t, err);
     if (st != FH_OK)
-        trainer_fail(t, err);
+        fh_trainer_dist_fail(t, err);
     return st;
 }
 
@@ -568,96 +381,12 @@ static void note_last_checkpoint(const fh_trainer *t, fh_error *err)
                  "; no checkpoint written");
 }
 
-/* Data-parallel: the iteration's metric sums over every rank's episodes (sums, so the
- * metrics are the run's); nothing for one process. */
-static fh_status reduce_sums(const fh_trainer *t, fh_iteration_sums *s, fh_error *err)
-{
-    _Static_assert(offsetof(fh_iteration_sums, finished) == 5 * sizeof(double) &&
-                       sizeof(fh_iteration_sums) ==
-                           offsetof(fh_iteration_sums, finished) +
-                               (2 + FH_BARRIER_N_KINDS + FH_N_ACTIONS) * sizeof(long long),
-                   "fh_iteration_sums: 5 doubles, then long longs only");
-#if FH_HAVE_NCCL
-    fh_dist *d = trainer_dist(t);
-    if (d) {
-        size_t n_ints = (sizeof *s - offsetof(fh_iteration_sums, finished)) / sizeof(long long);
-        fh_status st = fh_dist_allreduce_host(d, &s->reward_sum, 5, FH_REDUCE_F64,
-                                              FH_REDUCE_SUM, err);
-        if (st == FH_OK)
-            st = fh_dist_allreduce_host(d, &s->finished, n_ints, FH_REDUCE_I64, FH_REDUCE_SUM,
-                                        err);
-        return st;
-    }
-#endif
-    (void)t;
-    (void)s;
-    (void)err;
-    return FH_OK;
-}
-
-/* Whether to stop after this iteration: the signal flag; data-parallel, set on any rank
- * (every rank must stop after the same iteration, or the others would wait in the next
- * one's collectives). */
-static fh_status agree_stop(const fh_trainer *t, volatile sig_atomic_t *stop, int *out,
-                            fh_error *err)
-{
-    *out = stop && *stop;
-#if FH_HAVE_NCCL
-    fh_dist *d = trainer_dist(t);
-    if (d) {
-        int32_t flag = *out;
-        fh_status st = fh_dist_allreduce_host(d, &flag, 1, FH_REDUCE_I32, FH_REDUCE_MAX, err);
-        *out = flag != 0;
-        return st;
-    }
-#endif
-    (void)t;
-    (void)err;
-    return FH_OK;
-}
-
-/* 1 when this process is a rank of a data-parallel run (also of one rank). */
-static int ranks_present(const fh_trainer *t)
-{
-#if FH_HAVE_NCCL
-    return trainer_dist(t) != NULL;
-#else
-    (void)t;
-    return 0;
-#endif
-}
-
-/* Data-parallel: FH_OK while every rank is there (dist.h); nothing for one process. */
-static fh_status ranks_check(const fh_trainer *t, fh_error *err)
-{
-#if FH_HAVE_NCCL
-    fh_dist *d = trainer_dist(t);
-    if (d)
-        return fh_dist_check(d, err);
-#endif
-    (void)t;
-    (void)err;
-    return FH_OK;
-}
-
-/* Data-parallel, after the run's last collective: the communicator closed everywhere. */
-static fh_status ranks_finish(fh_trainer *t, fh_error *err)
-{
-#if FH_HAVE_NCCL
-    if (trainer_dist(t))
-        return fh_gpu_ppo_update_finish_reducer(t->gpu_update, err);
-#endif
-    (void)t;
-    (void)err;
-    return FH_OK;
-}
-
 static fh_status run_loop(fh_trainer *t, volatile sig_atomic_t *stop,
                           fh_iteration_callback on_iteration, void *user, fh_error *err)
 {
     const fh_train_config *cfg = &t->cfg;
-    int lead = trainer_leads(t); /* writes the run directory */
-    int64_t per_iteration = (int64_t)cfg->episodes * cfg->steps * trainer_world(t);
+    int lead = fh_trainer_dist_leads(t); /* writes the run directory */
+    int64_t per_iteration = (int64_t)cfg->episodes * cfg->steps * fh_trainer_dist_world(t);
     fh_status st = lead ? fh_make_dirs(cfg->out, err) : FH_OK; /* checkpoints land there */
     if (st != FH_OK)
         return st;
@@ -665,8 +394,8 @@ static fh_status run_loop(fh_trainer *t, volatile sig_atomic_t *stop,
         return st;
     char path[FH_CONFIG_STRING_MAX + 64];
     /* one process stops on its own flag, before an iteration too; ranks on their
-     * agreement after each (agree_stop) */
-    int solo = !ranks_present(t);
+     * agreement after each (fh_trainer_dist_agree_stop) */
+    int solo = !fh_trainer_dist_present(t);
     int stopping = 0;
     while (t->iteration < cfg->iterations && !stopping && !(solo && stop && *stop)) {
         int64_t it = t->iteration + 1;
@@ -683,7 +412,7 @@ static fh_status run_loop(fh_trainer *t, volatile sig_atomic_t *stop,
         if ((st = fh_collector_collect_for_update(t, &params, &sums, err)) != FH_OK)
             break;
         double t1 = fh_clock_seconds();
-        if ((st = reduce_sums(t, &sums, err)) != FH_OK)
+        if ((st = fh_trainer_dist_reduce_sums(t, &sums, err)) != FH_OK)
             break;
         fh_iteration_metrics_from_sums(&m, &sums, per_iteration);
         if (!isfinite(m.mean_reward)) { /* a NaN reward would reach every weight */
@@ -694,7 +423,7 @@ static fh_status run_loop(fh_trainer *t, volatile sig_atomic_t *stop,
             break;
         }
         if ((st = fh_collector_update(t, &m.ppo, m.lr, NULL, 0, err)) != FH_OK ||
-            (st = ranks_check(t, err)) != FH_OK) {
+            (st = fh_trainer_dist_check(t, err)) != FH_OK) {
             fh_error_prefix(err, "iteration %lld: ", (long long)it);
             note_last_checkpoint(t, err);
             break;
@@ -725,7 +454,8 @@ static fh_status run_loop(fh_trainer *t, volatile sig_atomic_t *stop,
                 break;
             snprintf(t->last_checkpoint, sizeof t->last_checkpoint, "%s", path);
         }
-        if ((st = agree_stop(t, stop, &stopping, err)) != FH_OK)
+        stopping = stop && *stop; /* ranks: set on any, so all stop after this one */
+        if ((st = fh_trainer_dist_agree_stop(t, &stopping, err)) != FH_OK)
             break;
     }
     /* a final checkpoint whatever stopped the loop, unless the loop failed; the ranks'
@@ -735,7 +465,7 @@ static fh_status run_loop(fh_trainer *t, volatile sig_atomic_t *stop,
                  t->iteration >= cfg->iterations ? "final" : "interrupted");
         st = sync_for_save(t, err);
         if (st == FH_OK)
-            st = ranks_finish(t, err);
+            st = fh_trainer_dist_finish(t, err);
         if (st == FH_OK && lead)
             st = fh_trainer_save(t, path, err);
         if (st == FH_OK)
@@ -748,20 +478,9 @@ fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
                          fh_iteration_callback on_iteration, void *user, fh_error *err)
 {
     fh_status st = run_loop(t, stop, on_iteration, user, err);
-#if FH_HAVE_NCCL
-    fh_dist *d = trainer_dist(t);
-    if (st != FH_OK && d && fh_dist_aborted(d)) {
-        /* another rank's failure stopped this one: that is the cause to report */
-        char here[FH_ERROR_MESSAGE_MAX / 2];
-        snprintf(here, sizeof here, "%.500s", err->message);
-        fh_dist_check(d, err);
-        size_t used = strlen(err->message);
-        if (used + 32 < sizeof err->message)
-            snprintf(err->message + used, sizeof err->message - used, " (here then: %.*s)",
-                     (int)(sizeof err->message - used - 16), here);
+    if (st != FH_OK) {
+        fh_trainer_dist_blame(t, err); /* another rank's failure may have stopped this one */
+        fh_trainer_dist_fail(t, err);
     }
-#endif
-    if (st != FH_OK)
-        trainer_fail(t, err);
     return st;
 }
