@@ -42,7 +42,10 @@
 #          with configs/ppo_recommended.ini, 5 seeds; LEARN_REC_ARGS e.g. first_seed=6),
 #          q_sweep (dev/sweeps/q_learning_sweep.sh over Q_POINTS on the GPU), q_select (the
 #          best PQN and DQN points of sweeps 5 on (tables in dev/sweeps/logs/s13-sweep*, and this run's) by validation, then the learning test); issue 21: python_gpu (scripts/python_gpu.sh:
-#          the Python tests with the GPU and PyTorch, the DLPack timing, the examples)
+#          the Python tests with the GPU and PyTorch, the DLPack timing, the examples);
+#          q_folds (dev/sweeps/q_market_folds.sh over Q_FOLD_POINTS, default sweep 11:
+#          points scored on synthetic markets 7 and 8, the best PQN point then the
+#          learning test on the default market's test split)
 #
 # Uses BUILD (default build-gpu: a Release build, made here if missing) and writes
 # logs under OUT (default /tmp/foxhunt-gpu-check), archived after every step into
@@ -204,6 +207,7 @@ for step in $STEPS; do
     confirm_fresh) run_step confirm_fresh bash -c 'for m in ${CONFIRM_MARKETS:-7 8}; do VARIANTS_FILE=dev/sweeps/confirm_variants.txt EXTRA="--synthetic-seed $m" bash dev/sweeps/ablation_ppo.sh '"$FH"' '"$OUT"'/confirm-m$m 5 8 || exit 1; done' ;;
     q_sweep) run_step q_sweep env BIN="$BUILD/tests/rl/test_learning" OUT="$OUT/q_sweep" JOBS=${Q_JOBS:-8} THREADS=2 SEEDS="${Q_SEEDS:-1 2 3}" bash dev/sweeps/q_learning_sweep.sh ${Q_POINTS:-dev/sweeps/q_points_5.txt} ;;
     q_select) run_step q_select env BIN="$BUILD/tests/rl/test_learning" bash -c 'cat dev/sweeps/logs/s13-sweep*/table.txt "$0"/q_sweep.log > "$0"/q_tables.txt; cat dev/sweeps/q_points_[5-9].txt > "$0"/q_points.txt; bash dev/sweeps/q_select_and_test.sh "$0"/q_tables.txt "$0"/q_points.txt pqn dqn' "$OUT" ;;
+    q_folds) run_step q_folds env BIN="$BUILD/tests/rl/test_learning" OUT="$OUT/q_folds" JOBS=8 bash dev/sweeps/q_market_folds.sh ${Q_FOLD_POINTS:-dev/sweeps/q_points_11.txt} pqn ;;
     learn_recommended) run_step learn_recommended "$BUILD/tests/rl/test_learning" config=ppo_recommended.ini device=cuda seeds=5 ${LEARN_REC_ARGS:-} ;;
     python_gpu) run_step python_gpu env BUILD="$BUILD" OUT="$OUT/python_gpu" bash scripts/python_gpu.sh ;;
     *) echo "unknown step $step"; exit 2 ;;

@@ -44,7 +44,7 @@
  *  (i) a timing, printed only: PQN and DQN iterations (collection + update) at
  *      4096 x 128, the PPO throughput configuration's size (docs/BENCHMARKS.md).
  * The cases: pcg32_advance (c1), pqn_reference (c2), pqn (a)-(g), dqn_hard_copy and
- * dqn_polyak (h), dqn_learning_starts (h), timing (i). */
+ * dqn_polyak (h), dqn_learning_starts (h), timing (i), pqn_huber (j). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -698,6 +698,77 @@ static void test_pqn(const fixture *f)
     fh_mlp_free(&start);
 }
 
+/* ---- (j): PQN with the Huber loss ---- */
+
+/* configs/pqn.ini trains PQN with the Huber loss (pqn_huber). Its GPU path is the loss
+ * kernel's Huber branch, which (h) checks for DQN's targets; here the whole PQN update
+ * through the graphs against the CPU's fh_pqn_update on the same collection, with the
+ * threshold low enough (HUBER_DELTA) that TD errors fall on both of its sides. The
+ * squared loss's CPU update on the same batch must differ, or the setting did nothing. */
+#define HUBER_DELTA 0.05
+static void test_pqn_huber(const fixture *f)
+{
+    fh_error err;
+    fh_train_config cfg = f->cfg;
+    cfg.pqn_huber = 1;
+    cfg.huber_delta = HUBER_DELTA;
+    fh_mlp start;
+    CHECK(fh_mlp_init(&start, FH_NET_PQN, &err) == FH_OK);
+    fh_mlp_init_orthogonal(&start, 43);
+    const size_t P = start.n_params, n = (size_t)N_EPISODES * N_STEPS;
+    fh_gpu_q_update *u = NULL;
+    fh_gpu_dqn_collector *c = NULL;
+    CHECK_MSG(fh_gpu_q_update_create(&u, &g_dev, FH_NET_PQN, N_EPISODES, N_STEPS, &cfg, &err) == FH_OK,
+              "%s", err.message);
+    CHECK_MSG(fh_gpu_dqn_collector_create(&c, &g_dev, N_EPISODES, N_STEPS, &cfg.env, &f->view, 7,
+                                          1, &err) == FH_OK, "%s", err.message);
+    fh_transition_batch hb;
+    memset(&hb, 0, sizeof hb);
+    if (u && c && fh_gpu_q_update_upload(u, &start, NULL, &err) == FH_OK &&
+        gpu_collection(c, u, f, &hb, &err) == FH_OK) {
+        fh_dqn_device_batch db = fh_gpu_dqn_collector_batch(c);
+        fh_q_update_config qc = q_config(&cfg), mse = qc;
+        mse.pqn_huber = 0;
+        fh_rng rng;
+        fh_pcg32_seed(&rng, 9, 0x52);
+        fh_q_workspace w;
+        CHECK(fh_q_workspace_init(&w, FH_NET_PQN, MINIBATCH, (int64_t)n, &err) == FH_OK);
+        fh_mlp cpu, cpu_mse, got;
+        fh_q_stats cs, cs_mse, gs;
+        clone(&cpu, &start);
+        clone(&cpu_mse, &start);
+        fh_rng r1 = rng, r2 = rng;
+        CHECK_MSG(fh_pqn_update(&cs, &cpu, &w, &hb, &qc, &r1, &err) == FH_OK, "%s", err.message);
+        CHECK_MSG(fh_pqn_update(&cs_mse, &cpu_mse, &w, &hb, &mse, &r2, &err) == FH_OK, "%s",
+                  err.message);
+        CHECK_MSG(gpu_pqn(&got, &gs, u, &start, &db, &qc, rng, 0, &err) == FH_OK, "%s",
+                  err.message);
+        double r = delta_rel(got.params, cpu.params, start.params, P);
+        double cosv = delta_cosine(got.params, cpu.params, start.params, P);
+        double r_mse = delta_rel(cpu_mse.params, cpu.params, start.params, P);
+        CHECK_MSG(r <= LATE_REL && cosv >= COSINE, "PQN Huber whole update: the change is off "
+                  "by %.3g (cosine %.9f)", r, cosv);
+        CHECK_MSG(gs.minibatches == cs.minibatches && rel(gs.loss, cs.loss) <= LATE_REL &&
+                      rel(gs.grad_norm, cs.grad_norm) <= LATE_REL,
+                  "PQN Huber: %d / %d steps, loss %.9g / %.9g, norm %.9g / %.9g", gs.minibatches,
+                  cs.minibatches, gs.loss, cs.loss, gs.grad_norm, cs.grad_norm);
+        CHECK_MSG(r_mse > 100 * LATE_REL && rel(cs.loss, cs_mse.loss) > 0.1,
+                  "the squared loss's update is as the Huber one's (change %.3g apart, loss "
+                  "%.9g / %.9g): pqn_huber did nothing", r_mse, cs.loss, cs_mse.loss);
+        printf("PQN Huber (delta %.2f) whole update: the change off by %.2g, cosine %.9f; loss "
+               "GPU %.6g CPU %.6g (squared loss %.6g, its change %.2g apart)\n", HUBER_DELTA, r,
+               cosv, gs.loss, cs.loss, cs_mse.loss, r_mse);
+        fh_mlp_free(&cpu);
+        fh_mlp_free(&cpu_mse);
+        fh_mlp_free(&got);
+        fh_q_workspace_free(&w);
+    }
+    fh_transition_batch_free(&hb);
+    fh_gpu_dqn_collector_destroy(c);
+    fh_gpu_q_update_destroy(u);
+    fh_mlp_free(&start);
+}
+
 /* ---- (h): DQN ---- */
 
 /* The device ring against the host's, slot for slot. */
@@ -1098,6 +1169,11 @@ static void case_pqn(void)
     on_gpu(test_pqn);
 }
 
+static void case_pqn_huber(void)
+{
+    on_gpu(test_pqn_huber);
+}
+
 static void case_dqn_hard_copy(void)
 {
     on_gpu(run_dqn_hard_copy);
@@ -1122,6 +1198,7 @@ static const fh_test_case CASES[] = {
     {"pcg32_advance", case_pcg32_advance},
     {"pqn_reference", case_pqn_reference},
     {"pqn", case_pqn},
+    {"pqn_huber", case_pqn_huber},
     {"dqn_hard_copy", case_dqn_hard_copy},
     {"dqn_polyak", case_dqn_polyak},
     {"dqn_learning_starts", case_dqn_learning_starts},
