@@ -11,6 +11,7 @@
 
 #include "foxhunt/metrics.h"
 #include "foxhunt/trainer.h"
+#include "trainer_dist.h"
 
 #define VALIDATION_HEADER                                                                 \
     "iteration,global_step,sharpe,sharpe_se,cumulative_return,max_drawdown,"              \
@@ -129,7 +130,10 @@ static fh_status append_row(const fh_trainer *t, const fh_backtest_metrics *m, i
     int ok = !fresh || fputs(VALIDATION_HEADER, f) >= 0;
     ok &= fprintf(f, "%lld,%lld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%d\n",
                   (long long)t->iteration,
-                  (long long)t->iteration * t->cfg.episodes * t->cfg.steps, m->sharpe,
+                  /* the run's steps: every rank's episodes (t->cfg has this rank's share) */
+                  (long long)t->iteration * t->cfg.episodes * t->cfg.steps *
+                      fh_trainer_dist_world(t),
+                  m->sharpe,
                   m->sharpe_se, m->cumulative_return, m->max_drawdown, m->time_in_market,
                   m->turnover, best) > 0;
     ok &= fclose(f) == 0;
