@@ -296,6 +296,8 @@ fail:
 
 static fh_status download_batch(fh_gpu_dqn_collector *c, fh_transition_batch *out,
                                 fh_error *err);
+static fh_status finish_collection(fh_gpu_dqn_collector *c, fh_transition_batch *out,
+                                   fh_error *err);
 
 fh_status fh_gpu_dqn_collect(fh_gpu_dqn_collector *c, const float *qnet, size_t n_qnet,
                              const float *curiosity, float epsilon, fh_transition_batch *out,
@@ -327,14 +329,7 @@ fh_status fh_gpu_dqn_collect_device(fh_gpu_dqn_collector *c, const float *d_qnet
     fh_status st = check_collect(c, epsilon, out, err);
     if (st == FH_OK)
         st = launch_collection(c, d_qnet, curiosity, epsilon, err);
-    if (st != FH_OK)
-        return st;
-    if (out)
-        return download_batch(c, out, err);
-    CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
-    return FH_OK;
-fail:
-    return err->status;
+    return st == FH_OK ? finish_collection(c, out, err) : st;
 }
 
 fh_dqn_device_batch fh_gpu_dqn_collector_batch(const fh_gpu_dqn_collector *c)
@@ -374,6 +369,19 @@ fail:
     return err->status;
 }
 
+/* After a launch: the transitions into out, or (out NULL: they stay on the device for
+ * the update) a wait for the stream. */
+static fh_status finish_collection(fh_gpu_dqn_collector *c, fh_transition_batch *out,
+                                   fh_error *err)
+{
+    if (out)
+        return download_batch(c, out, err);
+    CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
 fh_status fh_gpu_dqn_collector_episodes(fh_gpu_dqn_collector *c, fh_episode_state *episodes,
                                         fh_error *err)
 {
@@ -406,14 +414,7 @@ fh_status fh_gpu_dqn_collect_resident(fh_gpu_dqn_collector *c, const float *d_qn
         st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: no device weights", __FILE__, __LINE__);
     if (st == FH_OK)
         st = launch_resident(c, d_qnet, d_curiosity, epsilon, err);
-    if (st != FH_OK)
-        return st;
-    if (out)
-        return download_batch(c, out, err);
-    CUDA_CHECK(cudaStreamSynchronize(c->stream), err);
-    return FH_OK;
-fail:
-    return err->status;
+    return st == FH_OK ? finish_collection(c, out, err) : st;
 }
 
 const float *fh_gpu_dqn_collector_market_features(const fh_gpu_dqn_collector *c)

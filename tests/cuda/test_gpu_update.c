@@ -47,6 +47,7 @@
 #include "foxhunt/run_data.h"
 #include "foxhunt/train_config.h"
 #include "rl/iteration_sums.h"
+#include "test_norms.h"
 #include "test_util.h"
 
 #define N_EPISODES 64
@@ -158,50 +159,16 @@ static void free_all(fh_mlp *m)
         fh_mlp_free(&m[k]);
 }
 
-/* ||a - b|| / ||b|| in double (0 when both are 0). */
-static double rel_norm(const float *a, const float *b, size_t n)
-{
-    double d = 0, s = 0;
-    for (size_t i = 0; i < n; i++) {
-        double e = (double)a[i] - b[i];
-        d += e * e;
-        s += (double)b[i] * b[i];
-    }
-    return s > 0 ? sqrt(d / s) : sqrt(d);
-}
-
 /* The relative norm of the two updates' changes of one network's params. */
 static double delta_rel(const fh_mlp *gpu, const fh_mlp *cpu, const fh_mlp *start)
 {
-    size_t n = start->n_params;
-    float *dg = malloc(n * sizeof(float)), *dc = malloc(n * sizeof(float));
-    for (size_t i = 0; i < n; i++) {
-        dg[i] = gpu->params[i] - start->params[i];
-        dc[i] = cpu->params[i] - start->params[i];
-    }
-    double r = rel_norm(dg, dc, n);
-    free(dg);
-    free(dc);
-    return r;
+    return fh_delta_rel(gpu->params, cpu->params, start->params, start->n_params);
 }
 
 /* The cosine between the two updates' changes of one network's params. */
 static double delta_cosine(const fh_mlp *gpu, const fh_mlp *cpu, const fh_mlp *start)
 {
-    double ab = 0, aa = 0, bb = 0;
-    for (size_t i = 0; i < start->n_params; i++) {
-        double a = (double)gpu->params[i] - start->params[i];
-        double b = (double)cpu->params[i] - start->params[i];
-        ab += a * b;
-        aa += a * a;
-        bb += b * b;
-    }
-    return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0.0;
-}
-
-static double rel(double a, double b)
-{
-    return fabs(a - b) / fmax(fabs(b), 1e-30);
+    return fh_delta_cosine(gpu->params, cpu->params, start->params, start->n_params);
 }
 
 /* A GPU update of f's start networks on the uploaded batch g. */
@@ -338,7 +305,7 @@ static void test_first_step(const fixture *f, const fh_gpu_batch *g, int tf32, d
         {FH_PPO_TRACE_OLD_APPROX_KL, ls.old_approx_kl, "old approx kl"},
         {FH_PPO_TRACE_LOSS, ls.loss, "loss"}};
     for (size_t k = 0; k < sizeof terms / sizeof terms[0]; k++) {
-        double e = rel(row[terms[k].col], terms[k].cpu);
+        double e = fh_rel(row[terms[k].col], terms[k].cpu);
         printf("  %-14s GPU %.9g CPU %.9g rel %.2e\n", terms[k].name, row[terms[k].col],
                terms[k].cpu, e);
         CHECK_MSG(e <= tol, "%s: %s: GPU %.9g CPU %.9g (rel %.2e > %.0e)", label, terms[k].name,
@@ -351,7 +318,7 @@ static void test_first_step(const fixture *f, const fh_gpu_batch *g, int tf32, d
     for (int k = 0; k < 2; k++)
         for (int t = 0; t < cpu[k].n_tensors; t++) {
             const fh_tensor_desc *td = &cpu[k].tensors[t];
-            double e = rel_norm(gg[k] + td->offset, cpu[k].grads + td->offset, td->numel);
+            double e = fh_rel_norm(gg[k] + td->offset, cpu[k].grads + td->offset, td->numel);
             printf("  grad %-22s rel %.2e\n", td->name, e);
             CHECK_MSG(e <= tol, "%s: gradient %s: relative norm %.2e > %.0e", label, td->name,
                       e, tol);
@@ -397,7 +364,7 @@ static void compare_whole(const fixture *f, const fh_train_config *cfg, const fh
             const int cols[] = {FH_PPO_TRACE_VALUE_LOSS, FH_PPO_TRACE_ENTROPY,
                                 FH_PPO_TRACE_GRAD_NORM, FH_PPO_TRACE_LOSS};
             for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
-                double d = rel(a[cols[k]], b[cols[k]]);
+                double d = fh_rel(a[cols[k]], b[cols[k]]);
                 worst = fmax(worst, d);
                 if (d > 1e-4 && first < 0)
                     first = j;
@@ -437,7 +404,7 @@ static void compare_whole(const fixture *f, const fh_train_config *cfg, const fh
         {r.stats.explained_variance, c.stats.explained_variance, "explained variance"},
         {r.stats.curiosity_loss, c.stats.curiosity_loss, "curiosity loss"}};
     for (size_t k = 0; k < sizeof st / sizeof st[0] && !tf32; k++)
-        CHECK_MSG(rel(st[k].a, st[k].b) <= bound, "%s: %s %.9g vs CPU %.9g", label, st[k].name,
+        CHECK_MSG(fh_rel(st[k].a, st[k].b) <= bound, "%s: %s %.9g vs CPU %.9g", label, st[k].name,
                   st[k].a, st[k].b);
     CHECK_MSG(r.stats.minibatches == c.stats.minibatches && r.stats.epochs_run == c.stats.epochs_run,
               "%s: %d minibatches / %d epochs vs %d / %d", label, r.stats.minibatches,

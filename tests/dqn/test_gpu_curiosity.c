@@ -48,6 +48,7 @@
 #include "foxhunt/ppo.h"
 #include "foxhunt/run_data.h"
 #include "foxhunt/train_config.h"
+#include "test_norms.h"
 #include "test_util.h"
 
 #define N_EPISODES 64
@@ -62,35 +63,6 @@
 static fh_device_info g_dev;
 
 /* ---- small tools ---- */
-
-/* ||a - b|| / ||b|| in double (||a - b|| when b is 0). */
-static double rel_norm(const float *a, const float *b, size_t n)
-{
-    double d = 0, s = 0;
-    for (size_t i = 0; i < n; i++) {
-        double e = (double)a[i] - b[i];
-        d += e * e;
-        s += (double)b[i] * b[i];
-    }
-    return s > 0 ? sqrt(d / s) : sqrt(d);
-}
-
-/* The relative norm of two changes from start (x - start against ref - start). */
-static double delta_rel(const float *x, const float *ref, const float *start, size_t n)
-{
-    double d = 0, s = 0;
-    for (size_t i = 0; i < n; i++) {
-        double a = (double)x[i] - start[i], b = (double)ref[i] - start[i];
-        d += (a - b) * (a - b);
-        s += b * b;
-    }
-    return s > 0 ? sqrt(d / s) : sqrt(d);
-}
-
-static double rel(double a, double b)
-{
-    return fabs(a - b) / fmax(fabs(b), 1e-30);
-}
 
 static void clone(fh_mlp *dst, const fh_mlp *src)
 {
@@ -263,14 +235,14 @@ static void compare_fit(const fixture *f, const fh_train_config *cfg, int64_t n,
         const size_t P = f->curiosity.n_params;
         CHECK_MSG(memcmp(&c.rng, &r.rng, sizeof c.rng) == 0,
                   "%s: the update streams differ after the fits", label);
-        double dw = delta_rel(r.net.params, c.net.params, f->curiosity.params, P);
-        double dm = rel_norm(r.net.adam_m, c.net.adam_m, P);
-        double dv = rel_norm(r.net.adam_v, c.net.adam_v, P);
+        double dw = fh_delta_rel(r.net.params, c.net.params, f->curiosity.params, P);
+        double dm = fh_rel_norm(r.net.adam_m, c.net.adam_m, P);
+        double dv = fh_rel_norm(r.net.adam_v, c.net.adam_v, P);
         printf("%s: loss GPU %.9g CPU %.9g (rel %.2e); ||dW_gpu - dW_cpu|| / ||dW_cpu|| = "
                "%.2e; Adam m %.2e, v %.2e; %lld steps; %.3f ms\n", label, r.loss, c.loss,
-               rel(r.loss, c.loss), dw, dm, dv, (long long)r.net.adam_step,
+               fh_rel(r.loss, c.loss), dw, dm, dv, (long long)r.net.adam_step,
                (double)fh_gpu_curiosity_last_ms(g));
-        CHECK_MSG(rel(r.loss, c.loss) <= LOSS_REL, "%s: loss %.9g vs CPU %.9g", label, r.loss,
+        CHECK_MSG(fh_rel(r.loss, c.loss) <= LOSS_REL, "%s: loss %.9g vs CPU %.9g", label, r.loss,
                   c.loss);
         CHECK_MSG(dw <= WEIGHTS_REL, "%s: the weights' change differs by %.2e > %.0e", label,
                   dw, WEIGHTS_REL);

@@ -65,6 +65,7 @@
 #include "foxhunt/run_data.h"
 #include "foxhunt/timing.h"
 #include "foxhunt/train_config.h"
+#include "test_norms.h"
 #include "test_util.h"
 
 #define N_EPISODES 64
@@ -88,56 +89,6 @@
 static fh_device_info g_dev;
 
 /* ---- small tools ---- */
-
-/* ||a - b|| / ||b|| in double (||a - b|| when b is 0). */
-static double rel_norm(const float *a, const float *b, size_t n)
-{
-    double d = 0, s = 0;
-    for (size_t i = 0; i < n; i++) {
-        double e = (double)a[i] - b[i];
-        d += e * e;
-        s += (double)b[i] * b[i];
-    }
-    return s > 0 ? sqrt(d / s) : sqrt(d);
-}
-
-/* The relative norm of two changes from start (x - start against ref - start). */
-static double delta_rel(const float *x, const float *ref, const float *start, size_t n)
-{
-    double d = 0, s = 0;
-    for (size_t i = 0; i < n; i++) {
-        double a = (double)x[i] - start[i], b = (double)ref[i] - start[i];
-        d += (a - b) * (a - b);
-        s += b * b;
-    }
-    return s > 0 ? sqrt(d / s) : sqrt(d);
-}
-
-static double delta_cosine(const float *x, const float *ref, const float *start, size_t n)
-{
-    double ab = 0, aa = 0, bb = 0;
-    for (size_t i = 0; i < n; i++) {
-        double a = (double)x[i] - start[i], b = (double)ref[i] - start[i];
-        ab += a * b;
-        aa += a * a;
-        bb += b * b;
-    }
-    return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0.0;
-}
-
-static double rel(double a, double b)
-{
-    return fabs(a - b) / fmax(fabs(b), 1e-30);
-}
-
-/* The first index where |a - b| > tol + tol |b| (or a NaN), or -1. */
-static long first_mismatch(const float *a, const float *b, size_t n, double tol)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!fh_close(a[i], b[i], tol, tol))
-            return (long)i;
-    return -1;
-}
 
 static fh_q_update_config q_config(const fh_train_config *cfg)
 {
@@ -492,20 +443,20 @@ static void test_pqn(const fixture *f)
     float *next_max = malloc(n * sizeof(float)), *returns = malloc(n * sizeof(float));
     float *scan = malloc(n * sizeof(float)), *grads = malloc(P * sizeof(float));
     CHECK(fh_gpu_q_update_download_returns(u, next_max, returns, &err) == FH_OK);
-    long bad = first_mismatch(next_max, ref.next_max, n, NEXT_MAX_TOL);
+    long bad = fh_first_mismatch(next_max, ref.next_max, n, NEXT_MAX_TOL);
     CHECK_MSG(bad < 0, "max Q(s', a) at sample %ld: GPU %.9g, CPU %.9g", bad,
               bad >= 0 ? next_max[bad] : 0.0, bad >= 0 ? ref.next_max[bad] : 0.0);
     fh_q_lambda_returns(hb.rewards, hb.terminal, hb.truncated, next_max, N_EPISODES, N_STEPS,
                         qc.gamma, qc.lambda, scan);
-    bad = first_mismatch(returns, scan, n, SCAN_REL);
+    bad = fh_first_mismatch(returns, scan, n, SCAN_REL);
     CHECK_MSG(bad < 0, "the Q(lambda) scan at sample %ld: GPU %.9g, CPU on the GPU's max Q "
               "%.9g", bad, bad >= 0 ? returns[bad] : 0.0, bad >= 0 ? scan[bad] : 0.0);
-    bad = first_mismatch(returns, ref.returns, n, RETURNS_TOL);
+    bad = fh_first_mismatch(returns, ref.returns, n, RETURNS_TOL);
     CHECK_MSG(bad < 0, "Q(lambda) returns at sample %ld: GPU %.9g, CPU %.9g", bad,
               bad >= 0 ? returns[bad] : 0.0, bad >= 0 ? ref.returns[bad] : 0.0);
     printf("PQN targets in relative norm: max Q %.2g, returns %.2g (the scan alone %.2g)\n",
-           rel_norm(next_max, ref.next_max, n), rel_norm(returns, ref.returns, n),
-           rel_norm(returns, scan, n));
+           fh_rel_norm(next_max, ref.next_max, n), fh_rel_norm(returns, ref.returns, n),
+           fh_rel_norm(returns, scan, n));
     CHECK(fh_gpu_q_update_download_grads(u, grads, &err) == FH_OK);
     /* the CPU's gradient after its step is clipped in place (fh_mlp_clip_grad_norm);
      * adam_kernel clips on the fly and leaves the buffer as the backward wrote it: scale
@@ -514,7 +465,7 @@ static void test_pqn(const fixture *f)
     int n_first = 0;
     CHECK(fh_gpu_q_update_download_records(u, first_rec, 1, &n_first, &err) == FH_OK && n_first == 1);
     double norm = first_rec[FH_QREC_GRAD_NORM];
-    CHECK_MSG(rel(norm, ref.rec[0][3]) <= FIRST_GRAD_REL, "first step's gradient norm: GPU "
+    CHECK_MSG(fh_rel(norm, ref.rec[0][3]) <= FIRST_GRAD_REL, "first step's gradient norm: GPU "
               "%.9g, CPU %.9g", norm, ref.rec[0][3]);
     double coef = qc.max_grad_norm > 0 ? qc.max_grad_norm / (norm + 1e-6) : 1.0;
     for (size_t i = 0; coef < 1.0 && i < P; i++)
@@ -522,7 +473,7 @@ static void test_pqn(const fixture *f)
     double worst_grad = 0;
     for (int t = 0; t < start.n_tensors; t++) {
         const fh_tensor_desc *td = &start.tensors[t];
-        double r = rel_norm(grads + td->offset, ref.first_grads + td->offset, td->numel);
+        double r = fh_rel_norm(grads + td->offset, ref.first_grads + td->offset, td->numel);
         worst_grad = fmax(worst_grad, r);
         CHECK_MSG(r <= FIRST_GRAD_REL, "first step: gradient of %s off by %.3g in relative norm",
                   td->name, r);
@@ -534,7 +485,7 @@ static void test_pqn(const fixture *f)
     CHECK_MSG(memcmp(mb_states, ref.mb_states, (size_t)MINIBATCH * FH_STATE_DIM * sizeof(float)) == 0 &&
                   memcmp(mb_actions, ref.mb_actions, MINIBATCH * sizeof(int32_t)) == 0,
               "the first minibatch's rows differ from the keyed order's");
-    bad = first_mismatch(mb_targets, ref.mb_targets, MINIBATCH, RETURNS_TOL);
+    bad = fh_first_mismatch(mb_targets, ref.mb_targets, MINIBATCH, RETURNS_TOL);
     CHECK_MSG(bad < 0, "first minibatch's target %ld differs", bad);
     printf("PQN first step: worst gradient tensor %.2g in relative norm (norm %.6g%s)\n",
            worst_grad, norm, coef < 1.0 ? ", clipped" : "");
@@ -548,7 +499,7 @@ static void test_pqn(const fixture *f)
         fh_status st = gpu_pqn(&got, &gs, u, &start, &db, &qc, rng, k, &err);
         CHECK_MSG(st == FH_OK, "%d steps: %s", k, err.message);
         const float *want = ref.params + (size_t)k * P;
-        double r = delta_rel(got.params, want, start.params, P);
+        double r = fh_delta_rel(got.params, want, start.params, P);
         int late = k > ref.steps / EPOCHS;
         worst_step[late] = fmax(worst_step[late], r);
         CHECK_MSG(r <= (late ? LATE_REL : STEP_REL), "after step %d the weights' change is off "
@@ -562,7 +513,7 @@ static void test_pqn(const fixture *f)
                                      FH_QREC_GRAD_NORM};
                 const char *names[4] = {"loss", "mean Q", "mean target", "gradient norm"};
                 for (int j = 0; j < 4; j++)
-                    CHECK_MSG(rel(rec[s][cols[j]], ref.rec[s][j]) <= tol,
+                    CHECK_MSG(fh_rel(rec[s][cols[j]], ref.rec[s][j]) <= tol,
                               "step %d's %s: GPU %.9g, CPU %.9g", s + 1, names[j],
                               rec[s][cols[j]], ref.rec[s][j]);
             }
@@ -580,20 +531,20 @@ static void test_pqn(const fixture *f)
     CHECK_MSG(gpu_pqn(&eager, &es, u, &start, &db, &qc, rng, ref.steps, &err) == FH_OK, "%s",
               err.message);
     const float *final = ref.params + (size_t)ref.steps * P;
-    double r = delta_rel(whole.params, final, start.params, P);
-    double cosv = delta_cosine(whole.params, final, start.params, P);
+    double r = fh_delta_rel(whole.params, final, start.params, P);
+    double cosv = fh_delta_cosine(whole.params, final, start.params, P);
     CHECK_MSG(r <= LATE_REL && cosv >= COSINE, "whole update: the change is off by %.3g "
               "(cosine %.9f)", r, cosv);
     CHECK_MSG(ws.minibatches == ref.steps && whole.adam_step == ref.final.adam_step,
               "whole update: %d steps (CPU %d), Adam step %lld (CPU %lld)", ws.minibatches,
               ref.steps, (long long)whole.adam_step, (long long)ref.final.adam_step);
-    CHECK_MSG(rel(ws.loss, ref.stats.loss) <= LATE_REL && rel(ws.mean_q, ref.stats.mean_q) <= LATE_REL &&
-                  rel(ws.mean_target, ref.stats.mean_target) <= LATE_REL &&
-                  rel(ws.grad_norm, ref.stats.grad_norm) <= LATE_REL,
+    CHECK_MSG(fh_rel(ws.loss, ref.stats.loss) <= LATE_REL && fh_rel(ws.mean_q, ref.stats.mean_q) <= LATE_REL &&
+                  fh_rel(ws.mean_target, ref.stats.mean_target) <= LATE_REL &&
+                  fh_rel(ws.grad_norm, ref.stats.grad_norm) <= LATE_REL,
               "whole update's statistics: loss %.9g / %.9g, Q %.9g / %.9g, y %.9g / %.9g, norm "
               "%.9g / %.9g", ws.loss, ref.stats.loss, ws.mean_q, ref.stats.mean_q,
               ws.mean_target, ref.stats.mean_target, ws.grad_norm, ref.stats.grad_norm);
-    double rg = delta_rel(whole.params, eager.params, start.params, P);
+    double rg = fh_delta_rel(whole.params, eager.params, start.params, P);
     CHECK_MSG(rg <= GRAPH_REL, "graphs against eager: %.3g", rg);
     CHECK_MSG(memcmp(whole.mem, whole2.mem, 4 * P * sizeof(float)) == 0 &&
                   memcmp(&ws, &ws2, sizeof ws) == 0,
@@ -651,10 +602,10 @@ static void test_pqn(const fixture *f)
               "%s", err.message);
     if (ut) {
         CHECK_MSG(gpu_pqn(&got, &gs, ut, &start, &db, &qc, rng, 0, &err) == FH_OK, "%s", err.message);
-        double tc = delta_cosine(got.params, final, start.params, P);
+        double tc = fh_delta_cosine(got.params, final, start.params, P);
         CHECK_MSG(tc >= TF32_COSINE, "TF32: cosine %.6f", tc);
         printf("PQN TF32: the change off by %.2g in relative norm, cosine %.6f\n",
-               delta_rel(got.params, final, start.params, P), tc);
+               fh_delta_rel(got.params, final, start.params, P), tc);
         fh_mlp_free(&got);
     }
     fh_gpu_q_update_destroy(ut);
@@ -672,10 +623,10 @@ static void test_pqn(const fixture *f)
         CHECK_MSG(gpu_pqn(&got, &gs, u2, &start, &db, &tqc, rng, 0, &err) == FH_OK, "%s",
                   err.message);
         const float *tfinal = tref.params + (size_t)tref.steps * P;
-        double tr = delta_rel(got.params, tfinal, start.params, P);
+        double tr = fh_delta_rel(got.params, tfinal, start.params, P);
         CHECK_MSG(tr <= LATE_REL && gs.minibatches == tref.steps && gs.minibatches == 18,
                   "tail: the change off by %.3g, %d steps (CPU %d)", tr, gs.minibatches, tref.steps);
-        CHECK_MSG(rel(gs.loss, tref.stats.loss) <= LATE_REL, "tail: loss %.9g vs %.9g", gs.loss,
+        CHECK_MSG(fh_rel(gs.loss, tref.stats.loss) <= LATE_REL, "tail: loss %.9g vs %.9g", gs.loss,
                   tref.stats.loss);
         printf("PQN tail minibatch: the change off by %.2g\n", tr);
         fh_mlp_free(&got);
@@ -743,16 +694,16 @@ static void test_pqn_huber(const fixture *f)
                   err.message);
         CHECK_MSG(gpu_pqn(&got, &gs, u, &start, &db, &qc, rng, 0, &err) == FH_OK, "%s",
                   err.message);
-        double r = delta_rel(got.params, cpu.params, start.params, P);
-        double cosv = delta_cosine(got.params, cpu.params, start.params, P);
-        double r_mse = delta_rel(cpu_mse.params, cpu.params, start.params, P);
+        double r = fh_delta_rel(got.params, cpu.params, start.params, P);
+        double cosv = fh_delta_cosine(got.params, cpu.params, start.params, P);
+        double r_mse = fh_delta_rel(cpu_mse.params, cpu.params, start.params, P);
         CHECK_MSG(r <= LATE_REL && cosv >= COSINE, "PQN Huber whole update: the change is off "
                   "by %.3g (cosine %.9f)", r, cosv);
-        CHECK_MSG(gs.minibatches == cs.minibatches && rel(gs.loss, cs.loss) <= LATE_REL &&
-                      rel(gs.grad_norm, cs.grad_norm) <= LATE_REL,
+        CHECK_MSG(gs.minibatches == cs.minibatches && fh_rel(gs.loss, cs.loss) <= LATE_REL &&
+                      fh_rel(gs.grad_norm, cs.grad_norm) <= LATE_REL,
                   "PQN Huber: %d / %d steps, loss %.9g / %.9g, norm %.9g / %.9g", gs.minibatches,
                   cs.minibatches, gs.loss, cs.loss, gs.grad_norm, cs.grad_norm);
-        CHECK_MSG(r_mse > 100 * LATE_REL && rel(cs.loss, cs_mse.loss) > 0.1,
+        CHECK_MSG(r_mse > 100 * LATE_REL && fh_rel(cs.loss, cs_mse.loss) > 0.1,
                   "the squared loss's update is as the Huber one's (change %.3g apart, loss "
                   "%.9g / %.9g): pqn_huber did nothing", r_mse, cs.loss, cs_mse.loss);
         printf("PQN Huber (delta %.2f) whole update: the change off by %.2g, cosine %.9f; loss "
@@ -861,8 +812,8 @@ static void compare_nets(fh_gpu_q_update *u, const dqn_cpu *d, const fh_mlp *q0,
     clone(&t, t0);
     CHECK_MSG(fh_gpu_q_update_download(u, &q, &t, &err) == FH_OK, "%s", err.message);
     size_t P = q.n_params;
-    double rq = delta_rel(q.params, d->q.params, q0->params, P);
-    double rt = delta_rel(t.params, d->target.params, t0->params, P);
+    double rq = fh_delta_rel(q.params, d->q.params, q0->params, P);
+    double rt = fh_delta_rel(t.params, d->target.params, t0->params, P);
     /* a target not yet copied has not changed: its difference from the CPU's is 0 */
     CHECK_MSG(rq <= tol && rt <= tol && q.adam_step == d->q.adam_step,
               "%s: the Q-network's change off by %.3g, the target's by %.3g (tolerance %g); "
@@ -908,9 +859,9 @@ static void dqn_compare(fh_gpu_q_update *u, fh_gpu_dqn_collector *c, const fixtu
                                    &ties);
         CHECK_MSG(bad < 0, "%s step %d: Double DQN target %ld: GPU %.9g, CPU %.9g", label, s + 1,
                   bad, bad >= 0 ? targets[bad] : 0.0, bad >= 0 ? d->ws.mb_targets[bad] : 0.0);
-        worst_y = fmax(worst_y, rel_norm(targets, d->ws.mb_targets, DQN_MINIBATCH));
+        worst_y = fmax(worst_y, fh_rel_norm(targets, d->ws.mb_targets, DQN_MINIBATCH));
         double tol = s < 10 ? STEP_REL : LATE_REL;
-        CHECK_MSG(rel(gs.loss, cs.loss) <= tol && rel(gs.grad_norm, cs.grad_norm) <= tol &&
+        CHECK_MSG(fh_rel(gs.loss, cs.loss) <= tol && fh_rel(gs.grad_norm, cs.grad_norm) <= tol &&
                       gs.minibatches == 1,
                   "%s step %d: loss %.9g vs %.9g, norm %.9g vs %.9g", label, s + 1, gs.loss,
                   cs.loss, gs.grad_norm, cs.grad_norm);
@@ -935,8 +886,8 @@ static void dqn_compare(fh_gpu_q_update *u, fh_gpu_dqn_collector *c, const fixtu
                   err.message);
         CHECK(grng.state == d->rng.state && gs.minibatches == bulk_steps);
         CHECK(fh_gpu_q_update_grad_steps(u) == d->grad_steps);
-        CHECK_MSG(rel(gs.loss, cs.loss) <= LATE_REL && rel(gs.mean_q, cs.mean_q) <= LATE_REL &&
-                      rel(gs.grad_norm, cs.grad_norm) <= LATE_REL,
+        CHECK_MSG(fh_rel(gs.loss, cs.loss) <= LATE_REL && fh_rel(gs.mean_q, cs.mean_q) <= LATE_REL &&
+                      fh_rel(gs.grad_norm, cs.grad_norm) <= LATE_REL,
                   "%s, %d steps: loss %.9g vs %.9g, Q %.9g vs %.9g, norm %.9g vs %.9g", label,
                   bulk_steps, gs.loss, cs.loss, gs.mean_q, cs.mean_q, gs.grad_norm, cs.grad_norm);
         double bw = 0;
