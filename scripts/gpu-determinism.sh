@@ -4,7 +4,10 @@
 # its iteration-2 checkpoint ends where the uninterrupted one does; checkpoints move
 # between devices (CPU -> GPU -> CPU resumes run). Each comparison once with the
 # collection's matmul tuning on (its default) and once off (FOXHUNT_GEMM_TUNE=0): the
-# tuning times candidate algorithms, and a different pick changes the critic's last bits.
+# tuning times candidate algorithms, and a different pick changes the critic's last bits,
+# so the timed choices are kept on disk (src/cuda/gemm_cache.c). Each setting starts from
+# an empty cache folder: the first run times and writes the algorithm file, the second
+# and the resume read it, and all three must agree.
 # Called by scripts/gpu-check.sh (step determinism); exit 1 when a comparison fails.
 set -u
 FH=$1
@@ -13,10 +16,14 @@ rm -rf "$d"
 mkdir -p "$d"
 rc=0
 for tune in 1 0; do
-  T="env FOXHUNT_GEMM_TUNE=$tune $FH train --device cuda --iterations 4 --checkpoint-every 2 --eval-at-end 0 --seed 5"
+  T="env FOXHUNT_GEMM_TUNE=$tune FOXHUNT_CACHE_DIR=$d/cache$tune $FH train --device cuda --iterations 4 --checkpoint-every 2 --eval-at-end 0 --seed 5"
   $T --out "$d/a$tune" >"$d/a$tune.log" 2>&1 && $T --out "$d/b$tune" >"$d/b$tune.log" 2>&1 &&
     $T --resume "$d/a$tune/checkpoint_000002.safetensors" --out "$d/c$tune" >"$d/c$tune.log" 2>&1 ||
     { echo "gemm_tune=$tune: a run failed"; tail -5 "$d"/*"$tune".log; rc=1; continue; }
+  if [ "$tune" = 1 ]; then
+    ls "$d/cache1"/gemm-*.bin >/dev/null 2>&1 && echo "the algorithm file: $(ls "$d/cache1"/gemm-*.bin | xargs -n1 basename), $(stat -c %s "$d/cache1"/gemm-*.bin) bytes" ||
+      { echo "gemm_tune=1: no algorithm file written in $d/cache1"; rc=1; }
+  fi
   echo "gemm_tune=$tune, the same seed twice:"
   python3 scripts/compare_checkpoints.py "$d/a$tune/final.safetensors" "$d/b$tune/final.safetensors" || rc=1
   echo "gemm_tune=$tune, resumed at iteration 2 against the uninterrupted run:"

@@ -7,6 +7,7 @@
 
 #include "cuda/critic_chunks.h"
 #include "cuda/gpu_ppo_collector_internal.h"
+#include "cuda/overrides.h"
 
 #define FAST_KERNEL_FILE "fast_kernels.cu"
 #define ELEMENTWISE_BLOCK 256
@@ -175,10 +176,14 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
 {
     fh_fast_path *f = &c->fast;
     fh_status st;
+    /* the timed algorithms of earlier processes on this GPU model (gemm_cache.h) */
+    char dir[900], algo_file[1024] = "";
+    if (fh_kernel_cache_dir(dir, sizeof dir))
+        fh_gemm_cache_path(algo_file, sizeof algo_file, dir, c->dev.name, cublasLtGetVersion());
     if ((st = make_plan(c, err)) != FH_OK || (st = load_kernels(c, err)) != FH_OK ||
         (st = allocate(c, err)) != FH_OK ||
         (st = fh_gemm_init(&f->gemm, c->tf32, f->plan.gemm_tune, f->plan.gemm_tune_candidates,
-                           err)) != FH_OK ||
+                           algo_file, err)) != FH_OK ||
         (f->plan.gemm_tune && (st = fh_fast_tune_gemms(c, err)) != FH_OK))
         return st;
     c->out.states = f->critic_in;

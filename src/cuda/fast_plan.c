@@ -271,7 +271,8 @@ void fh_fast_plan_print(FILE *f, const fh_fast_plan *p)
             p->curiosity_grid, FH_CUR_THREADS, p->gae_grid, p->gae_warps,
             p->gae_staged ? ", rows staged in shared memory" : "");
     fprintf(f, "  matmuls:   %s, %s\n", prob->tf32 ? "TF32" : "fp32",
-            p->gemm_tune ? "algorithms timed per shape at start-up" : "cublasLt's first heuristic");
+            p->gemm_tune ? "algorithms timed per shape once per GPU model (the cache's gemm-*.bin)"
+                        : "cublasLt's first heuristic");
     fprintf(f, "  NVRTC:    ");
     for (int i = 0; i < p->n_options; i++)
         fprintf(f, " %s", p->options[i]);

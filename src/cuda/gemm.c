@@ -1,6 +1,7 @@
 /* gemm.c — cublasLt dense layers with algorithm tuning (gemm.h). */
 #include "cuda/gemm.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda/cuda_check.h"
@@ -9,7 +10,8 @@
 #define GEMM_TUNE_REPEATS 4 /* back to back per candidate */
 #define LT_CHECK(call, err) CUBLAS_CHECK(call, err)
 
-fh_status fh_gemm_init(fh_gemm *g, int tf32, int tune, int candidates, fh_error *err)
+fh_status fh_gemm_init(fh_gemm *g, int tf32, int tune, int candidates, const char *cache_path,
+                       fh_error *err)
 {
     memset(g, 0, sizeof *g);
     g->tf32 = tf32;
@@ -18,6 +20,14 @@ fh_status fh_gemm_init(fh_gemm *g, int tf32, int tune, int candidates, fh_error 
                                              ? FH_GEMM_MAX_CANDIDATES : candidates;
     CUDA_CHECK(cudaMalloc(&g->workspace, BLAS_WORKSPACE_BYTES), err);
     CUBLAS_CHECK(cublasLtCreate(&g->lt), err);
+    if (tune && cache_path && cache_path[0] &&
+        strlen(cache_path) < sizeof g->cache_path) {
+        snprintf(g->cache_path, sizeof g->cache_path, "%s", cache_path);
+        if (!(g->disk = malloc(FH_GEMM_CACHE_MAX * sizeof *g->disk)))
+            return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__,
+                                __LINE__);
+        g->n_disk = fh_gemm_cache_read(g->cache_path, g->disk, FH_GEMM_CACHE_MAX, NULL, 0);
+    }
     return FH_OK;
 fail:
     return err->status;
@@ -28,12 +38,14 @@ void fh_gemm_free(fh_gemm *g)
     if (g->lt)
         cublasLtDestroy(g->lt);
     cudaFree(g->workspace);
+    free(g->disk);
     memset(g, 0, sizeof *g);
 }
 
 /* Tuning (on unless the override gemm_tune is 0): the first time a matmul shape is met
  * outside a graph capture, cublasLt's best g->candidates heuristic candidates are each
- * timed on the real buffers and the fastest is kept for that shape. The fast path runs
+ * timed on the real buffers and the fastest is kept for that shape, and written to the
+ * algorithm file (gemm_cache.h), whose choice later processes take instead of timing. The fast path runs
  * every shape of a collection once at init (fh_fast_tune_gemms), so the captured graph
  * uses tuned algorithms; a shape first met inside a capture takes the heuristic's first
  * choice. */
@@ -126,6 +138,54 @@ fail:
     return err->status;
 }
 
+/* The algorithm file's entry for key at f's precision. */
+static fh_gemm_cache_entry cache_entry(const fh_gemm *f, const fh_gemm_key *key,
+                                       const cublasLtMatmulAlgo_t *algo)
+{
+    fh_gemm_cache_entry e;
+    memset(&e, 0, sizeof e);
+    e.n_in = key->n_in;
+    e.n_out = key->n_out;
+    e.rows = key->rows;
+    e.relu = key->relu;
+    e.bias = key->bias;
+    e.tf32 = f->tf32;
+    e.align_w = key->align_w;
+    e.align_x = key->align_x;
+    e.align_y = key->align_y;
+    if (algo)
+        memcpy(e.algo, algo->data, sizeof e.algo);
+    return e;
+}
+
+/* The file's algorithm for key, when it has one that cublasLt accepts for this matmul
+ * (cublasLtMatmulAlgoCheck launches nothing, so a graph capture may be under way);
+ * *refused = 1 when it has one that cublasLt refuses. */
+static const cublasLtMatmulAlgo_t *algo_from_disk(fh_gemm *f, const fh_gemm_key *key,
+                                                  cublasLtMatmulDesc_t op,
+                                                  cublasLtMatrixLayout_t la,
+                                                  cublasLtMatrixLayout_t lb,
+                                                  cublasLtMatrixLayout_t lc, int *refused)
+{
+    fh_gemm_cache_entry want = cache_entry(f, key, NULL);
+    for (int i = 0; i < f->n_disk; i++) {
+        if (!fh_gemm_cache_same_shape(&f->disk[i], &want))
+            continue;
+        cublasLtMatmulAlgo_t algo;
+        memcpy(algo.data, f->disk[i].algo, sizeof algo.data);
+        cublasLtMatmulHeuristicResult_t check;
+        if (cublasLtMatmulAlgoCheck(f->lt, op, la, lb, lc, lc, &algo, &check) !=
+                CUBLAS_STATUS_SUCCESS ||
+            check.workspaceSize > BLAS_WORKSPACE_BYTES) {
+            *refused = 1; /* written by another cuBLASLt build: time it, replace it */
+            return NULL;
+        }
+        f->n_from_disk++;
+        return remember_algo(f, key, &algo);
+    }
+    return NULL;
+}
+
 /* y (rows, n_out) row-major = act(x (rows, n_in) W^T + b), W (n_out, n_in) row-major:
  * in cuBLAS's column-major terms y^T = W x^T. One cublasLt matmul whose epilogue adds
  * the bias and applies the ReLU, so activations are written once (a separate bias
@@ -175,6 +235,9 @@ fh_status fh_gemm_dense(fh_gemm *f, cudaStream_t stream, float *y, const float *
                                                   &align_y, sizeof align_y), err);
     LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
                                                   &align_y, sizeof align_y), err);
+    int refused = 0;
+    if (!algo && f->n_disk)
+        algo = algo_from_disk(f, &key, op, la, lb, lc, &refused);
     if (!algo) {
         LT_CHECK(cublasLtMatmulAlgoGetHeuristic(f->lt, op, la, lb, lc, lc, pref,
                                                 f->tune ? f->candidates : 1, heuristics,
@@ -192,6 +255,11 @@ fh_status fh_gemm_dense(fh_gemm *f, cudaStream_t stream, float *y, const float *
             gemm_call call = {op, la, lb, lc, w, x, y, stream};
             if ((st = fastest_algo(f, &call, heuristics, found, &best, err)) != FH_OK)
                 goto done;
+            f->n_timed++;
+            if (f->cache_path[0]) { /* best effort: the file only saves the next process time */
+                fh_gemm_cache_entry e = cache_entry(f, &key, &heuristics[best].algo);
+                fh_gemm_cache_merge(f->cache_path, &e, 1, refused);
+            }
         }
         algo = remember_algo(f, &key, &heuristics[best].algo);
     }

@@ -8,6 +8,7 @@
 
 #include <cublasLt.h>
 
+#include "cuda/gemm_cache.h"
 #include "foxhunt/error.h"
 
 #define FH_GEMM_TUNED_MAX 64
@@ -33,9 +34,18 @@ typedef struct {
         fh_gemm_key key;
         cublasLtMatmulAlgo_t algo;
     } tuned[FH_GEMM_TUNED_MAX];
+    /* with tuning: the algorithms timed by earlier processes on this GPU model
+     * (gemm_cache.h), used before timing; each newly timed one is added to the file */
+    char cache_path[1024];
+    fh_gemm_cache_entry *disk;
+    int n_disk;
+    int n_from_disk, n_timed; /* shapes taken from the file, timed here */
 } fh_gemm;
 
-fh_status fh_gemm_init(fh_gemm *g, int tf32, int tune, int candidates, fh_error *err);
+/* tune: time the candidates of a shape (else the heuristic's first); cache_path: the
+ * algorithm file (gemm_cache.h) to read and extend when tuning, NULL or "" for none. */
+fh_status fh_gemm_init(fh_gemm *g, int tf32, int tune, int candidates, const char *cache_path,
+                       fh_error *err);
 void fh_gemm_free(fh_gemm *g);
 /* y (rows, n_out) row-major = act(x (rows, n_in) W^T + b), W (n_out, n_in) row-major; b
  * NULL: no bias and no ReLU. Only one stream at a time may use g (one workspace). */

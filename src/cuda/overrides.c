@@ -36,8 +36,9 @@ static const override_entry TABLE[] = {
     {"warp_episodes", "FOXHUNT_WARP_EPISODES", FIELD(warp_episodes), 1, 2, FH_AUTO,
      "episodes per warp in the warp and pair kernels; auto: 1 with the pair kernel, else 2"},
     {"gemm_tune", "FOXHUNT_GEMM_TUNE", FIELD(gemm_tune), 0, 1, 1,
-     "time cublasLt's candidate algorithms per matmul shape at start-up (0: heuristic's "
-     "first; the parity tests compare two collectors with it off)"},
+     "time cublasLt's candidate algorithms per matmul shape, once per GPU model: later "
+     "processes take the cache's choice (0: heuristic's first; the parity tests compare "
+     "two collectors with it off)"},
     {"rollout_clocks", "FOXHUNT_ROLLOUT_CLOCKS", FIELD(rollout_clocks), 0, 1, 0,
      "compile the rollout's cycle counters in (`foxhunt bench` prints cycles per part of "
      "a step)"},
@@ -125,8 +126,8 @@ void fh_gpu_overrides_print_table(FILE *f)
     for (size_t i = 0; i < N_ENTRIES; i++)
         fprintf(f, "  %-30s %d..%d  %s\n", TABLE[i].env, TABLE[i].lo, TABLE[i].hi,
                 TABLE[i].help);
-    fprintf(f, "  %-30s path   the compiled-kernel cache (default $XDG_CACHE_HOME/foxhunt "
-            "or ~/.cache/foxhunt)\n", "FOXHUNT_CACHE_DIR");
+    fprintf(f, "  %-30s path   the compiled kernels and timed matmul algorithms (default "
+            "$XDG_CACHE_HOME/foxhunt or ~/.cache/foxhunt)\n", "FOXHUNT_CACHE_DIR");
 }
 
 int fh_kernel_cache_dir(char *out, size_t n)

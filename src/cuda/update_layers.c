@@ -17,7 +17,7 @@ fh_status fh_update_blas_init(fh_update_blas *b, cudaStream_t stream, int tf32,
     b->stream = stream;
     b->bias_grad = bias_grad;
     b->bias_act = bias_act;
-    fh_status st = fh_gemm_init(&b->lt, tf32, 0, 1, err); /* no timing: determinism */
+    fh_status st = fh_gemm_init(&b->lt, tf32, 0, 1, NULL, err); /* no timing: determinism */
     if (st != FH_OK) {
         fh_update_blas_free(b);
         return st;

@@ -1,0 +1,180 @@
+/* gemm_cache.c — the timed matmul algorithms on disk (gemm_cache.h). Plain C, no CUDA
+ * call: tests/cuda/test_gemm_cache.c runs it on machines without a GPU. */
+#include "cuda/gemm_cache.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "foxhunt/hash.h"
+
+/* File: MAGIC (8 bytes), the format version and the count (uint32 each), the FNV-1a of
+ * the records (uint64), then count records of RECORD_BYTES, fields in the order of
+ * fh_gemm_cache_entry, each little-endian as the host writes it (the file never leaves
+ * the machine that wrote it: its name carries the GPU model). */
+static const char MAGIC[8] = {'F', 'H', 'G', 'E', 'M', 'M', 'C', '\0'};
+#define FORMAT_VERSION 1u
+#define HEADER_BYTES 24
+#define RECORD_BYTES (5 * 4 + 8 + 3 * 4 + 8 * 8)
+
+static void pack(unsigned char *p, const fh_gemm_cache_entry *e)
+{
+    int32_t ints[5] = {e->n_in, e->n_out, e->relu, e->bias, e->tf32};
+    uint32_t aligns[3] = {e->align_w, e->align_x, e->align_y};
+    memcpy(p, ints, sizeof ints);
+    memcpy(p + 20, &e->rows, 8);
+    memcpy(p + 28, aligns, sizeof aligns);
+    memcpy(p + 40, e->algo, sizeof e->algo);
+}
+
+static void unpack(fh_gemm_cache_entry *e, const unsigned char *p)
+{
+    int32_t ints[5];
+    uint32_t aligns[3];
+    memcpy(ints, p, sizeof ints);
+    memcpy(&e->rows, p + 20, 8);
+    memcpy(aligns, p + 28, sizeof aligns);
+    memcpy(e->algo, p + 40, sizeof e->algo);
+    e->n_in = ints[0];
+    e->n_out = ints[1];
+    e->relu = ints[2];
+    e->bias = ints[3];
+    e->tf32 = ints[4];
+    e->align_w = aligns[0];
+    e->align_x = aligns[1];
+    e->align_y = aligns[2];
+}
+
+static int power_of_two_upto_256(uint32_t a)
+{
+    return a >= 1 && a <= 256 && (a & (a - 1)) == 0;
+}
+
+/* The fields a matmul could have (a record that passed the hash but not this was
+ * written by another program). */
+static int plausible(const fh_gemm_cache_entry *e)
+{
+    return e->n_in > 0 && e->n_out > 0 && e->rows > 0 && (e->relu == 0 || e->relu == 1) &&
+           (e->bias == 0 || e->bias == 1) && (e->tf32 == 0 || e->tf32 == 1) &&
+           power_of_two_upto_256(e->align_w) && power_of_two_upto_256(e->align_x) &&
+           power_of_two_upto_256(e->align_y);
+}
+
+int fh_gemm_cache_same_shape(const fh_gemm_cache_entry *a, const fh_gemm_cache_entry *b)
+{
+    return a->n_in == b->n_in && a->n_out == b->n_out && a->rows == b->rows &&
+           a->relu == b->relu && a->bias == b->bias && a->tf32 == b->tf32 &&
+           a->align_w == b->align_w && a->align_x == b->align_x && a->align_y == b->align_y;
+}
+
+int fh_gemm_cache_path(char *out, size_t n, const char *dir, const char *device_name,
+                       size_t cublaslt_version)
+{
+    uint64_t h = fh_fnv1a(device_name, strlen(device_name), FH_FNV1A_OFFSET);
+    uint64_t v = (uint64_t)cublaslt_version;
+    h = fh_fnv1a(&v, sizeof v, h);
+    int k = snprintf(out, n, "%s/gemm-%016llx.bin", dir, (unsigned long long)h);
+    return k > 0 && (size_t)k < n;
+}
+
+static int refuse(char *why, size_t why_n, const char *path, const char *what)
+{
+    if (why && why_n)
+        snprintf(why, why_n, "%s: %s", path, what);
+    return 0;
+}
+
+int fh_gemm_cache_read(const char *path, fh_gemm_cache_entry *e, int max, char *why,
+                       size_t why_n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return refuse(why, why_n, path, "absent");
+    unsigned char head[HEADER_BYTES];
+    int got = fread(head, 1, sizeof head, f) == sizeof head;
+    uint32_t version = 0, count = 0;
+    uint64_t want = 0;
+    if (got) {
+        memcpy(&version, head + 8, 4);
+        memcpy(&count, head + 12, 4);
+        memcpy(&want, head + 16, 8);
+    }
+    if (!got || memcmp(head, MAGIC, sizeof MAGIC) != 0) {
+        fclose(f);
+        return refuse(why, why_n, path, "not a gemm cache (magic)");
+    }
+    if (version != FORMAT_VERSION || count > FH_GEMM_CACHE_MAX || (int)count > max) {
+        fclose(f);
+        return refuse(why, why_n, path, "another format version, or too many entries");
+    }
+    size_t bytes = (size_t)count * RECORD_BYTES;
+    unsigned char *body = malloc(bytes + 1);
+    /* exactly count records: one byte more would be a longer (foreign) file */
+    size_t read = body ? fread(body, 1, bytes + 1, f) : 0;
+    fclose(f);
+    if (!body || read != bytes || fh_fnv1a(body, bytes, FH_FNV1A_OFFSET) != want) {
+        free(body);
+        return refuse(why, why_n, path, "damaged (length or checksum)");
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        unpack(&e[i], body + (size_t)i * RECORD_BYTES);
+        if (!plausible(&e[i])) {
+            free(body);
+            return refuse(why, why_n, path, "an entry no matmul could have");
+        }
+    }
+    free(body);
+    if (why && why_n)
+        snprintf(why, why_n, "%s: %u entries", path, count);
+    return (int)count;
+}
+
+int fh_gemm_cache_merge(const char *path, const fh_gemm_cache_entry *add, int n_add,
+                        int replace)
+{
+    fh_gemm_cache_entry *all = malloc(FH_GEMM_CACHE_MAX * sizeof *all);
+    unsigned char *body = malloc((size_t)FH_GEMM_CACHE_MAX * RECORD_BYTES);
+    if (!all || !body) {
+        free(all);
+        free(body);
+        return 0;
+    }
+    int n = fh_gemm_cache_read(path, all, FH_GEMM_CACHE_MAX, NULL, 0);
+    for (int i = 0; i < n_add; i++) {
+        if (!plausible(&add[i]))
+            continue;
+        int j = 0;
+        while (j < n && !fh_gemm_cache_same_shape(&all[j], &add[i]))
+            j++;
+        if (j < n && replace)
+            all[j] = add[i];
+        else if (j == n && n < FH_GEMM_CACHE_MAX)
+            all[n++] = add[i];
+    }
+    for (int i = 0; i < n; i++)
+        pack(body + (size_t)i * RECORD_BYTES, &all[i]);
+    size_t bytes = (size_t)n * RECORD_BYTES;
+    unsigned char head[HEADER_BYTES];
+    uint32_t version = FORMAT_VERSION, count = (uint32_t)n;
+    uint64_t sum = fh_fnv1a(body, bytes, FH_FNV1A_OFFSET);
+    memcpy(head, MAGIC, sizeof MAGIC);
+    memcpy(head + 8, &version, 4);
+    memcpy(head + 12, &count, 4);
+    memcpy(head + 16, &sum, 8);
+    char tmp[1200];
+    int ok = snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()) < (int)sizeof tmp;
+    FILE *f = ok ? fopen(tmp, "wb") : NULL;
+    ok = f != NULL;
+    if (f) {
+        ok = fwrite(head, 1, sizeof head, f) == sizeof head &&
+             fwrite(body, 1, bytes, f) == bytes;
+        ok = (fclose(f) == 0) && ok;
+        ok = ok && rename(tmp, path) == 0;
+        if (!ok)
+            remove(tmp);
+    }
+    free(all);
+    free(body);
+    return ok;
+}

@@ -1,0 +1,46 @@
+/* gemm_cache.h — the matmul algorithms gemm.c timed, kept on disk per GPU model and
+ * cuBLASLt version, so that every process on a machine runs each shape with the same
+ * algorithm. Timing picks afresh in each process, and two algorithms sum in different
+ * orders: two runs of one seed differed in the last bits of the critic's values
+ * (session 13), and a resume in a new process could part from the run it continues.
+ * The file is a cache: a missing, damaged or foreign one is ignored (the shapes are
+ * timed again and the file rewritten), never an error. */
+#ifndef FOXHUNT_CUDA_GEMM_CACHE_H
+#define FOXHUNT_CUDA_GEMM_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FH_GEMM_CACHE_MAX 1024 /* entries a file may hold */
+
+/* One timed choice: the shape (gemm.h's fh_gemm_key fields), the precision, and
+ * cublasLtMatmulAlgo_t's 64 bytes (cuBLASLt documents them as serialisable for the same
+ * library version). */
+typedef struct {
+    int32_t n_in, n_out, relu, bias, tf32;
+    int64_t rows;
+    uint32_t align_w, align_x, align_y;
+    uint64_t algo[8];
+} fh_gemm_cache_entry;
+
+/* DIR/gemm-<16 hex digits>.bin, the digits an FNV-1a of the device name and the
+ * cuBLASLt version; 0 when it does not fit in n bytes. */
+int fh_gemm_cache_path(char *out, size_t n, const char *dir, const char *device_name,
+                       size_t cublaslt_version);
+
+/* The entries of path (at most max) into e; the count, or 0 for a missing, damaged or
+ * foreign file, with why (when not NULL, up to why_n bytes) saying which. */
+int fh_gemm_cache_read(const char *path, fh_gemm_cache_entry *e, int max, char *why,
+                       size_t why_n);
+
+/* The file's entries with add's merged in, written to a temporary file and renamed over
+ * path, so that a reader never sees half a file; 1 on success. An entry of the same shape
+ * and precision already in the file wins (another process may be running with it),
+ * unless replace: then add's (the file's was refused by this cuBLASLt). */
+int fh_gemm_cache_merge(const char *path, const fh_gemm_cache_entry *add, int n_add,
+                        int replace);
+
+/* 1 when a and b are the same shape and precision (the algorithm aside). */
+int fh_gemm_cache_same_shape(const fh_gemm_cache_entry *a, const fh_gemm_cache_entry *b);
+
+#endif

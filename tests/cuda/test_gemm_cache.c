@@ -1,0 +1,344 @@
+/* test_gemm_cache.c — the timed matmul algorithms kept on disk (src/cuda/gemm_cache.c,
+ * gemm.c). Cases (tests/dqn/test_cases.h; one ctest entry each):
+ *   file_format (no GPU): random entries written and read back field for field; a merge
+ *     keeps the file's entry of a shape and adds the new ones; the file's name follows
+ *     the GPU model and the cuBLASLt version; a missing, truncated, lengthened,
+ *     bit-flipped, foreign (magic, version) or over-full file, and one whose checksum is
+ *     right but whose entry no matmul could have, all read as no entries with the reason;
+ *     a merge over a damaged file writes a valid one; no temporary file is left behind.
+ *   gpu_reuse (GPU): fh_gemm with tuning on an empty file times every shape and writes
+ *     it; a second fh_gemm (a later process's view) takes every shape from the file,
+ *     times none, and computes the same bytes; both agree with a float64 reference
+ *     within fp32 rounding; an entry whose algorithm bytes are garbage is refused by
+ *     cublasLtMatmulAlgoCheck and the shape timed again. */
+#include "test_proc.h" /* first: _GNU_SOURCE */
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "cuda/gemm.h"
+#include "cuda/gemm_cache.h"
+#include "dqn/test_cases.h"
+#include "foxhunt/device.h"
+#include "foxhunt/dqn.h"
+#include "foxhunt/hash.h"
+#include "test_util.h"
+
+/* ---- file_format ---- */
+
+static fh_gemm_cache_entry random_entry(fh_rng *r)
+{
+    fh_gemm_cache_entry e;
+    memset(&e, 0, sizeof e);
+    e.n_in = 1 + fh_pcg32_uniform_int(r, 512);
+    e.n_out = 1 + fh_pcg32_uniform_int(r, 512);
+    e.rows = 1 + (int64_t)fh_pcg32_next(r) * 4;
+    e.relu = fh_pcg32_uniform_int(r, 2);
+    e.bias = fh_pcg32_uniform_int(r, 2);
+    e.tf32 = fh_pcg32_uniform_int(r, 2);
+    e.align_w = 1u << (2 + fh_pcg32_uniform_int(r, 7));
+    e.align_x = 1u << (2 + fh_pcg32_uniform_int(r, 7));
+    e.align_y = 1u << (2 + fh_pcg32_uniform_int(r, 7));
+    for (int k = 0; k < 8; k++)
+        e.algo[k] = ((uint64_t)fh_pcg32_next(r) << 32) | fh_pcg32_next(r);
+    return e;
+}
+
+static int same_entry(const fh_gemm_cache_entry *a, const fh_gemm_cache_entry *b)
+{
+    return fh_gemm_cache_same_shape(a, b) && memcmp(a->algo, b->algo, sizeof a->algo) == 0;
+}
+
+static unsigned char *slurp(const char *path, size_t *n)
+{
+    return (unsigned char *)fh_test_read_file(path, n);
+}
+
+static void spit(const char *path, const unsigned char *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(p, 1, n, f) == n);
+    if (f)
+        fclose(f);
+}
+
+/* path rewritten as bytes (n of them) and read: expect no entries and a reason with
+ * `word` in it. */
+static void check_refused(const char *path, const unsigned char *bytes, size_t n,
+                          const char *word, const char *what)
+{
+    spit(path, bytes, n);
+    fh_gemm_cache_entry got[64];
+    char why[256] = "";
+    int k = fh_gemm_cache_read(path, got, 64, why, sizeof why);
+    CHECK_MSG(k == 0 && strstr(why, word), "%s: %d entries read, reason '%s' (want '%s')",
+              what, k, why, word);
+}
+
+static void case_file_format(void)
+{
+    char dir[256], path[600], why[256];
+    CHECK(fh_make_temp_dir(dir, sizeof dir, "test_gemm_cache"));
+    CHECK(fh_gemm_cache_path(path, sizeof path, dir, "NVIDIA H200", 130001));
+
+    /* the name follows the GPU model and the library version, and fits or is refused */
+    char other[600], tiny[8];
+    CHECK(fh_gemm_cache_path(other, sizeof other, dir, "NVIDIA H100", 130001) &&
+          strcmp(other, path) != 0);
+    CHECK(fh_gemm_cache_path(other, sizeof other, dir, "NVIDIA H200", 130002) &&
+          strcmp(other, path) != 0);
+    CHECK(fh_gemm_cache_path(other, sizeof other, dir, "NVIDIA H200", 130001) &&
+          strcmp(other, path) == 0);
+    CHECK(!fh_gemm_cache_path(tiny, sizeof tiny, dir, "NVIDIA H200", 130001));
+
+    fh_gemm_cache_entry got[64];
+    CHECK(fh_gemm_cache_read(path, got, 64, why, sizeof why) == 0 && strstr(why, "absent"));
+
+    /* round trip of 40 random entries */
+    enum { N = 40 };
+    fh_rng r;
+    fh_pcg32_seed(&r, 2026, 12);
+    fh_gemm_cache_entry e[N];
+    for (int i = 0; i < N; i++)
+        e[i] = random_entry(&r);
+    CHECK(fh_gemm_cache_merge(path, e, N, 0));
+    int k = fh_gemm_cache_read(path, got, 64, why, sizeof why);
+    CHECK_MSG(k == N, "read %d of %d entries (%s)", k, N, why);
+    for (int i = 0; i < k && i < N; i++)
+        CHECK_MSG(same_entry(&got[i], &e[i]), "entry %d differs after the round trip", i);
+    CHECK_MSG(fh_gemm_cache_read(path, got, N - 1, why, sizeof why) == 0,
+              "a file of %d entries read into room for %d", N, N - 1);
+
+    /* a merge keeps the file's algorithm of a known shape and appends new shapes */
+    fh_gemm_cache_entry add[2] = {e[7], random_entry(&r)};
+    add[0].algo[0] ^= 1; /* same shape, another algorithm: the file's stays */
+    CHECK(fh_gemm_cache_merge(path, add, 2, 0));
+    k = fh_gemm_cache_read(path, got, 64, why, sizeof why);
+    CHECK_MSG(k == N + 1 && same_entry(&got[7], &e[7]) && same_entry(&got[N], &add[1]),
+              "merge: %d entries, the known shape %s, the new one %s", k,
+              k > 7 && same_entry(&got[7], &e[7]) ? "kept" : "replaced",
+              k > N && same_entry(&got[N], &add[1]) ? "appended" : "missing");
+    /* with replace, the new algorithm of a known shape takes its place */
+    CHECK(fh_gemm_cache_merge(path, add, 1, 1));
+    k = fh_gemm_cache_read(path, got, 64, why, sizeof why);
+    CHECK_MSG(k == N + 1 && same_entry(&got[7], &add[0]), "replace: %d entries, entry 7 %s",
+              k, k > 7 && same_entry(&got[7], &add[0]) ? "replaced" : "kept");
+    CHECK(fh_gemm_cache_merge(path, e + 7, 1, 1)); /* back, for the checks below */
+
+    /* damaged and foreign files read as none, with the reason */
+    size_t n = 0;
+    unsigned char *good = slurp(path, &n);
+    CHECK(good && n == 24 + (size_t)(N + 1) * 104);
+    if (good && n > 100) {
+        unsigned char *bad = malloc(n + 1);
+        memcpy(bad, good, n);
+        check_refused(path, bad, n - 1, "damaged", "one byte short");
+        bad[n] = 0;
+        check_refused(path, bad, n + 1, "damaged", "one byte longer");
+        memcpy(bad, good, n);
+        bad[24 + 104 * 3 + 50] ^= 0x10;
+        check_refused(path, bad, n, "damaged", "a flipped bit in an algorithm");
+        memcpy(bad, good, n);
+        bad[0] = 'X';
+        check_refused(path, bad, n, "magic", "another magic");
+        memcpy(bad, good, n);
+        bad[8] = 9;
+        check_refused(path, bad, n, "version", "another format version");
+        memcpy(bad, good, n);
+        uint32_t many = FH_GEMM_CACHE_MAX + 1;
+        memcpy(bad + 12, &many, 4);
+        check_refused(path, bad, n, "too many", "a count above the limit");
+        /* a checksum that matches an entry no matmul has (relu 2) */
+        memcpy(bad, good, n);
+        int32_t two = 2;
+        memcpy(bad + 24 + 8, &two, 4);
+        uint64_t sum = fh_fnv1a(bad + 24, n - 24, FH_FNV1A_OFFSET);
+        memcpy(bad + 16, &sum, 8);
+        check_refused(path, bad, n, "no matmul", "relu 2 under a valid checksum");
+        check_refused(path, bad, 10, "magic", "ten bytes");
+        /* a merge over a damaged file leaves a valid one with the new entries */
+        check_refused(path, good, n / 2, "damaged", "half a file");
+        CHECK(fh_gemm_cache_merge(path, e, 3, 0));
+        k = fh_gemm_cache_read(path, got, 64, why, sizeof why);
+        CHECK_MSG(k == 3 && same_entry(&got[2], &e[2]), "merge over a damaged file: %d (%s)",
+                  k, why);
+        free(bad);
+    }
+    free(good);
+    /* nothing but the one file: the temporary files were renamed */
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 1", dir);
+    CHECK_MSG(system(cmd) == 0, "files besides the cache in %s", dir);
+    fh_remove_tree(dir);
+}
+
+/* ---- gpu_reuse ---- */
+
+typedef struct {
+    int n_in, n_out, relu, bias;
+} shape;
+
+static const shape SHAPES[] = {{54, 256, 1, 1}, {256, 128, 1, 1}, {128, 1, 0, 1}, {64, 45, 0, 0}};
+#define N_SHAPES (int)(sizeof SHAPES / sizeof SHAPES[0])
+#define ROWS 40000LL
+
+typedef struct {
+    float *x, *w, *b, *y; /* device */
+    float *hx, *hw, *hb;  /* host */
+} operands;
+
+static void operands_make(operands *o, fh_rng *r)
+{
+    size_t nx = (size_t)ROWS * 256, nw = 256 * 256, nb = 256;
+    o->hx = malloc(nx * sizeof(float));
+    o->hw = malloc(nw * sizeof(float));
+    o->hb = malloc(nb * sizeof(float));
+    for (size_t i = 0; i < nx; i++)
+        o->hx[i] = (float)fh_pcg32_next(r) / 4294967296.0f - 0.5f;
+    for (size_t i = 0; i < nw; i++)
+        o->hw[i] = ((float)fh_pcg32_next(r) / 4294967296.0f - 0.5f) * 0.2f;
+    for (size_t i = 0; i < nb; i++)
+        o->hb[i] = (float)fh_pcg32_next(r) / 4294967296.0f - 0.5f;
+    CHECK(cudaMalloc((void **)&o->x, nx * sizeof(float)) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&o->w, nw * sizeof(float)) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&o->b, nb * sizeof(float)) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&o->y, (size_t)ROWS * 256 * sizeof(float)) == cudaSuccess);
+    CHECK(cudaMemcpy(o->x, o->hx, nx * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
+    CHECK(cudaMemcpy(o->w, o->hw, nw * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
+    CHECK(cudaMemcpy(o->b, o->hb, nb * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
+}
+
+static void operands_free(operands *o)
+{
+    cudaFree(o->x);
+    cudaFree(o->w);
+    cudaFree(o->b);
+    cudaFree(o->y);
+    free(o->hx);
+    free(o->hw);
+    free(o->hb);
+}
+
+/* Every shape through a fresh fh_gemm on the file at path; outputs (host, the caller
+ * frees them) and the gemm's counts. */
+static void run_shapes(const char *path, const operands *o, float **out, int *from_disk,
+                       int *timed)
+{
+    fh_gemm g;
+    fh_error err;
+    CHECK_MSG(fh_gemm_init(&g, 0, 1, 8, path, &err) == FH_OK, "%s", err.message);
+    for (int s = 0; s < N_SHAPES; s++) {
+        const shape *sh = &SHAPES[s];
+        CHECK_MSG(fh_gemm_dense(&g, 0, o->y, o->x, o->w, sh->bias ? o->b : NULL, sh->n_in,
+                                sh->n_out, ROWS, sh->relu, &err) == FH_OK, "shape %d: %s", s,
+                  err.message);
+        size_t n = (size_t)ROWS * sh->n_out;
+        out[s] = malloc(n * sizeof(float));
+        CHECK(cudaMemcpy(out[s], o->y, n * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess);
+    }
+    *from_disk = g.n_from_disk;
+    *timed = g.n_timed;
+    fh_gemm_free(&g);
+}
+
+/* The largest |y - ref| / (1 + |ref|) of shape s against float64 on the host, over a
+ * spread of rows. */
+static double worst_error(const operands *o, int s, const float *y)
+{
+    const shape *sh = &SHAPES[s];
+    double worst = 0;
+    for (long long row = 0; row < ROWS; row += 997)
+        for (int j = 0; j < sh->n_out; j++) {
+            double acc = sh->bias ? o->hb[j] : 0.0;
+            for (int i = 0; i < sh->n_in; i++)
+                acc += (double)o->hx[row * sh->n_in + i] * o->hw[(size_t)j * sh->n_in + i];
+            if (sh->bias && sh->relu && acc < 0)
+                acc = 0;
+            double e = fabs(y[row * sh->n_out + j] - acc) / (1.0 + fabs(acc));
+            worst = e > worst ? e : worst;
+        }
+    return worst;
+}
+
+static void case_gpu_reuse(void)
+{
+    fh_device_info dev;
+    fh_error err;
+    if (fh_device_select("auto", &dev, &err) != FH_OK || !dev.use_gpu) {
+        fh_test_case_skip("no CUDA device: the algorithm file's reuse needs a GPU (runs in "
+                          "scripts/gpu-check.sh)");
+        return;
+    }
+    char dir[256], path[600];
+    CHECK(fh_make_temp_dir(dir, sizeof dir, "test_gemm_cache_gpu"));
+    CHECK(fh_gemm_cache_path(path, sizeof path, dir, dev.name, cublasLtGetVersion()));
+    fh_rng r;
+    fh_pcg32_seed(&r, 7, 3);
+    operands o;
+    operands_make(&o, &r);
+    float *first[N_SHAPES], *second[N_SHAPES], *third[N_SHAPES];
+    int from_disk = -1, timed = -1;
+    run_shapes(path, &o, first, &from_disk, &timed);
+    CHECK_MSG(from_disk == 0 && timed == N_SHAPES, "empty file: %d shapes from it, %d timed",
+              from_disk, timed);
+    fh_gemm_cache_entry e[FH_GEMM_CACHE_MAX];
+    char why[300];
+    int k = fh_gemm_cache_read(path, e, FH_GEMM_CACHE_MAX, why, sizeof why);
+    CHECK_MSG(k == N_SHAPES, "the file holds %d entries (%s)", k, why);
+    run_shapes(path, &o, second, &from_disk, &timed);
+    CHECK_MSG(from_disk == N_SHAPES && timed == 0, "second gemm: %d shapes from the file, %d "
+              "timed", from_disk, timed);
+    for (int s = 0; s < N_SHAPES; s++) {
+        size_t n = (size_t)ROWS * SHAPES[s].n_out;
+        CHECK_MSG(memcmp(first[s], second[s], n * sizeof(float)) == 0,
+                  "shape %d: the file's algorithm gave other bytes than the timed one", s);
+        double w = worst_error(&o, s, second[s]);
+        CHECK_MSG(w <= 1e-5, "shape %d: %.3g from float64", s, w);
+        printf("shape %d x %d (relu %d, bias %d): %.2g from float64, bytes equal across the "
+               "two gemms\n", SHAPES[s].n_in, SHAPES[s].n_out, SHAPES[s].relu, SHAPES[s].bias,
+               w);
+    }
+    /* garbage algorithm bytes under a valid checksum: refused by cublasLt, timed again */
+    if (k == N_SHAPES) {
+        for (int q = 0; q < 8; q++)
+            e[1].algo[q] = 0x5a5a5a5a5a5a5a5aULL * (uint64_t)(q + 1);
+        remove(path);
+        CHECK(fh_gemm_cache_merge(path, e, k, 0));
+        run_shapes(path, &o, third, &from_disk, &timed);
+        CHECK_MSG(from_disk == N_SHAPES - 1 && timed == 1, "a garbage entry: %d shapes from "
+                  "the file, %d timed", from_disk, timed);
+        for (int s = 0; s < N_SHAPES; s++)
+            CHECK_MSG(worst_error(&o, s, third[s]) <= 1e-5, "shape %d after the garbage entry",
+                      s);
+        /* the refused entry was replaced by the one timed: the next gemm times nothing */
+        fh_gemm_cache_entry now[FH_GEMM_CACHE_MAX];
+        int k2 = fh_gemm_cache_read(path, now, FH_GEMM_CACHE_MAX, why, sizeof why);
+        CHECK_MSG(k2 == N_SHAPES && memcmp(now[1].algo, e[1].algo, sizeof e[1].algo) != 0,
+                  "after the refusal: %d entries, the garbage one %s", k2,
+                  k2 > 1 && memcmp(now[1].algo, e[1].algo, sizeof e[1].algo) == 0 ? "still there"
+                                                                                  : "replaced");
+        for (int s = 0; s < N_SHAPES; s++)
+            free(third[s]);
+        run_shapes(path, &o, third, &from_disk, &timed);
+        CHECK_MSG(from_disk == N_SHAPES && timed == 0, "after the replacement: %d from the "
+                  "file, %d timed", from_disk, timed);
+        for (int s = 0; s < N_SHAPES; s++)
+            free(third[s]);
+    }
+    for (int s = 0; s < N_SHAPES; s++) {
+        free(first[s]);
+        free(second[s]);
+    }
+    operands_free(&o);
+    fh_remove_tree(dir);
+}
+
+static const fh_test_case CASES[] = {
+    {"file_format", case_file_format},
+    {"gpu_reuse", case_gpu_reuse},
+};
+FH_TEST_CASES_MAIN(CASES)
