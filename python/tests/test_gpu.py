@@ -44,9 +44,10 @@ def setup(checkpoint, tmp_path_factory, foxhunt_bin):
 
 # What the episodes did (states, actions, dones, bars, exposures) is equal bit for bit;
 # what the matmuls computed (values, log-probs, rewards with curiosity, advantages,
-# returns) to 1e-5: each process times the GEMM algorithms at start-up and may pick
-# another one for a shape, which sums in another order (seen on the H200: values 6e-8
-# apart in 2677 of 3072 samples, the actions identical).
+# returns) to 1e-5: a process that finds no algorithm file (src/cuda/gemm_cache.c) for
+# this GPU times the GEMM algorithms and may pick another one for a shape than a process
+# that ran before it, which sums in another order (seen on the H200 before the file
+# existed: values 6e-8 apart in 2677 of 3072 samples, the actions identical).
 EXACT = {"states", "actions", "dones", "bars", "exposures"}
 TOL = 1e-5
 
