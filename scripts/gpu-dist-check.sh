@@ -10,6 +10,7 @@
 #      all-reduce's rounding (below);
 #   2. learning curves of a short run (configs/throughput.ini, 20 iterations) on 2 GPUs
 #      against 1 GPU with two seeds: the 2-GPU curve within the seed-to-seed spread;
+#      2b. validation.csv's global_step on 2 GPUs equal to metrics.csv's (the run's steps);
 #   3. scaling at the same per-GPU N: training steps/s on 1 and 2 GPUs, medians of 3 runs
 #      (each run's median over its iterations after the warm-up), at the throughput
 #      configuration and at SPEC defaults (target: 2 GPUs >= 1.9 x 1 GPU);
@@ -163,6 +164,19 @@ spread = abs(a - b)
 lo, hi = min(a, b) - spread, max(a, b) + spread
 print(f"  mean return of the last 5 iterations: 1 GPU {a:.4f} / {b:.4f} (seeds 1, 2), 2 GPUs {c:.4f}")
 print("step 2:", "PASS (within the seeds' spread)" if lo <= c <= hi else "CHECK (outside the seeds' spread)")
+EOF
+
+echo; echo "== 2b. validation.csv under --gpus 2 counts the run's steps, as metrics.csv does"
+train "$WORK/v2" "$WORK/v2.log" --episodes 128 --steps 64 --iterations 2 --eval-every 1 \
+  --checkpoint-every 0 --synthetic-bars 20000 --gpus 2
+python3 - "$WORK/v2" <<'EOF'
+import csv, sys
+m = {r["iteration"]: r["global_step"] for r in csv.DictReader(open(f"{sys.argv[1]}/metrics.csv"))}
+v = list(csv.DictReader(open(f"{sys.argv[1]}/validation.csv")))
+ok = bool(v) and all(float(m.get(r["iteration"], "nan")) == float(r["global_step"]) for r in v)
+print("  global_step: validation.csv", [r["global_step"] for r in v], "metrics.csv",
+      [m.get(r["iteration"]) for r in v])
+print("step 2b:", "PASS" if ok else "FAIL")
 EOF
 
 # run_rate NAME REPEATS FLAGS...: median over repeats of each run's median steps/s (iterations 3..)
