@@ -1,6 +1,7 @@
 /* gemm.c — cublasLt dense layers with algorithm tuning (gemm.h). */
 #include "cuda/gemm.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,32 +159,68 @@ static fh_gemm_cache_entry cache_entry(const fh_gemm *f, const fh_gemm_key *key,
     return e;
 }
 
-/* The file's algorithm for key, when it has one that cublasLt accepts for this matmul
- * (cublasLtMatmulAlgoCheck launches nothing, so a graph capture may be under way);
- * *refused = 1 when it has one that cublasLt refuses. */
+/* 1 when cublasLt accepts algo for this matmul within the workspace
+ * (cublasLtMatmulAlgoCheck launches nothing, so a graph capture may be under way). */
+static int algo_usable(const fh_gemm *f, cublasLtMatmulDesc_t op, cublasLtMatrixLayout_t la,
+                       cublasLtMatrixLayout_t lb, cublasLtMatrixLayout_t lc,
+                       const cublasLtMatmulAlgo_t *algo)
+{
+    cublasLtMatmulHeuristicResult_t check;
+    return cublasLtMatmulAlgoCheck(f->lt, op, la, lb, lc, lc, algo, &check) ==
+               CUBLAS_STATUS_SUCCESS &&
+           check.workspaceSize <= BLAS_WORKSPACE_BYTES;
+}
+
+/* The file's algorithm for key (copied into *slot, the caller's) when cublasLt accepts
+ * it; NULL otherwise, and when the file has one that cublasLt refuses, *refused = 1 and
+ * its bytes in refused_algo (the shape is timed and the entry replaced). */
 static const cublasLtMatmulAlgo_t *algo_from_disk(fh_gemm *f, const fh_gemm_key *key,
                                                   cublasLtMatmulDesc_t op,
                                                   cublasLtMatrixLayout_t la,
                                                   cublasLtMatrixLayout_t lb,
-                                                  cublasLtMatrixLayout_t lc, int *refused)
+                                                  cublasLtMatrixLayout_t lc,
+                                                  cublasLtMatmulAlgo_t *slot,
+                                                  uint64_t refused_algo[8], int *refused)
 {
     fh_gemm_cache_entry want = cache_entry(f, key, NULL);
     for (int i = 0; i < f->n_disk; i++) {
         if (!fh_gemm_cache_same_shape(&f->disk[i], &want))
             continue;
-        cublasLtMatmulAlgo_t algo;
-        memcpy(algo.data, f->disk[i].algo, sizeof algo.data);
-        cublasLtMatmulHeuristicResult_t check;
-        if (cublasLtMatmulAlgoCheck(f->lt, op, la, lb, lc, lc, &algo, &check) !=
-                CUBLAS_STATUS_SUCCESS ||
-            check.workspaceSize > BLAS_WORKSPACE_BYTES) {
-            *refused = 1; /* written by another cuBLASLt build: time it, replace it */
+        memcpy(slot->data, f->disk[i].algo, sizeof slot->data);
+        if (!algo_usable(f, op, la, lb, lc, slot)) {
+            memcpy(refused_algo, f->disk[i].algo, sizeof f->disk[i].algo);
+            *refused = 1;
             return NULL;
         }
         f->n_from_disk++;
-        return remember_algo(f, key, &algo);
+        return remember_algo(f, key, slot);
     }
     return NULL;
+}
+
+/* After this process timed `timed` for key: the algorithm to run, agreed through the
+ * file with every other process (gemm_cache.h: the first to settle a shape wins), into
+ * *out; the timed one when the file cannot be updated (said once on stderr). */
+static void settle_algo(fh_gemm *f, const fh_gemm_key *key, cublasLtMatmulDesc_t op,
+                        cublasLtMatrixLayout_t la, cublasLtMatrixLayout_t lb,
+                        cublasLtMatrixLayout_t lc, const cublasLtMatmulAlgo_t *timed,
+                        const uint64_t *refused_algo, cublasLtMatmulAlgo_t *out)
+{
+    *out = *timed;
+    fh_gemm_cache_entry e = cache_entry(f, key, timed);
+    if (!fh_gemm_cache_settle(f->cache_path, &e, refused_algo)) {
+        if (!f->warned)
+            fprintf(stderr, "foxhunt: note: the matmul algorithm file %s could not be "
+                    "updated; processes started later may time other algorithms and sum "
+                    "in another order (last bits of the critic's values)\n", f->cache_path);
+        f->warned = 1;
+        return;
+    }
+    cublasLtMatmulAlgo_t agreed;
+    memcpy(agreed.data, e.algo, sizeof agreed.data);
+    if (memcmp(agreed.data, timed->data, sizeof agreed.data) != 0 &&
+        algo_usable(f, op, la, lb, lc, &agreed))
+        *out = agreed; /* another process settled this shape first: run its choice */
 }
 
 /* y (rows, n_out) row-major = act(x (rows, n_in) W^T + b), W (n_out, n_in) row-major:
@@ -235,9 +272,12 @@ fh_status fh_gemm_dense(fh_gemm *f, cudaStream_t stream, float *y, const float *
                                                   &align_y, sizeof align_y), err);
     LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
                                                   &align_y, sizeof align_y), err);
+    /* algorithms that must outlive the branch below: cublasLtMatmul reads them */
+    cublasLtMatmulAlgo_t from_disk, settled;
+    uint64_t refused_algo[8];
     int refused = 0;
     if (!algo && f->n_disk)
-        algo = algo_from_disk(f, &key, op, la, lb, lc, &refused);
+        algo = algo_from_disk(f, &key, op, la, lb, lc, &from_disk, refused_algo, &refused);
     if (!algo) {
         LT_CHECK(cublasLtMatmulAlgoGetHeuristic(f->lt, op, la, lb, lc, lc, pref,
                                                 f->tune ? f->candidates : 1, heuristics,
@@ -256,9 +296,10 @@ fh_status fh_gemm_dense(fh_gemm *f, cudaStream_t stream, float *y, const float *
             if ((st = fastest_algo(f, &call, heuristics, found, &best, err)) != FH_OK)
                 goto done;
             f->n_timed++;
-            if (f->cache_path[0]) { /* best effort: the file only saves the next process time */
-                fh_gemm_cache_entry e = cache_entry(f, &key, &heuristics[best].algo);
-                fh_gemm_cache_merge(f->cache_path, &e, 1, refused);
+            if (f->cache_path[0]) {
+                settle_algo(f, &key, op, la, lb, lc, &heuristics[best].algo,
+                            refused ? refused_algo : NULL, &settled);
+                heuristics[best].algo = settled;
             }
         }
         algo = remember_algo(f, &key, &heuristics[best].algo);

@@ -2,9 +2,12 @@
  * call: tests/cuda/test_gemm_cache.c runs it on machines without a GPU. */
 #include "cuda/gemm_cache.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "foxhunt/hash.h"
@@ -88,9 +91,16 @@ static int refuse(char *why, size_t why_n, const char *path, const char *what)
 int fh_gemm_cache_read(const char *path, fh_gemm_cache_entry *e, int max, char *why,
                        size_t why_n)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* O_NONBLOCK: a FIFO put in the file's place must not hang the trainer */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return refuse(why, why_n, path, "absent");
+    struct stat st;
+    FILE *f = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        close(fd);
+        return refuse(why, why_n, path, "not a regular file");
+    }
     unsigned char head[HEADER_BYTES];
     int got = fread(head, 1, sizeof head, f) == sizeof head;
     uint32_t version = 0, count = 0;
@@ -130,31 +140,41 @@ int fh_gemm_cache_read(const char *path, fh_gemm_cache_entry *e, int max, char *
     return (int)count;
 }
 
-int fh_gemm_cache_merge(const char *path, const fh_gemm_cache_entry *add, int n_add,
-                        int replace)
+/* ---- writers: under PATH.lock ---- */
+
+/* The exclusive lock of path's writers (a file beside it); -1 when it cannot be had. */
+static int lock_take(const char *path)
 {
-    fh_gemm_cache_entry *all = malloc(FH_GEMM_CACHE_MAX * sizeof *all);
-    unsigned char *body = malloc((size_t)FH_GEMM_CACHE_MAX * RECORD_BYTES);
-    if (!all || !body) {
-        free(all);
+    char lock[1100];
+    if (snprintf(lock, sizeof lock, "%s.lock", path) >= (int)sizeof lock)
+        return -1;
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0 && flock(fd, LOCK_EX) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+static void lock_drop(int fd)
+{
+    flock(fd, LOCK_UN);
+    close(fd);
+}
+
+/* The n entries as the file, through a temporary file (mkstemp: a name no one else has)
+ * renamed over path; 1 on success. */
+static int write_entries(const char *path, const fh_gemm_cache_entry *all, int n)
+{
+    size_t bytes = (size_t)n * RECORD_BYTES;
+    unsigned char *body = malloc(bytes + 1);
+    char tmp[1100];
+    if (!body || snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp) {
         free(body);
         return 0;
     }
-    int n = fh_gemm_cache_read(path, all, FH_GEMM_CACHE_MAX, NULL, 0);
-    for (int i = 0; i < n_add; i++) {
-        if (!plausible(&add[i]))
-            continue;
-        int j = 0;
-        while (j < n && !fh_gemm_cache_same_shape(&all[j], &add[i]))
-            j++;
-        if (j < n && replace)
-            all[j] = add[i];
-        else if (j == n && n < FH_GEMM_CACHE_MAX)
-            all[n++] = add[i];
-    }
     for (int i = 0; i < n; i++)
         pack(body + (size_t)i * RECORD_BYTES, &all[i]);
-    size_t bytes = (size_t)n * RECORD_BYTES;
     unsigned char head[HEADER_BYTES];
     uint32_t version = FORMAT_VERSION, count = (uint32_t)n;
     uint64_t sum = fh_fnv1a(body, bytes, FH_FNV1A_OFFSET);
@@ -162,19 +182,90 @@ int fh_gemm_cache_merge(const char *path, const fh_gemm_cache_entry *add, int n_
     memcpy(head + 8, &version, 4);
     memcpy(head + 12, &count, 4);
     memcpy(head + 16, &sum, 8);
-    char tmp[1200];
-    int ok = snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()) < (int)sizeof tmp;
-    FILE *f = ok ? fopen(tmp, "wb") : NULL;
-    ok = f != NULL;
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    int ok = f != NULL;
+    if (!f && fd >= 0)
+        close(fd);
     if (f) {
         ok = fwrite(head, 1, sizeof head, f) == sizeof head &&
              fwrite(body, 1, bytes, f) == bytes;
         ok = (fclose(f) == 0) && ok;
-        ok = ok && rename(tmp, path) == 0;
-        if (!ok)
-            remove(tmp);
+        ok = ok && chmod(tmp, 0644) == 0 && rename(tmp, path) == 0;
     }
-    free(all);
+    if (fd >= 0 && !ok)
+        remove(tmp);
     free(body);
+    return ok;
+}
+
+/* e into all (n entries, room for FH_GEMM_CACHE_MAX): appended, the oldest dropped when
+ * full. */
+static void append(fh_gemm_cache_entry *all, int *n, const fh_gemm_cache_entry *e)
+{
+    if (*n == FH_GEMM_CACHE_MAX) {
+        memmove(all, all + 1, (FH_GEMM_CACHE_MAX - 1) * sizeof *all);
+        (*n)--;
+    }
+    all[(*n)++] = *e;
+}
+
+static int find_shape(const fh_gemm_cache_entry *all, int n, const fh_gemm_cache_entry *e)
+{
+    for (int j = 0; j < n; j++)
+        if (fh_gemm_cache_same_shape(&all[j], e))
+            return j;
+    return -1;
+}
+
+int fh_gemm_cache_merge(const char *path, const fh_gemm_cache_entry *add, int n_add,
+                        int replace)
+{
+    fh_gemm_cache_entry *all = malloc(FH_GEMM_CACHE_MAX * sizeof *all);
+    int lock = all ? lock_take(path) : -1;
+    if (lock < 0) {
+        free(all);
+        return 0;
+    }
+    int n = fh_gemm_cache_read(path, all, FH_GEMM_CACHE_MAX, NULL, 0);
+    for (int i = 0; i < n_add; i++) {
+        if (!plausible(&add[i]))
+            continue;
+        int j = find_shape(all, n, &add[i]);
+        if (j < 0)
+            append(all, &n, &add[i]);
+        else if (replace)
+            all[j] = add[i];
+    }
+    int ok = write_entries(path, all, n);
+    lock_drop(lock);
+    free(all);
+    return ok;
+}
+
+int fh_gemm_cache_settle(const char *path, fh_gemm_cache_entry *e, const uint64_t *refused)
+{
+    if (!plausible(e))
+        return 0;
+    fh_gemm_cache_entry *all = malloc(FH_GEMM_CACHE_MAX * sizeof *all);
+    int lock = all ? lock_take(path) : -1;
+    if (lock < 0) {
+        free(all);
+        return 0;
+    }
+    int n = fh_gemm_cache_read(path, all, FH_GEMM_CACHE_MAX, NULL, 0);
+    int j = find_shape(all, n, e);
+    int ok = 1;
+    if (j >= 0 && !(refused && memcmp(all[j].algo, refused, sizeof all[j].algo) == 0)) {
+        memcpy(e->algo, all[j].algo, sizeof e->algo); /* another process settled it first */
+    } else {
+        if (j >= 0)
+            all[j] = *e;
+        else
+            append(all, &n, e);
+        ok = write_entries(path, all, n);
+    }
+    lock_drop(lock);
+    free(all);
     return ok;
 }

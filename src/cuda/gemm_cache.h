@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FH_GEMM_CACHE_MAX 1024 /* entries a file may hold */
+#define FH_GEMM_CACHE_MAX 1024 /* entries a file holds at most (the oldest go first) */
 
 /* One timed choice: the shape (gemm.h's fh_gemm_key fields), the precision, and
  * cublasLtMatmulAlgo_t's 64 bytes (cuBLASLt documents them as serialisable for the same
@@ -28,17 +28,26 @@ typedef struct {
 int fh_gemm_cache_path(char *out, size_t n, const char *dir, const char *device_name,
                        size_t cublaslt_version);
 
-/* The entries of path (at most max) into e; the count, or 0 for a missing, damaged or
- * foreign file, with why (when not NULL, up to why_n bytes) saying which. */
+/* The entries of path (at most max) into e; the count, or 0 for a missing, damaged,
+ * foreign or not regular file, with why (when not NULL, up to why_n bytes) saying which. */
 int fh_gemm_cache_read(const char *path, fh_gemm_cache_entry *e, int max, char *why,
                        size_t why_n);
 
-/* The file's entries with add's merged in, written to a temporary file and renamed over
- * path, so that a reader never sees half a file; 1 on success. An entry of the same shape
- * and precision already in the file wins (another process may be running with it),
- * unless replace: then add's (the file's was refused by this cuBLASLt). */
+/* Writers hold an exclusive lock on PATH.lock for the whole read-change-write, and write
+ * a temporary file (mkstemp) renamed over path, so that no update is lost and a reader
+ * never sees half a file. A full file drops its oldest entry for a new one. */
+
+/* add's entries merged into the file; an entry of a shape already there wins over add's,
+ * unless replace; 1 on success. (Tools and tests; a gemm settles one shape at a time.) */
 int fh_gemm_cache_merge(const char *path, const fh_gemm_cache_entry *add, int n_add,
                         int replace);
+
+/* The algorithm every process is to run for e's shape, agreed through the file: the
+ * file's when it has one (copied into e->algo), else e's, added. refused (NULL: none) is
+ * an algorithm this process's cuBLASLt refused: a file entry equal to it is replaced by
+ * e's instead. 1 when the file holds e on return, 0 when it could not be read, locked or
+ * written (e then unchanged). */
+int fh_gemm_cache_settle(const char *path, fh_gemm_cache_entry *e, const uint64_t *refused);
 
 /* 1 when a and b are the same shape and precision (the algorithm aside). */
 int fh_gemm_cache_same_shape(const fh_gemm_cache_entry *a, const fh_gemm_cache_entry *b);

@@ -1,5 +1,8 @@
 /* test_gemm_cache.c — the timed matmul algorithms kept on disk (src/cuda/gemm_cache.c,
  * gemm.c). Cases (tests/dqn/test_cases.h; one ctest entry each):
+ *   settle, concurrent (no GPU): the first process to settle a shape decides it; a refused
+ *     entry replaced only while still the refused one; a full file drops its oldest; a FIFO
+ *     refused; eight processes at once lose no shape and all run the file's choice.
  *   file_format (no GPU): random entries written and read back field for field; a merge
  *     keeps the file's entry of a shape and adds the new ones; the file's name follows
  *     the GPU model and the cuBLASLt version; a missing, truncated, lengthened,
@@ -17,6 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
@@ -169,10 +175,131 @@ static void case_file_format(void)
         free(bad);
     }
     free(good);
-    /* nothing but the one file: the temporary files were renamed */
+    /* nothing but the file and its lock: the temporary files were renamed */
     char cmd[700];
-    snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 1", dir);
-    CHECK_MSG(system(cmd) == 0, "files besides the cache in %s", dir);
+    snprintf(cmd, sizeof cmd, "test \"$(ls -A '%s' | tr '\\n' ' ')\" = \"%s %s.lock \"", dir,
+             strrchr(path, '/') + 1, strrchr(path, '/') + 1);
+    CHECK_MSG(system(cmd) == 0, "files besides the cache and its lock in %s", dir);
+    fh_remove_tree(dir);
+}
+
+/* settle: the first process to settle a shape decides it for every later one; a refused
+ * entry is replaced only while it is still the refused one; a full file drops its oldest
+ * entry; a FIFO in the file's place is refused at once, not waited on. */
+static void case_settle(void)
+{
+    char dir[256], path[600], why[256];
+    CHECK(fh_make_temp_dir(dir, sizeof dir, "test_gemm_settle"));
+    CHECK(fh_gemm_cache_path(path, sizeof path, dir, "NVIDIA H200", 130001));
+    fh_rng r;
+    fh_pcg32_seed(&r, 11, 5);
+    fh_gemm_cache_entry a = random_entry(&r), mine = a, theirs = a, other = random_entry(&r);
+    mine.algo[3] ^= 0xff;
+    theirs.algo[5] ^= 0xff;
+    fh_gemm_cache_entry e = a;
+    CHECK(fh_gemm_cache_settle(path, &e, NULL) && same_entry(&e, &a)); /* first: added */
+    e = mine;
+    CHECK(fh_gemm_cache_settle(path, &e, NULL));
+    CHECK_MSG(same_entry(&e, &a), "a later process's choice replaced the first one's");
+    e = mine; /* refused: a's algorithm is replaced by mine */
+    CHECK(fh_gemm_cache_settle(path, &e, a.algo) && same_entry(&e, &mine));
+    e = theirs; /* refused a again, but the file has mine now: mine stays */
+    CHECK(fh_gemm_cache_settle(path, &e, a.algo));
+    CHECK_MSG(same_entry(&e, &mine), "a stale refusal replaced another process's fix");
+    e = other;
+    CHECK(fh_gemm_cache_settle(path, &e, NULL) && same_entry(&e, &other));
+    fh_gemm_cache_entry *all = malloc(FH_GEMM_CACHE_MAX * sizeof *all);
+    int k = fh_gemm_cache_read(path, all, FH_GEMM_CACHE_MAX, why, sizeof why);
+    CHECK_MSG(k == 2 && same_entry(&all[0], &mine) && same_entry(&all[1], &other),
+              "after settling: %d entries (%s)", k, why);
+
+    /* a full file drops its oldest entry for a new one */
+    fh_gemm_cache_entry *many = malloc(FH_GEMM_CACHE_MAX * sizeof *many);
+    for (int i = 0; i < FH_GEMM_CACHE_MAX; i++) {
+        many[i] = random_entry(&r);
+        many[i].n_in = 1000 + i; /* distinct shapes */
+    }
+    CHECK(fh_gemm_cache_merge(path, many, FH_GEMM_CACHE_MAX, 0));
+    k = fh_gemm_cache_read(path, all, FH_GEMM_CACHE_MAX, why, sizeof why);
+    CHECK_MSG(k == FH_GEMM_CACHE_MAX && same_entry(&all[0], &many[0]) &&
+                  same_entry(&all[k - 1], &many[FH_GEMM_CACHE_MAX - 1]),
+              "a full file: %d entries, the two oldest (settled above) %s", k,
+              k > 0 && same_entry(&all[0], &many[0]) ? "dropped" : "kept");
+
+    /* a FIFO in the file's place */
+    remove(path);
+    CHECK(mkfifo(path, 0644) == 0);
+    CHECK_MSG(fh_gemm_cache_read(path, all, FH_GEMM_CACHE_MAX, why, sizeof why) == 0 &&
+                  strstr(why, "regular"), "a FIFO: %s", why);
+    free(all);
+    free(many);
+    fh_remove_tree(dir);
+}
+
+/* Eight processes at once, as `train --gpus 8` or a sweep's jobs start: each merges 50
+ * shapes of its own (none is lost: the lock), then each settles one shared shape with an
+ * algorithm of its own; all eight must come back with the same one, the file's. */
+static void case_concurrent(void)
+{
+    enum { PROCS = 8, EACH = 50 };
+    char dir[256], path[600], why[256];
+    CHECK(fh_make_temp_dir(dir, sizeof dir, "test_gemm_concurrent"));
+    CHECK(fh_gemm_cache_path(path, sizeof path, dir, "NVIDIA H200", 130001));
+    char agreed[PROCS][600];
+    pid_t pid[PROCS];
+    for (int p = 0; p < PROCS; p++) {
+        snprintf(agreed[p], sizeof agreed[p], "%s/agreed.%d", dir, p);
+        pid[p] = fork();
+        if (pid[p] == 0) {
+            fh_rng r;
+            fh_pcg32_seed(&r, 100 + (uint64_t)p, 1);
+            fh_gemm_cache_entry e[EACH];
+            for (int i = 0; i < EACH; i++) {
+                e[i] = random_entry(&r);
+                e[i].n_in = 1 + p;   /* shapes of this process only */
+                e[i].n_out = 1 + i;
+            }
+            int ok = 1;
+            for (int i = 0; i < EACH; i++)
+                ok &= fh_gemm_cache_merge(path, &e[i], 1, 0);
+            fh_gemm_cache_entry s = e[0]; /* the shared shape, this process's algorithm */
+            s.n_in = 777;
+            s.n_out = 777;
+            s.rows = 4096;
+            s.relu = s.bias = 1;
+            s.tf32 = 0;
+            s.align_w = s.align_x = s.align_y = 256;
+            ok &= fh_gemm_cache_settle(path, &s, NULL);
+            FILE *f = fopen(agreed[p], "wb");
+            ok &= f && fwrite(s.algo, sizeof s.algo, 1, f) == 1;
+            if (f)
+                fclose(f);
+            _exit(ok ? 0 : 1);
+        }
+    }
+    for (int p = 0; p < PROCS; p++) {
+        int status = 0;
+        CHECK(pid[p] > 0 && waitpid(pid[p], &status, 0) == pid[p] && WIFEXITED(status) &&
+              WEXITSTATUS(status) == 0);
+    }
+    fh_gemm_cache_entry *all = malloc(FH_GEMM_CACHE_MAX * sizeof *all);
+    int k = fh_gemm_cache_read(path, all, FH_GEMM_CACHE_MAX, why, sizeof why);
+    CHECK_MSG(k == PROCS * EACH + 1, "%d processes x %d shapes + 1 shared: %d entries (%s)",
+              PROCS, EACH, k, why);
+    int shared = -1;
+    for (int i = 0; i < k; i++)
+        if (all[i].n_in == 777)
+            shared = i;
+    CHECK(shared >= 0);
+    for (int p = 0; p < PROCS && shared >= 0; p++) {
+        size_t n = 0;
+        unsigned char *got = slurp(agreed[p], &n);
+        CHECK_MSG(got && n == sizeof all[shared].algo &&
+                      memcmp(got, all[shared].algo, n) == 0,
+                  "process %d runs another algorithm than the file's for the shared shape", p);
+        free(got);
+    }
+    free(all);
     fh_remove_tree(dir);
 }
 
@@ -339,6 +466,8 @@ static void case_gpu_reuse(void)
 
 static const fh_test_case CASES[] = {
     {"file_format", case_file_format},
+    {"settle", case_settle},
+    {"concurrent", case_concurrent},
     {"gpu_reuse", case_gpu_reuse},
 };
 FH_TEST_CASES_MAIN(CASES)
