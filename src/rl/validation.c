@@ -11,7 +11,7 @@
 
 #include "foxhunt/metrics.h"
 #include "foxhunt/trainer.h"
-#include "trainer_dist.h"
+#include "rl/trainer_dist.h"
 
 #define VALIDATION_HEADER                                                                 \
     "iteration,global_step,sharpe,sharpe_se,cumulative_return,max_drawdown,"              \
