@@ -218,16 +218,28 @@ static int find_shape(const fh_gemm_cache_entry *all, int n, const fh_gemm_cache
     return -1;
 }
 
+/* path's writers' lock taken and its entries read into *all (room for
+ * FH_GEMM_CACHE_MAX, the caller frees it), *n of them; the lock, or -1 (nothing to free). */
+static int open_locked(const char *path, fh_gemm_cache_entry **all, int *n)
+{
+    *all = malloc(FH_GEMM_CACHE_MAX * sizeof **all);
+    int lock = *all ? lock_take(path) : -1;
+    if (lock < 0) {
+        free(*all);
+        *all = NULL;
+        return -1;
+    }
+    *n = fh_gemm_cache_read(path, *all, FH_GEMM_CACHE_MAX, NULL, 0);
+    return lock;
+}
+
 int fh_gemm_cache_merge(const char *path, const fh_gemm_cache_entry *add, int n_add,
                         int replace)
 {
-    fh_gemm_cache_entry *all = malloc(FH_GEMM_CACHE_MAX * sizeof *all);
-    int lock = all ? lock_take(path) : -1;
-    if (lock < 0) {
-        free(all);
+    fh_gemm_cache_entry *all;
+    int n, lock = open_locked(path, &all, &n);
+    if (lock < 0)
         return 0;
-    }
-    int n = fh_gemm_cache_read(path, all, FH_GEMM_CACHE_MAX, NULL, 0);
     for (int i = 0; i < n_add; i++) {
         if (!plausible(&add[i]))
             continue;
@@ -247,13 +259,10 @@ int fh_gemm_cache_settle(const char *path, fh_gemm_cache_entry *e, const uint64_
 {
     if (!plausible(e))
         return 0;
-    fh_gemm_cache_entry *all = malloc(FH_GEMM_CACHE_MAX * sizeof *all);
-    int lock = all ? lock_take(path) : -1;
-    if (lock < 0) {
-        free(all);
+    fh_gemm_cache_entry *all;
+    int n, lock = open_locked(path, &all, &n);
+    if (lock < 0)
         return 0;
-    }
-    int n = fh_gemm_cache_read(path, all, FH_GEMM_CACHE_MAX, NULL, 0);
     int j = find_shape(all, n, e);
     int ok = 1;
     if (j >= 0 && !(refused && memcmp(all[j].algo, refused, sizeof all[j].algo) == 0)) {
