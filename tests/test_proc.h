@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test_util.h"
+
 #define FH_PROC_MAX_ARGS 64
 
 /* Starts argv (argv[0] a path, NULL-terminated) with stdout/stderr to the given files
@@ -134,6 +136,16 @@ static inline int fh_rm_entry(const char *path, const struct stat *sb, int flag,
 static inline void fh_remove_tree(const char *path)
 {
     nftw(path, fh_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The end of a test that wrote into dir: removed when no check failed, else kept to look
+ * at (its path on stderr). */
+static inline void fh_test_tidy(const char *dir)
+{
+    if (fh_test_failed == 0)
+        fh_remove_tree(dir);
+    else
+        fprintf(stderr, "files kept in %s\n", dir);
 }
 
 /* A fresh directory /tmp/NAME.XXXXXX written into out (size >= 64). */

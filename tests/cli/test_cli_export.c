@@ -276,9 +276,6 @@ int main(void)
     CHECK(io_rewrite_header(path, actor, "\"kind\":\"actor\"", "\"kind\":\"critic\"") == 0);
     expect_eval_refuses(path, "\"kind\" is \"critic\"");
 
-    if (fh_test_failed == 0)
-        fh_remove_tree(g_dir);
-    else
-        fprintf(stderr, "files kept in %s\n", g_dir);
+    fh_test_tidy(g_dir);
     return fh_test_finish();
 }

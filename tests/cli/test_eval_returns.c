@@ -96,9 +96,6 @@ int main(void)
     CHECK_MSG(j && strstr(j, "\"periods_per_year\":\t1638"), "%s: periods_per_year not 1638", json);
     free(j);
     CHECK_MSG(check(path, json) == 0, "--periods-per-year: returns CSV disagrees with the JSON");
-    if (fh_test_failed == 0)
-        fh_remove_tree(dir);
-    else
-        fprintf(stderr, "files kept in %s\n", dir);
+    fh_test_tidy(dir);
     return fh_test_finish();
 }

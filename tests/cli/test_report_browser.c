@@ -200,9 +200,6 @@ int main(void)
     snprintf(kept, sizeof kept, "%s/report_browser.html", FH_TEST_OUTPUT_DIR);
     CHECK(copy_file(page, kept));
     printf("screenshot: %s\n", shot);
-    if (fh_test_failed == 0)
-        fh_remove_tree(dir);
-    else
-        fprintf(stderr, "files kept in %s\n", dir);
+    fh_test_tidy(dir);
     return fh_test_finish();
 }

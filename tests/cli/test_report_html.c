@@ -322,9 +322,6 @@ int main(void)
     CHECK_MSG(rc == 2 && err && strstr(err, "no-such-dir/x.html"),
               "an unwritable --report exited %d: %s", rc, err ? err : "");
     free(err);
-    if (fh_test_failed == 0)
-        fh_remove_tree(dir);
-    else
-        fprintf(stderr, "files kept in %s\n", dir);
+    fh_test_tidy(dir);
     return fh_test_finish();
 }

@@ -180,10 +180,6 @@ int main(void)
 #ifdef __linux__
     test_launcher_killed(dir);
 #endif
-    int rc = fh_test_finish();
-    if (rc == 0)
-        fh_remove_tree(dir);
-    else
-        fprintf(stderr, "files kept in %s\n", dir);
-    return rc;
+    fh_test_tidy(dir);
+    return fh_test_finish();
 }

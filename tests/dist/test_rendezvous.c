@@ -202,10 +202,6 @@ int main(void)
     test_two_processes(dir);
     test_timeouts(dir);
     test_abort(dir);
-    int rc = fh_test_finish();
-    if (rc == 0)
-        fh_remove_tree(dir);
-    else
-        fprintf(stderr, "files kept in %s\n", dir);
-    return rc;
+    fh_test_tidy(dir);
+    return fh_test_finish();
 }

@@ -434,9 +434,6 @@ int main(void)
     test_c2_is_a_checkpoint(&fx);
     test_inputs(&fx);
     printf("total %.2f s\n", fh_now_seconds() - t0);
-    if (fh_test_failed == 0)
-        fh_remove_tree(fx.dir);
-    else
-        fprintf(stderr, "files kept in %s\n", fx.dir);
+    fh_test_tidy(fx.dir);
     return fh_test_finish();
 }

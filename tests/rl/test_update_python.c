@@ -44,9 +44,6 @@ int main(void)
     code = run_check(fx.c, fx.bo, fx.c2o, "");
     CHECK_MSG(code == 0, "check_update.py on C2o exited %d", code);
     printf("total %.2f s\n", fh_now_seconds() - t0);
-    if (fh_test_failed == 0)
-        fh_remove_tree(fx.dir);
-    else
-        fprintf(stderr, "files kept in %s\n", fx.dir);
+    fh_test_tidy(fx.dir);
     return fh_test_finish();
 }
