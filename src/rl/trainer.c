@@ -386,7 +386,7 @@ static fh_status run_loop(fh_trainer *t, volatile sig_atomic_t *stop,
 {
     const fh_train_config *cfg = &t->cfg;
     int lead = fh_trainer_dist_leads(t); /* writes the run directory */
-    int64_t per_iteration = (int64_t)cfg->episodes * cfg->steps * fh_trainer_dist_world(t);
+    int64_t per_iteration = fh_trainer_dist_run_steps(t);
     fh_status st = lead ? fh_make_dirs(cfg->out, err) : FH_OK; /* checkpoints land there */
     if (st != FH_OK)
         return st;

@@ -130,10 +130,7 @@ static fh_status append_row(const fh_trainer *t, const fh_backtest_metrics *m, i
     int ok = !fresh || fputs(VALIDATION_HEADER, f) >= 0;
     ok &= fprintf(f, "%lld,%lld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%d\n",
                   (long long)t->iteration,
-                  /* the run's steps: every rank's episodes (t->cfg has this rank's share) */
-                  (long long)t->iteration * t->cfg.episodes * t->cfg.steps *
-                      fh_trainer_dist_world(t),
-                  m->sharpe,
+                  (long long)(t->iteration * fh_trainer_dist_run_steps(t)), m->sharpe,
                   m->sharpe_se, m->cumulative_return, m->max_drawdown, m->time_in_market,
                   m->turnover, best) > 0;
     ok &= fclose(f) == 0;
