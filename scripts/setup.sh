@@ -6,8 +6,9 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-# libjs-dygraphs: the charting library `eval --report` embeds in its page at build time
-PACKAGES="build-essential cmake pkg-config libopenblas-dev libcjson-dev libinih-dev python3 libjs-dygraphs"
+# libjs-dygraphs: the charting library `eval --report` embeds in its page at build time;
+# valgrind: the memcheck pass of the test suite (tests/memcheck, scripts/memcheck.sh)
+PACKAGES="build-essential cmake pkg-config libopenblas-dev libcjson-dev libinih-dev python3 libjs-dygraphs valgrind"
 missing=""
 for p in $PACKAGES; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

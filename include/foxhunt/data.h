@@ -25,6 +25,8 @@ typedef struct {
     size_t *line;      /* (n) the bar's line in its CSV file (1-based); NULL when the bars
                           did not come from a file (synthetic, or built by hand) */
     int reversed;      /* 1 when the file was in descending order and was reversed */
+    int headerless_klines; /* 1 when the file had no header row and was read as exchange
+                              klines (open time, open, high, low, close, volume, ...) */
 } fh_bars;
 
 /* Minimum number of bars a market needs: the feature warm-up plus room for episodes. */
@@ -35,7 +37,9 @@ typedef struct {
  * first digits). */
 #define FH_CSV_FIELD_MAX 127
 
-/* Loads a Yahoo-style or kline-style CSV (SPEC §2). On error returns FH_ERR_INPUT with
+/* Loads a Yahoo-style or kline-style CSV (SPEC §2), or an exchange kline dump with no
+ * header row (six or more numeric fields: open time in Unix milliseconds or
+ * microseconds, open, high, low, close, volume, ...; bars->headerless_klines). On error returns FH_ERR_INPUT with
  * "FILE:LINE:COLUMN: what is wrong; what to do" and leaves *bars empty. Refused: a path
  * that is not a regular file (a FIFO, a directory, a device: before reading from it),
  * a field longer than FH_CSV_FIELD_MAX, a value that is not a finite decimal number, a
@@ -67,6 +71,24 @@ fh_status fh_bars_check_moves(const fh_bars *bars, double max_sigmas, const char
 double fh_bars_largest_move(const fh_bars *bars, size_t *at);
 /* Median spacing of consecutive bars in seconds (86400 daily, 3600 hourly). */
 double fh_bars_interval_seconds(const fh_bars *bars);
+/* Gaps in time (docs/FEATURES.md, "Gaps"): spacings longer than the series' usual ones.
+ * A market that never closes (at most 5% of spacings over 1.5x the median: crypto) has
+ * a gap wherever a spacing exceeds 1.5x the median, and missing_bars counts the bars
+ * that would fill them; a market with regular closures (nights, weekends, holidays)
+ * has a gap only where a spacing exceeds its 99th percentile, and missing_bars is 0
+ * (unknown without the exchange's calendar). */
+typedef struct {
+    size_t count;          /* number of gaps */
+    size_t missing_bars;   /* bars a market that never closes would have had in them */
+    int64_t threshold;     /* a spacing longer than this (seconds) is a gap */
+    int64_t longest;       /* the longest spacing (seconds), 0 without gaps */
+    size_t longest_after;  /* index of the bar that ends the longest gap */
+    int closes;            /* 1: the market has regular closures */
+} fh_bar_gaps;
+fh_bar_gaps fh_bars_gaps(const fh_bars *bars);
+/* One line for people: "no gaps", or "12 gaps, 43 bars missing, the longest 9 h from
+ * 2023-03-24 12:00" (times UTC). */
+void fh_bars_describe_gaps(const fh_bars *bars, char *out, size_t cap);
 /* Writes t as "YYYY-MM-DD HH:MM:SS" (UTC) into out (cap >= 20). */
 void fh_time_format(int64_t unix_seconds, char *out, size_t cap);
 

@@ -13,7 +13,7 @@ typedef struct {
     double *expected_return; /* (bars.n) synthetic only, else NULL */
     fh_market market;
     int synthetic;
-    char description[256];   /* "synthetic market (seed 42, 20000 bars)" or the path */
+    char description[448];   /* "synthetic market (seed 42, 20000 bars)" or the path */
 } fh_run_data;
 
 /* Refuses bars with a one-bar move beyond cfg->max_bar_move_sigmas (fh_bars_check_moves,

@@ -130,6 +130,9 @@ int fh_cmd_features(int argc, char **argv)
     if (bars.reversed)
         fprintf(stderr, "foxhunt features: note: %s is in descending time order; "
                 "reversed it to ascending\n", data);
+    if (bars.headerless_klines)
+        fprintf(stderr, "foxhunt features: note: %s has no header row; read it as exchange "
+                "klines (open time, open, high, low, close, volume, ...)\n", data);
 
     float *features = NULL, *sigma = NULL;
     size_t begin = FH_FEATURE_WARMUP, rows = bars.n - begin;
@@ -159,7 +162,9 @@ int fh_cmd_features(int argc, char **argv)
         else
             printf("data:     synthetic market (seed %llu)\n", (unsigned long long)seed);
         printf("bars:     %zu, %s .. %s UTC\n", bars.n, t0, t1);
-        printf("interval: %.0f s (%s, median spacing)\n", dt, interval_name(dt));
+        char gaps[160];
+        fh_bars_describe_gaps(&bars, gaps, sizeof gaps);
+        printf("interval: %.0f s (%s, median spacing); %s\n", dt, interval_name(dt), gaps);
         printf("features: %zu rows x %d features (%s) + sigma written to %s "
                "(the first %d bars are the warm-up)\n",
                rows, FH_N_MARKET_FEATURES,

@@ -63,6 +63,87 @@ double fh_bars_interval_seconds(const fh_bars *bars)
     return med;
 }
 
+/* The k-th smallest of the n spacings (0-based), by sorting a copy; -1 without memory. */
+static int64_t spacing_rank(const fh_bars *bars, size_t k)
+{
+    size_t m = bars->n - 1;
+    int64_t *d = malloc(m * sizeof *d);
+    if (!d)
+        return -1;
+    for (size_t i = 0; i < m; i++)
+        d[i] = bars->time[i + 1] - bars->time[i];
+    qsort(d, m, sizeof *d, cmp_i64);
+    int64_t v = d[k < m ? k : m - 1];
+    free(d);
+    return v;
+}
+
+fh_bar_gaps fh_bars_gaps(const fh_bars *bars)
+{
+    fh_bar_gaps g;
+    memset(&g, 0, sizeof g);
+    if (!bars || bars->n < 3)
+        return g;
+    size_t m = bars->n - 1;
+    double median = fh_bars_interval_seconds(bars);
+    if (!(median > 0))
+        return g;
+    size_t long_ones = 0;
+    for (size_t i = 0; i < m; i++)
+        long_ones += (double)(bars->time[i + 1] - bars->time[i]) > 1.5 * median;
+    /* more than 5% long spacings: the market closes (nights, weekends); only what is
+     * longer than its usual closures (the 99th percentile spacing) is a gap */
+    g.closes = long_ones * 20 > m;
+    g.threshold = g.closes ? spacing_rank(bars, m - 1 - m / 100) : (int64_t)(1.5 * median);
+    if (g.threshold < 0)
+        return g; /* out of memory: no claim either way */
+    for (size_t i = 0; i < m; i++) {
+        int64_t dt = bars->time[i + 1] - bars->time[i];
+        if (dt <= g.threshold)
+            continue;
+        g.count++;
+        if (!g.closes)
+            g.missing_bars += (size_t)llround((double)dt / median) - 1;
+        if (dt > g.longest) {
+            g.longest = dt;
+            g.longest_after = i + 1;
+        }
+    }
+    return g;
+}
+
+/* "9 h", "3 days" */
+static void format_span(int64_t seconds, char *out, size_t cap)
+{
+    if (seconds >= 2 * 86400)
+        snprintf(out, cap, "%.1f days", (double)seconds / 86400.0);
+    else if (seconds >= 3600)
+        snprintf(out, cap, "%.1f h", (double)seconds / 3600.0);
+    else
+        snprintf(out, cap, "%lld s", (long long)seconds);
+}
+
+void fh_bars_describe_gaps(const fh_bars *bars, char *out, size_t cap)
+{
+    fh_bar_gaps g = fh_bars_gaps(bars);
+    if (g.count == 0) {
+        snprintf(out, cap, "no gaps");
+        return;
+    }
+    char longest[32], threshold[32], from[32];
+    format_span(g.longest, longest, sizeof longest);
+    format_span(g.threshold, threshold, sizeof threshold);
+    fh_time_format(bars->time[g.longest_after - 1], from, sizeof from);
+    if (g.closes)
+        snprintf(out, cap, "%zu gap%s longer than the market's usual closures (%s), the "
+                 "longest %s from %s UTC", g.count, g.count == 1 ? "" : "s", threshold,
+                 longest, from);
+    else
+        snprintf(out, cap, "%zu gap%s, %zu bar%s missing, the longest %s from %s UTC",
+                 g.count, g.count == 1 ? "" : "s", g.missing_bars,
+                 g.missing_bars == 1 ? "" : "s", longest, from);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -121,7 +121,8 @@ static int read_digits(const char **p, int n, int *out)
     return 1;
 }
 
-/* Parses an ISO date / date-time or Unix seconds (ms when >= 1e11). 1 on success. */
+/* Parses an ISO date / date-time or Unix seconds (ms when >= 1e11, us when >= 1e14).
+ * 1 on success. */
 static int parse_time(const char *s, int64_t *out)
 {
     if (!*s)
@@ -133,8 +134,10 @@ static int parse_time(const char *s, int64_t *out)
         double v = strtod(s, &end);
         if (errno || end == s || *end || !isfinite(v) || v > 9.2e15)
             return 0;
-        if (v >= 1e11)
-            v /= 1000.0;
+        if (v >= 1e14)
+            v /= 1e6; /* microseconds (Binance spot klines since 2025) */
+        else if (v >= 1e11)
+            v /= 1000.0; /* milliseconds (exchange klines) */
         *out = (int64_t)floor(v);
         return 1;
     }
@@ -403,6 +406,140 @@ static fh_status parse_rows(csv_ctx *c, const char *p, const char *end, size_t l
     return FH_OK;
 }
 
+/* Up to 60 characters of [b, e) for a message, bytes that are not printable ASCII
+ * written as \xNN (a binary file's "header" must not reach the terminal raw). */
+static void quote_text(const char *b, const char *e, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (; b < e && n + 5 < cap; b++) {
+        unsigned char ch = (unsigned char)*b;
+        if (n >= 60) {
+            memcpy(out + n, "...", 3);
+            n += 3;
+            break;
+        }
+        if (ch >= 0x20 && ch < 0x7f)
+            out[n++] = (char)ch;
+        else
+            n += (size_t)snprintf(out + n, cap - n, "\\x%02X", ch);
+    }
+    out[n] = '\0';
+}
+
+/* 1 when field [b, e) is a whole decimal number */
+static int field_is_number(const char *b, const char *e)
+{
+    char text[FIELD_MAX];
+    if (field_text(b, e, text, sizeof text) > FH_CSV_FIELD_MAX || !text[0])
+        return 0;
+    char *ep = NULL;
+    (void)strtod(text, &ep);
+    return ep != text && *ep == '\0';
+}
+
+/* An exchange kline dump has no header row (Binance's bulk downloads): six or more
+ * numeric fields in the documented order, open time (Unix milliseconds, or
+ * microseconds as Binance writes spot data since 2025), open, high, low, close,
+ * volume, then close time, quote volume, trades, ... which are read past. 1 when
+ * the first line [hb, he) is such a row, -1 when it is all numbers but not one (too
+ * few fields, or a first field that is not a millisecond or microsecond time), 0 when
+ * it is not all numbers (a header, perhaps a wrong one). */
+static int kline_row_kind(const char *hb, const char *he, int *n_fields)
+{
+    int nf = 0;
+    for (const char *q = hb;; nf++) {
+        const char *comma = memchr(q, ',', (size_t)(he - q));
+        const char *fe = comma ? comma : he;
+        if (!field_is_number(q, fe))
+            return 0;
+        if (!comma) {
+            nf++;
+            break;
+        }
+        q = comma + 1;
+    }
+    *n_fields = nf;
+    char first[FIELD_MAX];
+    const char *comma = memchr(hb, ',', (size_t)(he - hb));
+    field_text(hb, comma ? comma : he, first, sizeof first);
+    double t = strtod(first, NULL);
+    return nf >= N_REQUIRED && t >= 1e11 && t == floor(t) ? 1 : -1;
+}
+
+/* The needed columns' field numbers from the header line [hb, he) (line line_no), or
+ * from a headerless kline row (*headerless = 1: fields 0..5). Messages quote the
+ * header, so the caller frees the file's buffer only after this returns. */
+static fh_status find_columns(csv_ctx *c, const char *hb, const char *he, size_t line_no,
+                              int field_col[N_REQUIRED], int *n_needed, int *headerless)
+{
+    for (int k = 0; k < N_REQUIRED; k++)
+        field_col[k] = -1;
+    int n_header = 0, n_known = 0;
+    for (const char *q = hb;; n_header++) {
+        const char *comma = memchr(q, ',', (size_t)(he - q));
+        const char *fe = comma ? comma : he;
+        char name[FIELD_MAX];
+        field_text(q, fe, name, sizeof name);
+        for (char *s = name; *s; s++)
+            *s = (char)tolower((unsigned char)*s);
+        int k = header_column(name);
+        if (k >= 0) {
+            if (field_col[k] >= 0)
+                return csv_fail(c, line_no, (size_t)(q - hb) + 1,
+                                "column '%s' appears twice in the header (fields %d and %d); "
+                                "keep one",
+                                name, field_col[k] + 1, n_header + 1);
+            field_col[k] = n_header;
+            n_known++;
+        }
+        if (!comma) {
+            n_header++;
+            break;
+        }
+        q = comma + 1;
+    }
+    if (n_known == 0) {
+        int nf = 0, kind = kline_row_kind(hb, he, &nf);
+        if (kind == 1) {
+            for (int k = 0; k < N_REQUIRED; k++)
+                field_col[k] = k;
+            *n_needed = N_REQUIRED;
+            *headerless = 1;
+            return FH_OK;
+        }
+        if (kind == -1)
+            return csv_fail(c, line_no, 1,
+                            "the first line is numbers, not a header, but not an exchange "
+                            "kline row either (%d field%s; a headerless file needs six or "
+                            "more: open time in Unix milliseconds or microseconds, open, "
+                            "high, low, close, volume); add the header row "
+                            "timestamp,open,high,low,close,volume",
+                            nf, nf == 1 ? "" : "s");
+    }
+    for (int k = 0; k < N_REQUIRED; k++) {
+        if (field_col[k] >= 0)
+            continue;
+        char shown[320];
+        quote_text(hb, he, shown, sizeof shown);
+        int semicolons = memchr(hb, ';', (size_t)(he - hb)) != NULL &&
+                         memchr(hb, ',', (size_t)(he - hb)) == NULL;
+        return csv_fail(c, line_no, 1,
+                        "missing column '%s' in the header '%s'; %sthe header needs a time "
+                        "column (date, time, timestamp or datetime), open, high, low, close "
+                        "and volume, separated by commas (a file with no header row is read "
+                        "as exchange klines: open time in ms or us, open, high, low, close, "
+                        "volume, ...)",
+                        COL_NAMES[k], shown,
+                        semicolons ? "the fields are separated by ';', write them with ',': " : "");
+    }
+    for (int k = 0; k < N_REQUIRED; k++)
+        if (field_col[k] + 1 > *n_needed)
+            *n_needed = field_col[k] + 1;
+    if (*n_needed > 64)
+        return csv_fail(c, line_no, 1, "a needed column is beyond field 64; move it forward");
+    return FH_OK;
+}
+
 fh_status fh_bars_load_csv(const char *path, fh_bars *bars, fh_error *err)
 {
     csv_ctx c = {path, err};
@@ -439,50 +576,16 @@ fh_status fh_bars_load_csv(const char *path, fh_bars *bars, fh_error *err)
                         "timestamp,open,high,low,close,volume) and at least %d bars",
                         FH_MIN_BARS);
     }
-    int field_col[N_REQUIRED];
-    for (int k = 0; k < N_REQUIRED; k++)
-        field_col[k] = -1;
-    int n_header = 0;
-    for (const char *q = hb;; n_header++) {
-        const char *comma = memchr(q, ',', (size_t)(he - q));
-        const char *fe = comma ? comma : he;
-        char name[FIELD_MAX];
-        field_text(q, fe, name, sizeof name);
-        for (char *s = name; *s; s++)
-            *s = (char)tolower((unsigned char)*s);
-        int k = header_column(name);
-        if (k >= 0) {
-            if (field_col[k] >= 0) {
-                free(buf);
-                return csv_fail(&c, line_no, (size_t)(q - hb) + 1,
-                                "column '%s' appears twice in the header (fields %d and %d); "
-                                "keep one",
-                                name, field_col[k] + 1, n_header + 1);
-            }
-            field_col[k] = n_header;
-        }
-        if (!comma) {
-            n_header++;
-            break;
-        }
-        q = comma + 1;
-    }
-    int n_needed = 0;
-    for (int k = 0; k < N_REQUIRED; k++) {
-        if (field_col[k] < 0) {
-            free(buf);
-            return csv_fail(&c, line_no, 1,
-                            "missing column '%s' in the header '%.*s'; the header needs a time "
-                            "column (date, time, timestamp or datetime), open, high, low, "
-                            "close and volume",
-                            COL_NAMES[k], (int)(he - hb > 200 ? 200 : he - hb), hb);
-        }
-        if (field_col[k] + 1 > n_needed)
-            n_needed = field_col[k] + 1;
-    }
-    if (n_needed > 64) {
+    int field_col[N_REQUIRED], n_needed = 0, headerless = 0;
+    /* every message quoting the header is written before buf is freed */
+    st = find_columns(&c, hb, he, line_no, field_col, &n_needed, &headerless);
+    if (st != FH_OK) {
         free(buf);
-        return csv_fail(&c, line_no, 1, "a needed column is beyond field 64; move it forward");
+        return st;
+    }
+    if (headerless) { /* the first line is the first bar */
+        p = hb;
+        line_no--;
     }
 
     size_t cap = 1;
@@ -492,8 +595,10 @@ fh_status fh_bars_load_csv(const char *path, fh_bars *bars, fh_error *err)
     size_t *tcol_of = malloc(cap * sizeof *tcol_of);
     st = (line_of && tcol_of) ? fh_bars_alloc(bars, cap, err)
                               : fh_error_set(err, FH_ERR_FAILURE, "%s: out of memory", path);
-    if (st == FH_OK)
+    if (st == FH_OK) {
+        bars->headerless_klines = headerless;
         st = parse_rows(&c, p, end, line_no, field_col, n_needed, bars, line_of, tcol_of);
+    }
     if (st == FH_OK)
         st = check_order(&c, bars, line_of, tcol_of);
     if (st == FH_OK) {

@@ -20,8 +20,12 @@ fh_status fh_run_data_load(fh_run_data *d, const fh_train_config *cfg,
             fh_run_data_free(d);
             return st;
         }
-        snprintf(d->description, sizeof d->description, "%.200s (%zu bars%s)", cfg->data,
-                 d->bars.n, d->bars.reversed ? ", reversed from descending order" : "");
+        char gaps[160];
+        fh_bars_describe_gaps(&d->bars, gaps, sizeof gaps);
+        snprintf(d->description, sizeof d->description, "%.200s (%zu bars%s%s; %s)", cfg->data,
+                 d->bars.n, d->bars.reversed ? ", reversed from descending order" : "",
+                 d->bars.headerless_klines ? ", no header row: read as exchange klines" : "",
+                 gaps);
     } else {
         fh_synth_config sc;
         fh_synth_config_default(&sc);

@@ -3,8 +3,10 @@
  * descending order (reversed, flagged, and the CLI says so), Unix seconds and
  * milliseconds, ISO 'T'/'Z' date-times, Yahoo style with dates, mixed-case headers,
  * columns in another order and an Adj Close that must not replace Close, a UTF-8 BOM
- * and blank lines, gaps in time and zero volume. Every variant must give exactly the
- * generated bars. */
+ * and blank lines, gaps in time and zero volume, and exchange kline dumps with no
+ * header row (Binance's bulk files: twelve numeric columns, open time in milliseconds,
+ * or microseconds as spot files have it since 2025). Every variant must give exactly
+ * the generated bars. */
 #include "data_fixtures.h"
 #include "foxhunt/data.h"
 #include "test_util.h"
@@ -12,10 +14,11 @@
 #define N 320
 
 typedef enum { V_PLAIN, V_CRLF, V_NO_FINAL_NL, V_DESC, V_UNIX, V_UNIX_MS, V_ISO_TZ,
-               V_PERMUTED, V_BOM_BLANK, V_COUNT } variant;
+               V_PERMUTED, V_BOM_BLANK, V_KLINE_MS, V_KLINE_US, V_COUNT } variant;
 static const char *const VARIANT_NAMES[V_COUNT] = {
     "plain", "crlf", "no_final_newline", "descending", "unix_seconds", "unix_ms",
-    "iso_T_Z", "permuted_mixed_case_adj_close", "bom_blank_lines"};
+    "iso_T_Z", "permuted_mixed_case_adj_close", "bom_blank_lines", "headerless_kline_ms",
+    "headerless_kline_us"};
 
 static char *make_file(variant v)
 {
@@ -23,9 +26,10 @@ static char *make_file(variant v)
     const char *nl = v == V_CRLF ? "\r\n" : "\n";
     if (v == V_BOM_BLANK)
         fx_printf(&b, "\xEF\xBB\xBF\n");
+    int headerless = v == V_KLINE_MS || v == V_KLINE_US;
     if (v == V_PERMUTED)
         fx_printf(&b, "Close,VOLUME,\"Adj Close\",Low,DateTime,High,oPEN,Trades%s", nl);
-    else
+    else if (!headerless)
         fx_printf(&b, "timestamp,open,high,low,close,volume%s", nl);
     for (int k = 0; k < N; k++) {
         int i = v == V_DESC ? N - 1 - k : k;
@@ -40,7 +44,14 @@ static char *make_file(variant v)
             strcat(ts, "Z");
         } else
             fx_iso(x.t, ts, sizeof ts, ' ');
-        if (v == V_PERMUTED)
+        if (headerless) { /* open time, OHLCV, close time, quote volume, trades, taker
+                             buy base and quote volumes, ignore */
+            const char *scale = v == V_KLINE_US ? "000000" : "000";
+            fx_printf(&b, "%lld%s,%.6f,%.6f,%.6f,%.6f,%.3f,%lld%s,%.4f,%d,%.3f,%.4f,0",
+                      (long long)x.t, scale, x.o, x.h, x.l, x.c, x.v, (long long)x.t + 3599,
+                      v == V_KLINE_US ? "999999" : "999", x.v * x.c, 100 + i, x.v * 0.5,
+                      x.v * x.c * 0.5);
+        } else if (v == V_PERMUTED)
             fx_printf(&b, "%.6f,%.3f,%.6f,%.6f,%s,%.6f,%.6f,%d", x.c, x.v, x.c * 0.5, x.l, ts,
                       x.h, x.o, i);
         else
@@ -97,6 +108,8 @@ static void test_variants(void)
         CHECK_MSG(same_as_generated(&bars, VARIANT_NAMES[v]), "%s", VARIANT_NAMES[v]);
         CHECK_MSG(bars.reversed == (v == V_DESC), "%s: reversed flag %d", VARIANT_NAMES[v],
                   bars.reversed);
+        CHECK_MSG(bars.headerless_klines == (v == V_KLINE_MS || v == V_KLINE_US),
+                  "%s: headerless flag %d", VARIANT_NAMES[v], bars.headerless_klines);
         fh_bars_free(&bars);
     }
 }
