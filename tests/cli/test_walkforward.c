@@ -8,8 +8,8 @@
  *    recomputing the stitching, the stitched metrics and the deflated Sharpe from the
  *    CSVs in plain Python. A second run into the same directory is refused. This run is
  *    the reference of part 3.
- * 3. Resume: the same walk-forward killed with SIGKILL once fold 1's runs have written
- *    their records (during fold 2), then rerun: fold 1's runs are kept (the output says
+ * 3. Resume: the same walk-forward killed with SIGKILL once fold 2's first run has
+ *    started (fold 1's runs finished, their records written), then rerun: fold 1's runs are kept (the output says
  *    so; their files keep their bytes and mtimes), fold 2's trained, and the stitched
  *    returns_seed*.csv, eval_seed*.json and walkforward.md are byte-identical to the
  *    uninterrupted run's (walkforward.json too, but for the train_seconds lines). Then,
@@ -116,7 +116,8 @@ static void test_stitch(void)
      "--walkforward-folds", "2", "--walkforward-seeds", "2", "--seed", "3", "--threads",      \
      "1", "--out", out, NULL}
 
-/* Part 2: the uninterrupted walk-forward, checked, then moved to DIR/ref. */
+/* Part 2: the uninterrupted walk-forward, checked, then moved to DIR/ref (1 when it
+ * got there: part 3 compares with it). */
 static int test_cli(const char *dir)
 {
     char out[400], cmd[1200], path[600];
@@ -146,8 +147,9 @@ static int test_cli(const char *dir)
               err_text ? err_text : "");
     free(err_text);
     snprintf(path, sizeof path, "%s/ref", dir);
-    CHECK(rename(out, path) == 0);
-    return fh_test_failed == 0;
+    int moved = rename(out, path) == 0;
+    CHECK(moved);
+    return moved;
 }
 
 /* Occurrences of needle in text. */
@@ -228,30 +230,42 @@ static void test_resume(const char *dir)
     char out[400], path[700], rec[700];
     snprintf(out, sizeof out, "%s/wf", dir);
     char *argv[] = WF_ARGS(out, "6", "42");
-    /* killed with SIGKILL once fold 1's second run has written its record */
+    /* killed with SIGKILL once fold 2's first run has opened its directory: fold 1's
+     * runs are finished then (their records written), fold 2's are not */
     char *full[FH_PROC_MAX_ARGS];
     int n = 0;
     full[n++] = (char *)FH_FOXHUNT_BIN;
     for (int i = 0; argv[i]; i++)
         full[n++] = argv[i];
     full[n] = NULL;
-    char o[600], e[600];
+    char o[600], e[600], started[700];
     snprintf(o, sizeof o, "%s/killed.out", dir);
     snprintf(e, sizeof e, "%s/killed.err", dir);
-    snprintf(rec, sizeof rec, "%s/fold1_seed4/" RECORD, out);
+    snprintf(started, sizeof started, "%s/fold2_seed3/config.json", out);
     pid_t pid = fh_proc_spawn(full, o, e);
     CHECK(pid > 0);
     double t0 = fh_now_seconds();
-    while (!fh_file_exists(rec) && fh_now_seconds() - t0 < 120) {
+    int status = 0, ended = 0;
+    while (!fh_file_exists(started) && fh_now_seconds() - t0 < 120) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            ended = 1;
+            break;
+        }
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
-    kill(pid, SIGKILL);
-    CHECK(fh_proc_wait(pid) == 128 + SIGKILL);
+    if (!ended) {
+        kill(pid, SIGKILL);
+        CHECK(fh_proc_wait(pid) == 128 + SIGKILL);
+    }
+    CHECK_MSG(!ended, "the walk-forward ended (status %d) before fold 2 started: see %s",
+              status, e);
+    for (int seed = 3; seed <= 4; seed++) {
+        snprintf(rec, sizeof rec, "%s/fold1_seed%d/" RECORD, out, seed);
+        CHECK_MSG(fh_file_exists(rec), "fold 1 finished without its record %s", rec);
+    }
     snprintf(path, sizeof path, "%s/fold2_seed4/" RECORD, out);
-    CHECK_MSG(fh_file_exists(rec) && !fh_file_exists(path),
-              "the kill did not land in fold 2 (fold 1 record %d, fold 2 seed 4's %d): see %s",
-              fh_file_exists(rec), fh_file_exists(path), o);
+    CHECK_MSG(!fh_file_exists(path), "the kill did not land in fold 2: %s exists", path);
     const char *kept_files[] = {RECORD, "best.safetensors", "returns.csv", "eval.json",
                                 "metrics.csv", "final.safetensors"};
     enum { KEPT = 2 * 6 };
@@ -263,9 +277,10 @@ static void test_resume(const char *dir)
     }
 
     /* rerun: fold 1 kept, fold 2 trained, the same result */
-    char *text = NULL;
-    CHECK_MSG(fh_run_foxhunt(dir, "resumed", argv, &text, NULL) == 0,
-              "the rerun failed (see %s/resumed.err)", dir);
+    char *text = NULL, *err_text = NULL;
+    CHECK_MSG(fh_run_foxhunt(dir, "resumed", argv, &text, &err_text) == 0,
+              "the rerun after the kill failed: %s", err_text ? err_text : "");
+    free(err_text);
     CHECK_MSG(count(text, "kept: finished before") == 2 && count(text, ": trained, ") == 2 &&
               strstr(text, "4 runs (2 kept from before, 2 trained)"),
               "the rerun did not keep fold 1 and train fold 2: see %s/resumed.out", dir);
