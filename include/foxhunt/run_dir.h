@@ -29,6 +29,9 @@
 
 #define FH_RUN_DIR_PATH_MAX (FH_CONFIG_STRING_MAX + 320) /* out + a file name */
 #define FH_RUN_DIR_LOCK_FILE ".foxhunt.lock"
+/* `foxhunt walkforward`'s record of a finished fold run (cli/walkforward_record.h): one
+ * of the run's files, so a fresh run into the directory moves it aside with the rest */
+#define FH_RUN_DIR_FOLD_RECORD "walkforward_fold.json"
 
 typedef struct {
     FILE *metrics_csv, *metrics_jsonl; /* NULL until opened */
@@ -52,6 +55,9 @@ fh_status fh_run_dir_new_name(char *out, size_t n, const fh_train_config *cfg, c
  * lock is released. */
 fh_status fh_run_dir_open(fh_run_dir *rd, const fh_train_config *cfg, const char *config_json,
                           int64_t iteration, fh_error *err);
+/* Only the lock of dir (an existing directory), as fh_run_dir_open takes it: for a
+ * directory of runs (`foxhunt walkforward`'s), held until fh_run_dir_close. */
+fh_status fh_run_dir_lock(fh_run_dir *rd, const char *dir, fh_error *err);
 /* One iteration's row in both files (nothing when the directory was not opened); a
  * failed write or flush returns an error naming the file. */
 fh_status fh_run_dir_write_metrics(fh_run_dir *rd, const fh_iteration_metrics *m, fh_error *err);

@@ -6,7 +6,18 @@
  * OUT/fold<k>_seed<s>/ is an ordinary run directory (config, metrics, checkpoints,
  * validation.csv, best.safetensors, eval.json, returns.csv); OUT/ gets walkforward.json,
  * walkforward.md (the tables), and per seed the stitched path as returns_seed<s>.csv,
- * eval_seed<s>.json (eval.json's format) and report_seed<s>.html. */
+ * eval_seed<s>.json (eval.json's format) and report_seed<s>.html; walkforward.json last,
+ * so that it marks a finished walk-forward.
+ *
+ * Resume (issue 32, item 7; docs/WALKFORWARD.md, "A killed walk-forward"): a fold run
+ * that finished writes OUT/fold<k>_seed<s>/walkforward_fold.json last
+ * (cli/walkforward_record.h). A rerun with the same --out keeps every run whose record
+ * holds, was made by the same settings and data, and whose model still reproduces the
+ * recorded test returns (its test backtest is recomputed from the model: the stitched
+ * result never takes a number from the record); it retrains the others from scratch,
+ * their partial files moved into their superseded-<time>/. A finished run made by other
+ * settings or data is refused, not mixed in. OUT is locked for the whole walk-forward. */
+#define _DEFAULT_SOURCE /* open_memstream */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -19,8 +30,11 @@
 #include "cli/config_flags.h"
 #include "cli/eval_report.h"
 #include "cli/tear_sheet.h"
+#include "cli/walkforward_record.h"
 #include "cli/walkforward_stitch.h"
 #include "foxhunt/format.h"
+#include "foxhunt/hash.h"
+#include "foxhunt/safetensors.h"
 #include "foxhunt/timing.h"
 #include "foxhunt/trainer.h"
 
@@ -36,6 +50,7 @@ typedef struct {
     double *train_seconds;     /* (folds, seeds) */
     fh_eval_report *stitched;  /* (seeds) */
     char data_description[256];
+    int kept;                  /* runs kept from an earlier, killed walk-forward */
 } walkforward;
 
 static void walkforward_free(walkforward *w)
@@ -61,32 +76,107 @@ static const fh_backtest_metrics *policy(const fh_eval_report *r, fh_policy_kind
     return NULL;
 }
 
-/* Trains fold k with seed index s and backtests its chosen model on the fold's test
- * segment. */
+/* The configuration of fold k's run with seed index s, in OUT/fold<k>_seed<seed>. */
+static void fold_config(const fh_train_config *base, int k, int s, fh_train_config *cfg)
+{
+    *cfg = *base;
+    cfg->walkforward_fold = k;
+    cfg->seed = base->seed + (uint64_t)s;
+    cfg->eval_at_end = 0;
+    snprintf(cfg->out, sizeof cfg->out, "%.400s/fold%d_seed%llu", base->out, k + 1,
+             (unsigned long long)cfg->seed);
+}
+
+static void record_path(const fh_train_config *fold_cfg, char *out, size_t n)
+{
+    snprintf(out, n, "%.900s/%s", fold_cfg->out, FH_RUN_DIR_FOLD_RECORD);
+}
+
+/* Fold k's splits, from its first run's data. */
+static void fold_header(walkforward *w, int k, const fh_run_data *data)
+{
+    w->bounds[k] = data->market.split;
+    fh_run_data_describe_splits(data, w->split_text[k], sizeof w->split_text[k]);
+    snprintf(w->data_description, sizeof w->data_description, "%s", data->description);
+    printf("fold %d/%d: %s\n", k + 1, w->folds, w->split_text[k]);
+}
+
+static void print_run(const walkforward *w, const fh_train_config *cfg, int i,
+                      const char *how, int has_best)
+{
+    const fh_backtest_metrics *g = policy(&w->reports[i], FH_POLICY_GREEDY);
+    const fh_backtest_metrics *b = policy(&w->reports[i], FH_POLICY_BUY_AND_HOLD);
+    printf("  seed %llu: %s, model of iteration %lld%s; test %s .. %s: greedy Sharpe %.2f "
+           "+- %.2f, buy-and-hold %.2f +- %.2f\n",
+           (unsigned long long)cfg->seed, how, (long long)w->chosen_iteration[i],
+           has_best ? " (best on validation)" : " (the last)", w->reports[i].first_time,
+           w->reports[i].last_time, g ? g->sharpe : NAN, g ? g->sharpe_se : NAN,
+           b ? b->sharpe : NAN, b ? b->sharpe_se : NAN);
+    fflush(stdout);
+}
+
+/* The fold run's record, written last: the model file chosen and its hash, the test
+ * returns' hash, what made the run. */
+static fh_status write_record(const fh_trainer *t, const fh_train_config *cfg,
+                              const char *model_path, const char *returns_csv,
+                              double train_seconds, fh_error *err)
+{
+    fh_walkforward_record rec;
+    memset(&rec, 0, sizeof rec);
+    const char *base = strrchr(model_path, '/');
+    base = base ? base + 1 : model_path;
+    if (strcmp(base, "best.safetensors") != 0 && strcmp(base, "final.safetensors") != 0)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the chosen model %s is neither "
+                            "best.safetensors nor final.safetensors", __FILE__, __LINE__,
+                            model_path);
+    char *bytes = NULL;
+    size_t len = 0;
+    fh_status st = fh_read_regular_file(model_path, "checkpoint", 0, &bytes, &len, err);
+    if (st != FH_OK)
+        return st;
+    rec.model_hash = fh_fnv1a(bytes, len, FH_FNV1A_OFFSET);
+    free(bytes);
+    rec.fold = cfg->walkforward_fold + 1;
+    rec.seed = cfg->seed;
+    snprintf(rec.version, sizeof rec.version, "%s", FH_VERSION);
+    rec.config_json = t->config_json;
+    rec.data = t->data_identity;
+    snprintf(rec.model, sizeof rec.model, "%.31s", base);
+    rec.returns_hash = fh_fnv1a(returns_csv, strlen(returns_csv), FH_FNV1A_OFFSET);
+    rec.train_seconds = train_seconds;
+    char path[FH_RUN_DIR_PATH_MAX];
+    record_path(cfg, path, sizeof path);
+    return fh_walkforward_record_write(path, &rec, err);
+}
+
+/* Trains fold k with seed index s from scratch (files of an unfinished or superseded
+ * run in its directory move into its superseded-<time>/), backtests its chosen model on
+ * the fold's test segment and writes the run's record. */
 static fh_status run_one(walkforward *w, const fh_train_config *base, int k, int s,
                          fh_error *err)
 {
-    fh_train_config cfg = *base;
-    cfg.walkforward_fold = k;
-    cfg.seed = base->seed + (uint64_t)s;
-    cfg.eval_at_end = 0;
-    snprintf(cfg.out, sizeof cfg.out, "%.400s/fold%d_seed%llu", base->out, k + 1,
-             (unsigned long long)cfg.seed);
+    fh_train_config cfg;
+    fold_config(base, k, s, &cfg);
+    cfg.force = 1; /* this run was judged unfinished (or --force): nothing here is kept */
     const int i = k * w->seeds + s;
     fh_trainer t;
     double t0 = fh_clock_seconds();
     fh_status st = fh_trainer_init(&t, &cfg, err);
     if (st == FH_OK)
         st = fh_trainer_open_run(&t, err);
-    if (st == FH_OK && s == 0) {
-        w->bounds[k] = t.data.market.split;
-        fh_run_data_describe_splits(&t.data, w->split_text[k], sizeof w->split_text[k]);
-        snprintf(w->data_description, sizeof w->data_description, "%s", t.data.description);
-        printf("fold %d/%d: %s\n", k + 1, w->folds, w->split_text[k]);
+    if (st == FH_OK && s == 0)
+        fold_header(w, k, &t.data);
+    if (st == FH_OK && t.run.note[0]) { /* the force is this command's, not the user's */
+        const char *note = t.run.note, *forced = "--force: ";
+        if (!base->force && strncmp(note, forced, strlen(forced)) == 0)
+            note += strlen(forced);
+        printf("  seed %llu: retrained from scratch: %s\n", (unsigned long long)cfg.seed, note);
     }
     if (st == FH_OK)
         st = fh_trainer_run(&t, NULL, NULL, NULL, err);
     w->train_seconds[i] = fh_clock_seconds() - t0;
+    char *returns_csv = NULL;
+    const char *model = t.has_best ? t.best_checkpoint : t.last_checkpoint;
     if (st == FH_OK) {
         const fh_mlp *chosen = t.has_best ? &t.best_actor : &t.actor;
         w->chosen_iteration[i] = t.has_best ? t.best_iteration : t.iteration;
@@ -97,29 +187,132 @@ static fh_status run_one(walkforward *w, const fh_train_config *base, int k, int
         st = fh_eval_report_run(&w->reports[i], chosen, &cfg, &t.data, FH_SPLIT_TEST, cfg.seed,
                                 1, err);
         if (st == FH_OK)
-            st = fh_eval_report_write_json(&w->reports[i],
-                                           t.has_best ? t.best_checkpoint : t.last_checkpoint,
-                                           json, err);
+            st = fh_eval_report_write_json(&w->reports[i], model, json, err);
         if (st == FH_OK)
-            st = fh_eval_report_write_returns(&w->reports[i], returns, err);
+            st = fh_eval_report_returns_csv(&w->reports[i], &returns_csv, err);
+        if (st == FH_OK)
+            st = fh_write_text_atomically(returns, returns_csv, err);
+        if (st == FH_OK) /* last: it marks the run finished */
+            st = write_record(&t, &cfg, model, returns_csv, w->train_seconds[i], err);
     }
+    free(returns_csv);
     if (st == FH_OK) {
-        const fh_backtest_metrics *g = policy(&w->reports[i], FH_POLICY_GREEDY);
-        const fh_backtest_metrics *b = policy(&w->reports[i], FH_POLICY_BUY_AND_HOLD);
-        printf("  seed %llu: %d iterations in %.1f s (%s), model of iteration %lld%s; test "
-               "%s .. %s: greedy Sharpe %.2f +- %.2f, buy-and-hold %.2f +- %.2f\n",
-               (unsigned long long)cfg.seed, cfg.iterations, w->train_seconds[i],
-               t.gpu ? "GPU" : "CPU", (long long)w->chosen_iteration[i],
-               t.has_best ? " (best on validation)" : " (the last)",
-               w->reports[i].first_time, w->reports[i].last_time, g ? g->sharpe : NAN,
-               g ? g->sharpe_se : NAN, b ? b->sharpe : NAN, b ? b->sharpe_se : NAN);
-        fflush(stdout);
+        char how[96];
+        snprintf(how, sizeof how, "trained, %d iterations in %.1f s (%s)", cfg.iterations,
+                 w->train_seconds[i], t.gpu ? "GPU" : "CPU");
+        print_run(w, &cfg, i, how, t.has_best);
     } else {
         fh_error_prefix(err, "fold %d, seed %llu (%s): ", k + 1, (unsigned long long)cfg.seed,
                         cfg.out);
     }
     fh_trainer_free(&t);
     return st;
+}
+
+/* The chosen model's iteration and validation Sharpe, from the model file itself. */
+static int model_choice(const fh_st_file *f, const fh_walkforward_record *rec,
+                        const fh_train_config *cfg, int64_t *iteration, double *sharpe,
+                        char *why, size_t n)
+{
+    if (strcmp(rec->model, "best.safetensors") == 0) {
+        const char *sv = fh_st_metadata(f, "validation.sharpe");
+        const char *iv = fh_st_metadata(f, "validation.iteration");
+        char *end1 = NULL, *end2 = NULL;
+        *sharpe = sv ? strtod(sv, &end1) : NAN;
+        long long it = iv ? strtoll(iv, &end2, 10) : -1;
+        if (!sv || !iv || *end1 || *end2 || !isfinite(*sharpe) || it < 1 ||
+            it > cfg->iterations) {
+            snprintf(why, n, "%s: its validation.sharpe / validation.iteration metadata is "
+                     "missing or invalid", rec->model);
+            return 0;
+        }
+        *iteration = it;
+        return 1;
+    }
+    const fh_st_tensor *x = fh_st_find(f, "run.iteration");
+    int64_t it = -1;
+    if (x && x->dtype == FH_DTYPE_I64 && x->nbytes == sizeof it)
+        memcpy(&it, x->data, sizeof it);
+    if (it != cfg->iterations) {
+        snprintf(why, n, "%s: its run.iteration is not the run's last iteration %d",
+                 rec->model, cfg->iterations);
+        return 0;
+    }
+    *iteration = it;
+    *sharpe = NAN;
+    return 1;
+}
+
+/* Keeps fold k's run with seed index s from an earlier walk-forward: its model file
+ * (the hash in the record) backtested again on the fold's test segment, which must give
+ * the recorded returns to the bit. 1 when kept; 0 with why when the run must be
+ * retrained. */
+static int keep_one(walkforward *w, const fh_train_config *base, int k, int s,
+                    const fh_walkforward_record *rec, char *why, size_t n)
+{
+    fh_train_config cfg;
+    fold_config(base, k, s, &cfg);
+    const int i = k * w->seeds + s;
+    char path[FH_RUN_DIR_PATH_MAX];
+    snprintf(path, sizeof path, "%.900s/%s", cfg.out, rec->model);
+    fh_error err;
+    fh_st_file f;
+    memset(&f, 0, sizeof f);
+    int64_t chosen = 0;
+    double sharpe = NAN;
+    int ok = fh_st_read(&f, path, &err) == FH_OK;
+    if (!ok)
+        snprintf(why, n, "%s", err.message);
+    else if (fh_fnv1a(f.file, f.file_len, FH_FNV1A_OFFSET) != rec->model_hash)
+        ok = 0, snprintf(why, n, "%s is not the model the run chose (its bytes changed)", path);
+    else
+        ok = model_choice(&f, rec, &cfg, &chosen, &sharpe, why, n);
+    fh_st_file_free(&f);
+    if (!ok)
+        return 0;
+
+    fh_mlp actor;
+    memset(&actor, 0, sizeof actor);
+    fh_feature_norm norm;
+    fh_checkpoint ck;
+    memset(&ck, 0, sizeof ck);
+    ck.nets[FH_NET_ACTOR] = &actor;
+    ck.norm = &norm;
+    fh_run_data data;
+    memset(&data, 0, sizeof data);
+    fh_eval_report report;
+    memset(&report, 0, sizeof report);
+    char *returns_csv = NULL;
+    ok = fh_mlp_init(&actor, FH_NET_ACTOR, &err) == FH_OK &&
+         fh_checkpoint_load(path, &ck, NULL, &err) == FH_OK &&
+         fh_run_data_load(&data, &cfg, &norm, &err) == FH_OK &&
+         fh_eval_report_run(&report, &actor, &cfg, &data, FH_SPLIT_TEST, cfg.seed, 1,
+                            &err) == FH_OK &&
+         fh_eval_report_returns_csv(&report, &returns_csv, &err) == FH_OK;
+    if (!ok)
+        snprintf(why, n, "%s", err.message);
+    else if (fh_fnv1a(returns_csv, strlen(returns_csv), FH_FNV1A_OFFSET) != rec->returns_hash)
+        ok = 0, snprintf(why, n, "backtested again, its model does not give the test returns "
+                         "the record holds");
+    if (ok) {
+        if (s == 0)
+            fold_header(w, k, &data);
+        w->reports[i] = report; /* the walk-forward owns its paths now */
+        memset(&report, 0, sizeof report);
+        w->chosen_iteration[i] = chosen;
+        w->validation_sharpe[i] = sharpe;
+        w->train_seconds[i] = rec->train_seconds;
+        w->kept++;
+        char how[160];
+        snprintf(how, sizeof how, "kept: finished before (its %s; trained in %.1f s)",
+                 FH_RUN_DIR_FOLD_RECORD, rec->train_seconds);
+        print_run(w, &cfg, i, how, strcmp(rec->model, "best.safetensors") == 0);
+    }
+    free(returns_csv);
+    fh_eval_report_free(&report);
+    fh_run_data_free(&data);
+    fh_mlp_free(&actor);
+    return ok;
 }
 
 /* The per-step Sharpe ratios of the seeds' stitched greedy paths: their variance is
@@ -324,21 +517,88 @@ static fh_status write_outputs(walkforward *w, const fh_train_config *cfg, fh_er
     }
     if (!reports)
         printf("note: no HTML reports: %s\n", no_report.message);
+    /* walkforward.json last: it marks the walk-forward finished (a rerun refuses it) */
+    if (st == FH_OK) {
+        char *md = NULL;
+        size_t md_len = 0;
+        FILE *f = open_memstream(&md, &md_len);
+        if (!f)
+            return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__,
+                                __LINE__);
+        write_tables(w, cfg, f);
+        int ok = fclose(f) == 0;
+        snprintf(path, sizeof path, "%.400s/walkforward.md", cfg->out);
+        st = ok ? fh_write_text_atomically(path, md, err)
+                : fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+        free(md);
+    }
     if (st == FH_OK) {
         snprintf(path, sizeof path, "%.400s/walkforward.json", cfg->out);
         st = write_json(w, cfg, path, err);
     }
-    if (st == FH_OK) {
-        snprintf(path, sizeof path, "%.400s/walkforward.md", cfg->out);
-        FILE *f = fopen(path, "w");
-        if (!f)
-            return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s", path,
-                                strerror(errno));
-        write_tables(w, cfg, f);
-        if (fclose(f) != 0)
-            return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s", path,
-                                strerror(errno));
+    return st;
+}
+
+/* Resume: each fold run's record read and checked (cli/walkforward_record.h). A record
+ * that does not hold is reported and its run retrained; one of another configuration or
+ * other data refuses the walk-forward before anything is trained or moved. */
+static fh_status read_records(const walkforward *w, const fh_train_config *base,
+                              fh_walkforward_record *records,
+                              fh_walkforward_record_state *state, fh_error *err)
+{
+    const int runs = w->folds * w->seeds;
+    int finished = 0;
+    for (int k = 0; k < w->folds; k++)
+        for (int s = 0; s < w->seeds; s++) {
+            const int i = k * w->seeds + s;
+            fh_train_config cfg;
+            fold_config(base, k, s, &cfg);
+            char path[FH_RUN_DIR_PATH_MAX], why[1100];
+            record_path(&cfg, path, sizeof path);
+            state[i] = fh_walkforward_record_read(path, k + 1, cfg.seed, &records[i], why,
+                                                  sizeof why);
+            if (state[i] == FH_WALKFORWARD_RECORD_INVALID)
+                printf("note: %s is not trusted (%s): fold %d, seed %llu is retrained\n",
+                       path, why, k + 1, (unsigned long long)cfg.seed);
+            finished += state[i] == FH_WALKFORWARD_RECORD_OK;
+        }
+    if (!finished)
+        return FH_OK;
+    /* the data's identity, as the fold runs' checkpoints record it */
+    fh_train_config cfg;
+    fold_config(base, 0, 0, &cfg);
+    fh_run_data data;
+    fh_status st = fh_run_data_load(&data, &cfg, NULL, err);
+    if (st != FH_OK)
+        return st;
+    char source[FH_CONFIG_STRING_MAX + 64];
+    fh_run_data_source(&cfg, source, sizeof source);
+    fh_data_identity now;
+    fh_data_identity_of(&now, &data.bars, source);
+    fh_run_data_free(&data);
+    for (int i = 0; st == FH_OK && i < runs; i++) {
+        if (state[i] != FH_WALKFORWARD_RECORD_OK)
+            continue;
+        fold_config(base, i / w->seeds, i % w->seeds, &cfg);
+        char *json = fh_train_config_to_json(&cfg), why[2048];
+        if (!json)
+            return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+        if (!fh_walkforward_record_compare(&records[i], json, &now, why, sizeof why)) {
+            char path[FH_RUN_DIR_PATH_MAX];
+            record_path(&cfg, path, sizeof path);
+            st = fh_error_set(err, FH_ERR_INPUT,
+                              "%s: fold %d, seed %llu finished with other settings or data "
+                              "than these (%s); resuming would stitch runs of two "
+                              "configurations. Rerun with the settings it was made with, "
+                              "choose a new --out, or pass --force to retrain every fold "
+                              "(each fold's files then move into its superseded-<time>/)",
+                              path, i / w->seeds + 1, (unsigned long long)cfg.seed, why);
+        }
+        free(json);
     }
+    if (st == FH_OK)
+        printf("resuming: %d of %d fold runs finished before and are kept (each checked "
+               "against its model), %d to train\n", finished, runs, runs - finished);
     return st;
 }
 
@@ -354,13 +614,18 @@ int fh_cmd_walkforward(int argc, char **argv)
                              "rolling window, model chosen on the validation split before it),\n"
                              "--walkforward-seeds seeds each; the segments stitched into one\n"
                              "out-of-sample path per seed, reported against buy-and-hold with\n"
-                             "standard errors and the deflated Sharpe. Takes every train flag.",
+                             "standard errors and the deflated Sharpe. Takes every train flag.\n"
+                             "Killed half-way, it resumes when rerun with the same --out and\n"
+                             "settings: the fold runs that finished are kept, the others retrained\n"
+                             "(docs/WALKFORWARD.md); --force retrains every fold.",
                              argc, argv, &help, &err) != FH_OK)
         return fh_cli_report("walkforward", &err);
     if (help)
         return 0;
     if (cfg.resume[0]) {
-        fh_error_set(&err, FH_ERR_INPUT, "--resume does not apply: every fold trains afresh");
+        fh_error_set(&err, FH_ERR_INPUT, "--resume does not apply: a walk-forward killed "
+                     "half-way resumes when rerun with the same --out and settings (its "
+                     "finished fold runs kept; docs/WALKFORWARD.md)");
         return fh_cli_report("walkforward", &err);
     }
     if (cfg.walkforward_folds < 2)
@@ -374,13 +639,19 @@ int fh_cmd_walkforward(int argc, char **argv)
     snprintf(probe, sizeof probe, "%s/walkforward.json", cfg.out);
     struct stat sb;
     if (stat(probe, &sb) == 0 && !cfg.force) {
-        fh_error_set(&err, FH_ERR_INPUT, "%s holds a walk-forward already (%s); choose a new "
-                     "--out, or --force (each fold's run directory then moves its files into "
-                     "superseded-<time>/)", cfg.out, probe);
+        fh_error_set(&err, FH_ERR_INPUT, "%s holds a walk-forward already (%s: it finished); "
+                     "choose a new --out, or --force (every fold is then retrained, each "
+                     "fold's run directory moving its files into superseded-<time>/)",
+                     cfg.out, probe);
         return fh_cli_report("walkforward", &err);
     }
     if (fh_make_dirs(cfg.out, &err) != FH_OK)
         return fh_cli_report("walkforward", &err);
+    fh_run_dir lock; /* one walk-forward at a time in OUT: a resume decides what to keep */
+    if (fh_run_dir_lock(&lock, cfg.out, &err) != FH_OK)
+        return fh_cli_report("walkforward", &err);
+    if (lock.note[0])
+        printf("note: %s\n", lock.note);
     fh_config_print(&cfg, stdout);
     printf("walk-forward: %d folds x %d seeds into %s\n", cfg.walkforward_folds,
            cfg.walkforward_seeds, cfg.out);
@@ -397,14 +668,31 @@ int fh_cmd_walkforward(int argc, char **argv)
     w.validation_sharpe = calloc(runs, sizeof *w.validation_sharpe);
     w.train_seconds = calloc(runs, sizeof *w.train_seconds);
     w.stitched = calloc((size_t)w.seeds, sizeof *w.stitched);
+    fh_walkforward_record *records = calloc(runs, sizeof *records);
+    fh_walkforward_record_state *state = calloc(runs, sizeof *state);
     fh_status st = FH_OK;
     if (!w.reports || !w.bounds || !w.split_text || !w.chosen_iteration ||
-        !w.validation_sharpe || !w.train_seconds || !w.stitched)
+        !w.validation_sharpe || !w.train_seconds || !w.stitched || !records || !state)
         st = fh_error_set(&err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+    if (st == FH_OK && !cfg.force)
+        st = read_records(&w, &cfg, records, state, &err);
     double t0 = fh_clock_seconds();
     for (int k = 0; st == FH_OK && k < w.folds; k++)
-        for (int s = 0; st == FH_OK && s < w.seeds; s++)
+        for (int s = 0; st == FH_OK && s < w.seeds; s++) {
+            const int i = k * w.seeds + s;
+            char why[1200] = "";
+            if (state[i] == FH_WALKFORWARD_RECORD_OK &&
+                keep_one(&w, &cfg, k, s, &records[i], why, sizeof why))
+                continue;
+            if (state[i] == FH_WALKFORWARD_RECORD_OK)
+                printf("  seed %llu: not kept: %s; retraining it\n",
+                       (unsigned long long)(cfg.seed + (uint64_t)s), why);
             st = run_one(&w, &cfg, k, s, &err);
+        }
+    for (size_t i = 0; records && i < runs; i++)
+        fh_walkforward_record_free(&records[i]);
+    free(records);
+    free(state);
     /* per seed: the folds' reports in time order, stitched */
     fh_eval_report *column = st == FH_OK ? calloc((size_t)w.folds, sizeof *column) : NULL;
     if (st == FH_OK && !column)
@@ -423,10 +711,12 @@ int fh_cmd_walkforward(int argc, char **argv)
     } else {
         printf("\n");
         write_tables(&w, &cfg, stdout);
-        printf("\n%d runs in %.1f s; written to %s/walkforward.md, walkforward.json, "
-               "returns_seed*.csv, eval_seed*.json%s\n", (int)runs, fh_clock_seconds() - t0, cfg.out,
+        printf("\n%d runs (%d kept from before, %d trained) in %.1f s; written to "
+               "%s/walkforward.md, walkforward.json, returns_seed*.csv, eval_seed*.json%s\n",
+               (int)runs, w.kept, (int)runs - w.kept, fh_clock_seconds() - t0, cfg.out,
                fh_tear_sheet_available(&err) == FH_OK ? ", report_seed*.html" : "");
     }
     walkforward_free(&w);
+    fh_run_dir_close(&lock);
     return rc;
 }

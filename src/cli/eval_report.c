@@ -168,9 +168,9 @@ fh_status fh_write_text_atomically(const char *path, const char *text, fh_error 
     return FH_OK;
 }
 
-fh_status fh_eval_report_write_returns(const fh_eval_report *r, const char *path,
-                                       fh_error *err)
+fh_status fh_eval_report_returns_csv(const fh_eval_report *r, char **csv, fh_error *err)
 {
+    *csv = NULL;
     if (!r->paths)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the report kept no paths", __FILE__,
                             __LINE__);
@@ -203,9 +203,22 @@ fh_status fh_eval_report_write_returns(const fh_eval_report *r, const char *path
         }
         used += (size_t)snprintf(text + used, cap - used, "\n");
     }
-    fh_status st = used < cap ? fh_write_text_atomically(path, text, err)
-                              : fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the returns table "
-                                             "outgrew its buffer", __FILE__, __LINE__);
+    if (used >= cap) {
+        free(text);
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the returns table outgrew its buffer",
+                            __FILE__, __LINE__);
+    }
+    *csv = text;
+    return FH_OK;
+}
+
+fh_status fh_eval_report_write_returns(const fh_eval_report *r, const char *path,
+                                       fh_error *err)
+{
+    char *text;
+    fh_status st = fh_eval_report_returns_csv(r, &text, err);
+    if (st == FH_OK)
+        st = fh_write_text_atomically(path, text, err);
     free(text);
     return st;
 }

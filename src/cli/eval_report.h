@@ -37,6 +37,8 @@ void fh_eval_report_verdict(const fh_eval_report *r, char *out, size_t size);
  * turnover, as CSV (atomically: PATH.tmp then rename); needs keep_paths. */
 fh_status fh_eval_report_write_returns(const fh_eval_report *r, const char *path,
                                        fh_error *err);
+/* The same table as text (*csv malloc'd; the caller frees it). */
+fh_status fh_eval_report_returns_csv(const fh_eval_report *r, char **csv, fh_error *err);
 void fh_eval_report_print(const fh_eval_report *r, const char *title, FILE *out);
 /* text into PATH.tmp, then renamed over PATH: a failure never leaves a partial file
  * under the real name (the report's files, walkforward.json). */

@@ -137,7 +137,8 @@ static int is_run_file(const char *name)
     return strcmp(name, "config.json") == 0 || strcmp(name, "metrics.csv") == 0 ||
            strcmp(name, "metrics.jsonl") == 0 || strcmp(name, "eval.json") == 0 ||
            strcmp(name, "returns.csv") == 0 || strcmp(name, "validation.csv") == 0 ||
-           strcmp(name, "report.html") == 0 || ends_with(name, ".safetensors");
+           strcmp(name, "report.html") == 0 || strcmp(name, FH_RUN_DIR_FOLD_RECORD) == 0 ||
+           ends_with(name, ".safetensors");
 }
 
 /* A temporary file a save of a run's file leaves behind when it is killed. */
@@ -146,7 +147,8 @@ static int is_stale_tmp(const char *name)
     return (ends_with(name, ".safetensors.tmp") || strcmp(name, "config.json.tmp") == 0 ||
             strcmp(name, "metrics.csv.tmp") == 0 || strcmp(name, "metrics.jsonl.tmp") == 0 ||
             strcmp(name, "eval.json.tmp") == 0 || strcmp(name, "returns.csv.tmp") == 0 ||
-            strcmp(name, "validation.csv.tmp") == 0 || strcmp(name, "report.html.tmp") == 0);
+            strcmp(name, "validation.csv.tmp") == 0 || strcmp(name, "report.html.tmp") == 0 ||
+            strcmp(name, FH_RUN_DIR_FOLD_RECORD ".tmp") == 0);
 }
 
 /* checkpoint_NNNNNN.safetensors -> NNNNNN, else -1. */
@@ -230,6 +232,13 @@ static fh_status take_lock(fh_run_dir *rd, const char *out, fh_error *err)
     rd->lock_fd = fd;
     rd->locked = 1;
     return FH_OK;
+}
+
+fh_status fh_run_dir_lock(fh_run_dir *rd, const char *dir, fh_error *err)
+{
+    memset(rd, 0, sizeof *rd);
+    rd->lock_fd = -1;
+    return take_lock(rd, dir, err);
 }
 
 /* ---- stale temporary files ---- */
