@@ -49,7 +49,7 @@ typedef struct {
     double *validation_sharpe; /* (folds, seeds) */
     double *train_seconds;     /* (folds, seeds) */
     fh_eval_report *stitched;  /* (seeds) */
-    char data_description[256];
+    char data_description[sizeof ((fh_run_data *)0)->description];
     int kept;                  /* runs kept from an earlier, killed walk-forward */
 } walkforward;
 
