@@ -20,8 +20,15 @@
  *   - for a call on a handle: fh_api_last_error(handle), valid until the next call on
  *     that handle. A NULL or freed handle, or a handle of another kind, is refused with
  *     FH_API_INPUT (its message then is fh_api_last_error(NULL)'s fixed text).
- * Every entry checks its arguments (NULL pointers, sizes, names, ranges) and returns an
- * error rather than crash; arrays are trusted to hold the sizes the comments give.
+ * Every entry checks its arguments (NULL pointers, sizes, names, ranges, and floats:
+ * NaN and infinity are refused wherever a value is taken) and returns an error rather
+ * than crash; arrays are trusted to hold the sizes the comments give.
+ *
+ * Strings are NUL-terminated UTF-8, so the library cannot see past a NUL: a binding
+ * must refuse text holding one (a tensor name "a\0b" would otherwise be stored as "a",
+ * a path "run\0x" open "run"), as the Python package does (issue 32). Files the
+ * library reads are checked for it themselves: a \u0000 in a safetensors header or a
+ * saved config is refused.
  *
  * Threads. A handle is not safe to use from two threads at once; different handles
  * are independent. Calls do not print and never exit. */
@@ -163,7 +170,8 @@ int fh_api_vec_env_step(fh_api_vec_env *e, const int32_t *actions, float *obs,
                         float *final_obs);
 /* The curiosity model's params (flat, n = 4384, shapes.h's layout) whose bonus
  * (cur_coef x the model's error) is added to each reward, as in training; NULL: none
- * (the default). Copied. */
+ * (the default). Copied. Every param must be finite: FH_API_INPUT names the first
+ * other one (index and tensor) and the params set before stay. */
 int fh_api_vec_env_set_curiosity(fh_api_vec_env *e, const float *params, int64_t n);
 /* Each slot's equity, exposure (drifted), bar (index in the split) and step within the
  * episode (N each; any NULL skipped). */
@@ -257,8 +265,8 @@ int fh_api_net_tensor(const char *net, int i, char *key, size_t key_cap, int *ra
  * rebuilds its data with its normalisation (or the CSV data_csv, when not NULL), and
  * backtests every policy (greedy, sampled, buy-and-hold, flat, random, the synthetic
  * market's oracle, always-long) on split over the whole split, as `foxhunt eval
- * --returns` does. periods_per_year <= 0: the checkpoint's setting, else the bars'
- * spacing. */
+ * --returns` does. periods_per_year <= 0: the checkpoint's setting, else the bars per
+ * year (at most 1e8, the key's range); NaN or infinity: FH_API_INPUT. */
 typedef struct fh_api_eval fh_api_eval;
 
 fh_api_eval *fh_api_eval_run(const char *checkpoint, const char *data_csv, const char *split,
@@ -305,9 +313,10 @@ fh_api_gpu_collector *fh_api_gpu_collector_create(fh_api_market *m, const fh_api
  * released by its consumer (DLPack's deleter). */
 void fh_api_gpu_collector_free(fh_api_gpu_collector *c);
 /* One collection with the given host params (flat, shapes.h's layout: actor 18,221,
- * critic 364,929, curiosity 4,384 floats; n_* must match). Returns when the batch is
- * complete on the device. Tensors handed out before alias the same buffers: they now
- * hold this collection. */
+ * critic 364,929, curiosity 4,384 floats; n_* must match; every param finite, else
+ * FH_API_INPUT naming the first other one and nothing collected). Returns when the
+ * batch is complete on the device. Tensors handed out before alias the same buffers:
+ * they now hold this collection. */
 int fh_api_gpu_collect(fh_api_gpu_collector *c, const float *actor, int64_t n_actor,
                        const float *critic, int64_t n_critic, const float *curiosity,
                        int64_t n_curiosity);

@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import operator
 import os
 import sys
 from ctypes import (POINTER, c_char_p, c_double, c_int, c_int64, c_size_t,
                     c_uint64, c_void_p)
 from pathlib import Path
 from typing import Any, Optional
+
+import numpy as np
 
 from .errors import FoxhuntError, InputError
 
@@ -238,11 +241,57 @@ def made(handle: Optional[int], err: ctypes.Array, what: str) -> int:
     return handle
 
 
-def encode(s: Optional[str | os.PathLike[str]]) -> Optional[bytes]:
-    """A str or path as the C API's UTF-8 bytes (None stays NULL)."""
+def encode(s: Optional[str | bytes | os.PathLike[str]], what: str = "text") -> Optional[bytes]:
+    """A str or path as the C API's UTF-8 bytes (None stays NULL); ``what`` names it in
+    the error. The C API reads NUL-terminated strings and cannot see past a NUL, so text
+    holding one is refused here: "a\\0b" would otherwise name "a" (issue 32)."""
     if s is None:
         return None
-    return os.fsencode(s) if isinstance(s, os.PathLike) else str(s).encode("utf-8")
+    if isinstance(s, (bytes, os.PathLike)):
+        b = os.fsencode(s)
+    else:
+        try:
+            b = str(s).encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise InputError(f"{what} {s!r}: {e.reason} at character {e.start} (the library "
+                             "takes UTF-8 text)") from None
+    if b"\0" in b:
+        at = b.index(0)
+        raise InputError(f"{what} {s!r} holds a NUL character at byte {at}; the library's "
+                         f"text ends at a NUL, so it would read "
+                         f"{b[:at].decode('utf-8', 'replace')!r}: remove the NUL")
+    return b
+
+
+def integer(value: Any, what: str, low: int, high: int) -> int:
+    """value as a Python int in [low, high] (the C parameter's range, or narrower), or the
+    InputError saying so. ctypes converts an int to a C int, int64 or uint64 by keeping
+    its low bits: 2**32 + 1 episodes would be 1 and seed -1 would be 2**64 - 1."""
+    if isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{what} = {value!r}; expected an int in [{low}, {high}]")
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise InputError(f"{what} = {value!r} ({type(value).__name__}); expected an int in "
+                         f"[{low}, {high}]") from None
+    if not low <= v <= high:
+        raise InputError(f"{what} = {v} is outside [{low}, {high}]")
+    return v
+
+
+def real(value: Any, what: str) -> float:
+    """value as a float, or the InputError saying it is not a number. NaN and infinity
+    pass: the C API refuses them where it takes the value, naming the setting."""
+    if isinstance(value, (str, bytes)):
+        raise InputError(f"{what} = {value!r}; expected a number")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{what} = {value!r}; expected a number") from None
+
+
+INT_MAX = (1 << 31) - 1
+UINT64_MAX = (1 << 64) - 1
 
 
 class Handle:

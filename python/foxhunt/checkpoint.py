@@ -70,10 +70,11 @@ def _to_handle(tensors: dict[str, Any], metadata: dict[str, str]) -> _Tensors:
             raise InputError(f"tensor {name!r}: rank {arr.ndim} (at most {MAX_RANK})")
         arr = arr.astype(DTYPES[code], order="C", copy=False)  # keeps rank 0, unlike ascontiguousarray
         shape = (ctypes.c_int64 * MAX_RANK)(*arr.shape)
-        check(L.fh_api_tensors_set(h, encode(name), code, arr.ndim, ctypes.addressof(shape),
-                                   arr.ctypes.data, arr.nbytes), h)
+        check(L.fh_api_tensors_set(h, encode(name, "tensor name"), code, arr.ndim,
+                                   ctypes.addressof(shape), arr.ctypes.data, arr.nbytes), h)
     for k, v in metadata.items():
-        check(L.fh_api_tensors_set_meta(h, encode(k), encode(v)), h)
+        check(L.fh_api_tensors_set_meta(h, encode(k, "metadata key"),
+                                        encode(v, f"metadata {k!r}: value")), h)
     return t
 
 
@@ -123,8 +124,8 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     version, ``kind``, every float finite, ``norm.std > 0``, the data identity), then
     every tensor and metadata string."""
     err = err_buffer()
-    t = _Tensors(made(lib().fh_api_checkpoint_load(encode(path), err, _lib.ERR_CAP), err,
-                      "checkpoint"))
+    h = lib().fh_api_checkpoint_load(encode(path, "path"), err, _lib.ERR_CAP)
+    t = _Tensors(made(h, err, "checkpoint"))
     try:
         tensors, metadata = _from_handle(t)
     finally:
@@ -143,7 +144,7 @@ def save_checkpoint(path: str | os.PathLike[str], checkpoint: Checkpoint | dict[
         tensors, meta = checkpoint, dict(metadata or {})
     t = _to_handle(tensors, meta)
     try:
-        check(lib().fh_api_checkpoint_save(t.handle, encode(path)), t.handle)
+        check(lib().fh_api_checkpoint_save(t.handle, encode(path, "path")), t.handle)
     finally:
         t.close()
 
@@ -153,8 +154,8 @@ def read_safetensors(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray
     """Any safetensors file (a ``foxhunt collect`` batch, a checkpoint, ...), validated by
     foxhunt's reader: (tensors, metadata)."""
     err = err_buffer()
-    t = _Tensors(made(lib().fh_api_tensors_read(encode(path), err, _lib.ERR_CAP), err,
-                      "safetensors"))
+    h = lib().fh_api_tensors_read(encode(path, "path"), err, _lib.ERR_CAP)
+    t = _Tensors(made(h, err, "safetensors"))
     try:
         return _from_handle(t)
     finally:
@@ -166,6 +167,6 @@ def write_safetensors(path: str | os.PathLike[str], tensors: dict[str, Any],
     """Writes tensors (in order) and metadata as a safetensors file, atomically."""
     t = _to_handle(tensors, dict(metadata or {}))
     try:
-        check(lib().fh_api_tensors_write(t.handle, encode(path)), t.handle)
+        check(lib().fh_api_tensors_write(t.handle, encode(path, "path")), t.handle)
     finally:
         t.close()

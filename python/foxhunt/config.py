@@ -21,8 +21,8 @@ def _as_text(value: Any) -> str:
         if not math.isfinite(value):
             return str(value)
         return repr(value)  # the shortest text that reads back to the same double
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
+    if isinstance(value, (bytes, os.PathLike)):
+        return os.fsdecode(value)  # str(b"x") would be "b'x'"
     return str(value)
 
 
@@ -48,14 +48,14 @@ class Config(Handle):
     def from_checkpoint(cls, path: str | os.PathLike[str]) -> "Config":
         """The configuration a checkpoint was trained with (its ``config`` metadata)."""
         err = err_buffer()
-        h = lib().fh_api_config_from_checkpoint(encode(path), err, _lib.ERR_CAP)
+        h = lib().fh_api_config_from_checkpoint(encode(path, "path"), err, _lib.ERR_CAP)
         return cls(_handle=made(h, err, "config"))
 
     @classmethod
     def from_json(cls, text_: str) -> "Config":
         """A configuration from ``config.json`` text; absent keys keep their defaults."""
         err = err_buffer()
-        h = lib().fh_api_config_from_json(encode(text_), err, _lib.ERR_CAP)
+        h = lib().fh_api_config_from_json(encode(text_, "config JSON"), err, _lib.ERR_CAP)
         return cls(_handle=made(h, err, "config"))
 
     def copy(self, **values: Any) -> "Config":
@@ -66,8 +66,8 @@ class Config(Handle):
 
     def set(self, key: str, value: Any) -> None:
         """Sets one key (checked as the CLI checks ``--key value``)."""
-        check(lib().fh_api_config_set(self.handle, encode(key), encode(_as_text(value))),
-              self.handle)
+        check(lib().fh_api_config_set(self.handle, encode(key, "configuration key"),
+                                      encode(_as_text(value), f"{key} =")), self.handle)
 
     def update(self, values: dict[str, Any]) -> None:
         for k, v in values.items():
@@ -76,7 +76,8 @@ class Config(Handle):
     def get(self, key: str) -> str:
         """One key's value, as text."""
         buf = ctypes.create_string_buffer(4096)
-        check(lib().fh_api_config_get(self.handle, encode(key), buf, len(buf)), self.handle)
+        check(lib().fh_api_config_get(self.handle, encode(key, "configuration key"), buf,
+                                      len(buf)), self.handle)
         return buf.value.decode("utf-8")
 
     __getitem__ = get

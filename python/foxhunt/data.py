@@ -141,7 +141,7 @@ class Market(Handle):
     def split(self, name: str) -> slice:
         """The rows of a split ("train", "validation", "test", "all") as a slice."""
         b, e = ctypes.c_int64(), ctypes.c_int64()
-        check(lib().fh_api_market_split(self.handle, encode(name), ctypes.byref(b),
+        check(lib().fh_api_market_split(self.handle, encode(name, "split"), ctypes.byref(b),
                                         ctypes.byref(e)), self.handle)
         return slice(b.value, e.value)
 

@@ -15,6 +15,7 @@ of the episode: ``episode_return`` (the sum of its rewards), ``length``,
 
 from __future__ import annotations
 
+import numbers
 import os
 from typing import Any, Optional, Sequence
 
@@ -28,6 +29,7 @@ from ._lib import Handle, check, encode, err_buffer, lib, made
 from .config import Config
 from .data import N_ACTIONS, STATE_DIM, Market
 from .errors import FoxhuntError, InputError
+from .nets import float32_values
 
 # fh_api_episode_log (capi.h): ten int32, then five float64; 80 bytes, no padding
 EPISODE_LOG_DTYPE = np.dtype([
@@ -76,8 +78,7 @@ class VectorEnv(gym.vector.VectorEnv):
                  csv: Optional[str | os.PathLike[str]] = None,
                  config: Optional[Config] = None,
                  curiosity: Optional[np.ndarray] = None, **values: Any) -> None:
-        if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise InputError(f"num_envs = {num_envs!r}; need an int >= 1")
+        num_envs = _lib.integer(num_envs, "num_envs", 1, _lib.INT_MAX)
         if market is None:
             market = Market(csv, config=config, **values)
             env_config = None  # the market's own
@@ -90,10 +91,10 @@ class VectorEnv(gym.vector.VectorEnv):
         err = err_buffer()
         h = lib().fh_api_vec_env_create(market.handle,
                                         env_config.handle if env_config else None,
-                                        encode(split), int(num_envs), _seed(seed), err,
+                                        encode(split, "split"), num_envs, _seed(seed), err,
                                         _lib.ERR_CAP)
         self._env = _CVecEnv(made(h, err, "vector env"))
-        self.num_envs = int(num_envs)
+        self.num_envs = num_envs
         low, high = observation_bounds()
         self.single_observation_space = spaces.Box(low, high, (STATE_DIM,), np.float32)
         self.single_action_space = spaces.Discrete(N_ACTIONS)
@@ -130,15 +131,7 @@ class VectorEnv(gym.vector.VectorEnv):
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                           dict[str, Any]]:
-        a = np.asarray(actions)
-        if a.shape != (self.num_envs,):
-            raise InputError(f"step: actions of shape {a.shape}; expected ({self.num_envs},)")
-        if a.dtype != np.int32:
-            if not np.issubdtype(a.dtype, np.integer):
-                raise InputError(f"step: actions of dtype {a.dtype}; expected integers in "
-                                 f"[0, {N_ACTIONS})")
-            a = a.astype(np.int32)
-        a = np.ascontiguousarray(a)
+        a = _actions(actions, self.num_envs)
         n = self.num_envs
         # one fresh buffer a step (no returned array is ever reused): obs | final_obs |
         # rewards | terminations | truncations, its address taken once (each .ctypes
@@ -172,7 +165,8 @@ class VectorEnv(gym.vector.VectorEnv):
         if params is None:
             check(lib().fh_api_vec_env_set_curiosity(h, None, 0), h)
             return
-        p = np.ascontiguousarray(params, dtype=np.float32).reshape(-1)
+        # a NaN or infinity is refused by the C API, naming the element and its tensor
+        p = float32_values(params, "curiosity params").reshape(-1)
         check(lib().fh_api_vec_env_set_curiosity(h, p.ctypes.data, p.size), h)
 
     def portfolio(self) -> dict[str, np.ndarray]:
@@ -249,10 +243,7 @@ class Env(gym.Env):
         return obs, {}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if not self.action_space.contains(action) and not (
-                isinstance(action, (int, np.integer)) and 0 <= action < N_ACTIONS):
-            raise InputError(f"step: action {action!r} is not in [0, {N_ACTIONS})")
-        obs, r, term, trunc, info = self._vec.step(np.array([action], np.int32))
+        obs, r, term, trunc, info = self._vec.step(_actions(action, None))
         info_out: dict[str, Any] = {}
         if term[0] or trunc[0]:
             self._next_obs = obs[0]
@@ -264,6 +255,48 @@ class Env(gym.Env):
         self._vec.close()
 
 
+def _actions(actions: Any, n: Optional[int]) -> np.ndarray:
+    """actions as the C env's int32 array, (n,) or, for n None, one action as (1,): every
+    one an integer in [0, N_ACTIONS) of any integer dtype, else the InputError naming the
+    first that is not. A cast alone would wrap: int64 2**32 + 3 is int32 3 (issue 32)."""
+    if hasattr(actions, "detach"):  # a torch tensor, on any device
+        actions = actions.detach().cpu().numpy()
+    a = np.asarray(actions)
+    if n is None:
+        if a.ndim != 0:
+            raise InputError(f"step: an action of shape {a.shape}; expected one integer in "
+                             f"[0, {N_ACTIONS})")
+        a = a.reshape(1)
+    elif a.shape != (n,):
+        raise InputError(f"step: actions of shape {a.shape}; expected ({n},)")
+    if a.dtype == np.int32:  # the C env checks the range itself, naming the first bad one
+        return np.ascontiguousarray(a)
+    if a.dtype.kind in "iu":
+        if not a.dtype.isnative:
+            a = a.astype(a.dtype.newbyteorder("="))
+        # one reduction (a step's binding costs ~7 us; this adds ~4): as unsigned, a
+        # negative action is huge, so the largest is below N_ACTIONS exactly when all are
+        if int(np.maximum.reduce(a.view(f"u{a.dtype.itemsize}"))) < N_ACTIONS:
+            return a.astype(np.int32)
+        i = int(np.argmax((a < 0) | (a >= N_ACTIONS)))
+        at = "" if n is None else f"[{i}]"
+        raise InputError(f"step: action{at} = {int(a[i])} is outside [0, {N_ACTIONS})")
+    # anything else: an object array (Python ints beyond 64 bits among them) holding only
+    # integers in range is taken; floats, even whole ones, and bools are refused, named by
+    # the first element that is not a whole number in range (else the first)
+    values = a.tolist()
+    in_range = [isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) and
+                0 <= v < N_ACTIONS and float(v).is_integer() for v in values]
+    if a.dtype.kind == "O" and all(in_range) and all(
+            isinstance(v, numbers.Integral) for v in values):
+        return np.array(values, np.int32)
+    i = in_range.index(False) if False in in_range else 0
+    at = "" if n is None else f"[{i}]"
+    raise InputError(f"step: action{at} = {values[i]!r} ({type(values[i]).__name__}, dtype "
+                     f"{a.dtype}); actions are integers in [0, {N_ACTIONS}): pass an integer "
+                     "array (a policy's argmax or sample)")
+
+
 def _seed(seed: Any) -> int:
     """A seed as the C env's uint64 (one int for all slots: slot i streams (seed, i))."""
     if isinstance(seed, (list, tuple, np.ndarray)):
@@ -273,7 +306,4 @@ def _seed(seed: Any) -> int:
                              "i)); pass seed=" + str(int(s[0])))
         raise InputError("reset: one int seeds every slot (slot i's stream is (seed, i)); "
                          "per-slot seeds are not supported")
-    s = int(seed)
-    if s < 0 or s >= 1 << 64:
-        raise InputError(f"seed {seed!r} is outside [0, 2^64)")
-    return s
+    return _lib.integer(seed, "seed", 0, _lib.UINT64_MAX)

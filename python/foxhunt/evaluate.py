@@ -57,8 +57,11 @@ def eval(checkpoint: Union[str, os.PathLike[str], Checkpoint], *,
             return eval(path, data=data, split=split, seed=seed,
                         periods_per_year=periods_per_year)
     err = err_buffer()
-    h = lib().fh_api_eval_run(encode(checkpoint), encode(data), encode(split), int(seed),
-                              float(periods_per_year), err, _lib.ERR_CAP)
+    seed = _lib.integer(seed, "seed", 0, _lib.UINT64_MAX)
+    h = lib().fh_api_eval_run(encode(checkpoint, "checkpoint path"), encode(data, "data path"),
+                              encode(split, "split"), seed,
+                              _lib.real(periods_per_year, "periods_per_year"), err,
+                              _lib.ERR_CAP)
     ev = _Eval(made(h, err, "eval"))
     try:
         return _result(ev.handle)
@@ -89,7 +92,7 @@ def _result(h: int) -> EvalResult:
         out[f"{name}_turnover"] = np.concatenate([nan, steps["turnover"]])
         m: dict[str, Any] = {}
         for k in names:
-            check(L.fh_api_eval_metric(h, p, encode(k), ctypes.byref(value)), h)
+            check(L.fh_api_eval_metric(h, p, encode(k, "metric"), ctypes.byref(value)), h)
             m[k] = value.value
         out.metrics[name] = m
         out.policies.append(name)

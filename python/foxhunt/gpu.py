@@ -113,7 +113,8 @@ class DLPackTensor:
             raise BufferError("foxhunt's GPU batch is exported without a copy")
         h = self._collector._c.handle
         ptr = c_void_p()
-        check(lib().fh_api_gpu_tensor(h, encode(self.name), ctypes.byref(ptr)), h)
+        check(lib().fh_api_gpu_tensor(h, encode(self.name, "tensor name"),
+                                      ctypes.byref(ptr)), h)
         return dltensor_capsule(ptr.value)
 
     def __dlpack_device__(self) -> tuple[int, int]:
@@ -123,8 +124,8 @@ class DLPackTensor:
         """A host copy, (N, L) or (N, L, 54) for states."""
         out = np.empty(self.shape, self.dtype)
         h = self._collector._c.handle
-        check(lib().fh_api_gpu_tensor_to_host(h, encode(self.name), out.ctypes.data,
-                                              out.nbytes), h)
+        check(lib().fh_api_gpu_tensor_to_host(h, encode(self.name, "tensor name"),
+                                              out.ctypes.data, out.nbytes), h)
         return out
 
     def __repr__(self) -> str:
@@ -132,10 +133,11 @@ class DLPackTensor:
 
 
 def _host(v: Any) -> np.ndarray:
-    """A numpy array of v (a torch tensor on any device, or array-like)."""
+    """A numpy array of v (a torch tensor on any device, or array-like), its dtype kept:
+    flat_params converts it to float32, refusing what a float32 cannot hold."""
     if hasattr(v, "detach"):
         v = v.detach().to("cpu").numpy()
-    return np.asarray(v, np.float32)
+    return np.asarray(v)
 
 
 class GpuCollector:
@@ -158,11 +160,14 @@ class GpuCollector:
             market = Market(config=config, **values)
         elif values:
             config = (config or market.config).copy(**values)
-        self.market, self.num_envs, self.num_steps = market, int(num_envs), int(num_steps)
+        self.market = market
+        self.num_envs = _lib.integer(num_envs, "num_envs", 1, _lib.INT_MAX)
+        self.num_steps = _lib.integer(num_steps, "num_steps", 1, _lib.INT_MAX)
+        seed = _lib.integer(seed, "seed", 0, _lib.UINT64_MAX)
         err = err_buffer()
         h = lib().fh_api_gpu_collector_create(market.handle, config.handle if config else None,
-                                              self.num_envs, self.num_steps, int(seed),
-                                              encode(kernel), err, _lib.ERR_CAP)
+                                              self.num_envs, self.num_steps, seed,
+                                              encode(kernel, "kernel"), err, _lib.ERR_CAP)
         self._c = _CCollector(made(h, err, "GPU collector"))
         self.device_id = 0  # fh_device_select("cuda") takes the first GPU
 

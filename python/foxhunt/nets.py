@@ -14,7 +14,7 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -43,27 +43,45 @@ class TensorSpec:
 def net_tensors(net: str) -> tuple[TensorSpec, ...]:
     """The network's tensor table, in layout order (the C library's fh_net_tensors)."""
     L = lib()
-    n = L.fh_api_net_tensor_count(encode(net))
+    n = L.fh_api_net_tensor_count(encode(net, "network"))
     if n < 0:
         raise InputError(f"unknown network {net!r}; one of {', '.join(NETS)}")
     key = ctypes.create_string_buffer(128)
     rank, shape, offset = ctypes.c_int(), (ctypes.c_int * 2)(), ctypes.c_int64()
     out = []
     for i in range(n):
-        L.fh_api_net_tensor(encode(net), i, key, len(key), ctypes.byref(rank),
+        L.fh_api_net_tensor(encode(net, "network"), i, key, len(key), ctypes.byref(rank),
                             ctypes.addressof(shape), ctypes.byref(offset))
         out.append(TensorSpec(key.value.decode(), tuple(shape[:rank.value]), offset.value))
     return tuple(out)
 
 
 def param_count(net: str) -> int:
-    return int(lib().fh_api_net_param_count(encode(net)))
+    return int(lib().fh_api_net_param_count(encode(net, "network")))
 
 
 def layer_names(net: str) -> list[str]:
     """The linear layers' names in order ("policy_layer_0", ..., "policy_output")."""
     return [t.key[:-len(".weight")] for t in net_tensors(net)
             if t.key.endswith(".weight") and len(t.shape) == 2]
+
+
+def float32_values(values: Any, what: str) -> np.ndarray:
+    """values as a float32 array (same shape), or the InputError naming the first that is
+    not a real number or that a float32 cannot hold (1e39 would become infinity). NaN
+    and infinity given as such pass: the C API refuses them where it takes the params,
+    naming the element's tensor."""
+    a = np.asarray(values)
+    if a.dtype.kind not in "fiu":
+        raise InputError(f"{what}: dtype {a.dtype}; expected real numbers (float32)")
+    with np.errstate(over="ignore"):
+        out = a.astype(np.float32)
+    over = np.isinf(out) & np.isfinite(a)
+    if over.any():
+        i = int(np.flatnonzero(over)[0])
+        raise InputError(f"{what}: element {i} = {a.reshape(-1)[i].item()!r} is beyond float32's "
+                         f"range (+-{float(np.finfo(np.float32).max):.4g})")
+    return out
 
 
 def flat_params(tensors: Mapping[str, np.ndarray], net: str) -> np.ndarray:
@@ -73,7 +91,7 @@ def flat_params(tensors: Mapping[str, np.ndarray], net: str) -> np.ndarray:
     for t in net_tensors(net):
         if t.key not in tensors:
             raise InputError(f"{net}: missing tensor {t.key!r}")
-        a = np.asarray(tensors[t.key])
+        a = float32_values(tensors[t.key], f"{net}: tensor {t.key!r}")
         if a.shape != t.shape:
             raise InputError(f"{net}: tensor {t.key!r} has shape {a.shape}; expected {t.shape}")
         flat[t.offset:t.offset + t.size] = a.reshape(-1)

@@ -1,5 +1,6 @@
-"""An independent safetensors reader for the tests (the format's spec, json and struct
-only; none of foxhunt's code): checks that what the package writes is what it says."""
+"""An independent safetensors reader and writer for the tests (the format's spec, json
+and struct only; none of foxhunt's code): checks that what the package writes is what it
+says, and writes files foxhunt's writer would refuse to (names it must refuse to read)."""
 
 from __future__ import annotations
 
@@ -24,3 +25,20 @@ def parse(path) -> tuple[dict[str, np.ndarray], dict[str, str], list[str]]:
         tensors[name] = np.frombuffer(data[base + b:base + e],
                                       dtype=DTYPES[entry["dtype"]]).reshape(entry["shape"])
     return tensors, meta, list(header)
+
+
+def write(path, tensors: dict[str, np.ndarray], metadata: dict[str, str]) -> None:
+    """tensors (any names, in order; F32 only) and metadata as a safetensors file."""
+    header: dict = {"__metadata__": metadata} if metadata else {}
+    at = 0
+    for name, a in tensors.items():
+        a = np.ascontiguousarray(a, "<f4")
+        header[name] = {"dtype": "F32", "shape": list(a.shape),
+                        "data_offsets": [at, at + a.nbytes]}
+        at += a.nbytes
+    text = json.dumps(header).encode()  # a NUL in a name is written \u0000
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        for a in tensors.values():
+            f.write(np.ascontiguousarray(a, "<f4").tobytes())

@@ -95,6 +95,35 @@ def test_config_keys_values_and_json():
     assert L.fh_api_config_key_name(-1) is None and L.fh_api_config_key_name(10**6) is None
 
 
+def test_floats_taken_must_be_finite_and_text_whole():
+    """Issue 32: the C API refuses NaN and infinity where it takes a float (curiosity
+    params, eval's periods_per_year; config values already were), and a \\u0000 in a
+    saved config; the binding refuses text holding a NUL, which the C side cannot see."""
+    err = ctypes.create_string_buffer(512)
+    for v in (float("nan"), float("inf"), -float("inf"), 1e9):
+        assert not L.fh_api_eval_run(b"/nonexistent/x.safetensors", None, b"test", 1, v, err,
+                                     len(err))
+        assert b"periods_per_year = " in err.value and b"/nonexistent" not in err.value, err.value
+    market = foxhunt.Market(**SMALL)
+    env = L.fh_api_vec_env_create(market.handle, None, b"train", 2, 1, err, len(err))
+    p = np.zeros(4384, np.float32)
+    assert L.fh_api_vec_env_set_curiosity(env, p.ctypes.data, p.size) == 0
+    p[2240 + 64 + 65] = np.nan  # fc2.weight[1, 1]
+    assert L.fh_api_vec_env_set_curiosity(env, p.ctypes.data, p.size) == _lib.STATUS_INPUT
+    assert "element 2369 (fc2.weight[1, 1]) is nan" in last(env)
+    L.fh_api_vec_env_free(env)
+    for key, value in [("horizon\0x", 5), ("horizon", "5\0x"), ("data", "a.csv\0b.csv")]:
+        with pytest.raises(foxhunt.InputError, match="holds a NUL character"):
+            foxhunt.Config(**{key: value})
+    assert foxhunt.Config(data=b"runs/a.csv")["data"] == "runs/a.csv"  # not "b'runs/a.csv'"
+    for setting in ("cur_coef", "half_spread", "gamma"):
+        for bad in (float("nan"), float("inf")):
+            with pytest.raises(foxhunt.InputError, match=f"{setting} = '.*': expected a finite"):
+                foxhunt.Config(**{setting: bad})
+    with pytest.raises(foxhunt.InputError, match=r"NUL character \(\\u0000\) in a string"):
+        foxhunt.Config.from_json('{"run": {"data": "a.csv\\u0000b.csv"}}')
+
+
 def test_tensor_entries_check_names_dtypes_and_sizes():
     err = ctypes.create_string_buffer(256)
     t = L.fh_api_tensors_new(err, len(err))

@@ -10,6 +10,9 @@
 - Actor-only checkpoints (`foxhunt export --actor`) round-trip too.
 - A bad save (NaN, wrong shape, part of a network, a bad kind, Adam state in an
   actor-only file) is refused, naming the fault, and leaves the target untouched.
+- Issue 32: a NUL character in a tensor name, a metadata key or value or a path is
+  refused on writing (the C strings would end at it: "a\\0b" was written as "a"), and a
+  file whose header holds one (\\u0000) is refused on reading.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import pytest
 import foxhunt
 import foxhunt.nets
 from conftest import run
-from safetensors_ref import parse
+from safetensors_ref import parse, write
 
 
 def test_round_trip_is_byte_identical(checkpoint, tmp_path):
@@ -197,3 +200,38 @@ def test_generic_safetensors_round_trip(tmp_path):
         assert np.array_equal(ref[k], v) and ref[k].shape == v.shape, k
         assert np.array_equal(got[k], v) and got[k].dtype.kind == v.dtype.kind, k
     assert got_meta == meta
+
+
+def test_a_nul_in_a_name_or_path_is_refused_not_cut(checkpoint, tmp_path):
+    target = tmp_path / "t.safetensors"
+    x = np.zeros(2, np.float32)
+    for tensors, metadata, message in [
+            ({"a\0b": x}, {}, r"tensor name 'a\\x00b' holds a NUL character at byte 1; .* "
+                               r"would read 'a'"),
+            ({"a": x}, {"k\0": "v"}, r"metadata key 'k\\x00' holds a NUL"),
+            ({"a": x}, {"k": "v\0w"}, r"metadata 'k': value 'v\\x00w' holds a NUL")]:
+        with pytest.raises(foxhunt.InputError, match=message):
+            foxhunt.write_safetensors(target, tensors, metadata)
+        assert not target.exists()
+    with pytest.raises(foxhunt.InputError, match=r"path .* holds a NUL character"):
+        foxhunt.write_safetensors(str(target) + "\0.bak", {"a": x})
+    assert not target.exists()
+    ck = foxhunt.load_checkpoint(checkpoint)
+    ck.tensors["extra\0.x"] = x
+    with pytest.raises(foxhunt.InputError, match=r"tensor name 'extra\\x00.x' holds a NUL"):
+        ck.save(target)
+    assert not target.exists()
+    with pytest.raises(foxhunt.InputError, match=r"path .* holds a NUL character"):
+        foxhunt.load_checkpoint(str(checkpoint) + "\0junk")
+    # files holding one (written by another tool) are refused on reading, naming the file
+    for name, tensors, metadata in [("name", {"a\0b": x}, {}),
+                                    ("meta", {"a": x}, {"k": "v\0w"})]:
+        path = tmp_path / f"{name}.safetensors"
+        write(path, tensors, metadata)
+        assert b"\\u0000" in path.read_bytes()
+        with pytest.raises(foxhunt.InputError, match=rf"{name}.safetensors: the header holds a "
+                                                     r"NUL character"):
+            foxhunt.read_safetensors(path)
+    # an escaped backslash before "u0000" is no NUL: that name reads back whole
+    write(tmp_path / "ok.safetensors", {"a\\u0000b": x}, {})
+    assert list(foxhunt.read_safetensors(tmp_path / "ok.safetensors")[0]) == ["a\\u0000b"]

@@ -100,3 +100,18 @@ def test_eval_errors(tmp_path, checkpoint):
         foxhunt.eval(tmp_path / "missing.safetensors")
     with pytest.raises(foxhunt.InputError, match="nope.csv"):
         foxhunt.eval(checkpoint, data=tmp_path / "nope.csv")
+
+
+def test_eval_refuses_non_finite_periods_and_wrapping_seeds(checkpoint):
+    """Issue 32: periods_per_year NaN was taken as "<= 0: the checkpoint's" without a word
+    and infinity annualised every figure; a seed of -1 became 2**64 - 1 in ctypes."""
+    for v in (float("nan"), float("inf"), 1e9):
+        with pytest.raises(foxhunt.InputError, match=r"periods_per_year = (nan|inf|1e\+09); "):
+            foxhunt.eval(checkpoint, periods_per_year=v)
+    with pytest.raises(foxhunt.InputError, match="periods_per_year = 'x'; expected a number"):
+        foxhunt.eval(checkpoint, periods_per_year="x")
+    for seed in (-1, 2**64):
+        with pytest.raises(foxhunt.InputError, match=rf"seed = {seed} is outside \[0, "):
+            foxhunt.eval(checkpoint, seed=seed)
+    with pytest.raises(foxhunt.InputError, match=r"split 'test\\x00' holds a NUL"):
+        foxhunt.eval(checkpoint, split="test\0")

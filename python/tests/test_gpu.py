@@ -131,3 +131,23 @@ def test_bad_weights_are_refused(setup):
     ck, col, _ = setup
     with pytest.raises(foxhunt.InputError, match="missing tensor"):
         col.collect({})
+    # issue 32: a NaN or infinity in any network is refused by the C API, naming the
+    # element's tensor, instead of a batch of NaN; a float64 beyond float32 before the cast
+    for key, at, where in [("value_layer_2.bias", 5, r"value_layer_2.bias\[5\]"),
+                           ("policy_output.weight", (3, 7), r"policy_output.weight\[3, 7\]"),
+                           ("fc2.bias", 0, r"fc2.bias\[0\]")]:
+        bad = ck.copy()
+        bad.tensors[key][at] = np.inf
+        with pytest.raises(foxhunt.InputError,
+                           match=rf"GPU collect: the \w+( model)?'s params: element \d+ "
+                                 rf"\({where}\) is inf; every param must be finite"):
+            col.collect(bad)
+    big = dict(ck.tensors, **{"fc1.bias": np.full(64, 1e39)})
+    with pytest.raises(foxhunt.InputError, match=r"'fc1.bias': element 0 = 1e\+39 is beyond"):
+        col.collect(big)
+    for kw, message in [({"num_envs": 2**32 + 8}, "num_envs = 4294967304 is outside"),
+                        ({"seed": -1}, "seed = -1 is outside")]:
+        with pytest.raises(foxhunt.InputError, match=message):
+            fg.GpuCollector(col.market, **{"num_envs": 8, "num_steps": 4, **kw})
+    # the refused collections left the collector usable
+    col.collect(ck)

@@ -130,3 +130,26 @@ def test_single_env_follows_slot_zero_of_the_vector_env():
     assert episodes >= 3
     single.close()
     vec.close()
+
+
+def test_single_env_refuses_what_is_not_an_action():
+    """Issue 32: one action of any integer type is range-checked before it becomes int32
+    (np.int64 2**32 + 3 is not action 3); bools, floats and arrays are refused, and a
+    refused step moves nothing."""
+    env = foxhunt.Env(seed=2, **ENV_KW)
+    ref = foxhunt.Env(seed=2, **ENV_KW)
+    env.reset(seed=2)
+    ref.reset(seed=2)
+    for action, message in [(np.int64(2**32 + 3), r"action = 4294967299 is outside \[0, 45\)"),
+                            (np.uint64(2**64 - 1), r"action = 18446744073709551615 is outside"),
+                            (-1, r"action = -1 is outside"), (45, r"action = 45 is outside"),
+                            (2**70, r"action = 1180591620717411303424 \(int"),
+                            (True, r"action = True \(bool"), (3.0, r"action = 3.0 \(float"),
+                            (np.array([3]), r"an action of shape \(1,\)")]:
+        with pytest.raises(foxhunt.InputError, match=message):
+            env.step(action)
+    for action in (3, np.int64(3), np.uint8(3), np.array(3)):
+        got, want = env.step(action), ref.step(3)
+        assert got[0].tobytes() == want[0].tobytes() and got[1] == want[1]
+    env.close()
+    ref.close()

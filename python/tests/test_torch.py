@@ -21,7 +21,7 @@ torch = pytest.importorskip(
                     "of these tests (test_checkpoint.py, test_networks.py) ran instead")
 import foxhunt  # noqa: E402
 import foxhunt.torch as ft  # noqa: E402
-from conftest import run  # noqa: E402
+from conftest import SMALL, run  # noqa: E402
 from safetensors_ref import parse  # noqa: E402
 
 
@@ -91,3 +91,24 @@ def test_wrong_modules_are_refused(checkpoint):
         ft.to_checkpoint(ck, actor=ft.Critic())
     with pytest.raises(foxhunt.InputError):
         ft.load_module(ft.QNet(), ck)
+
+
+def test_torch_actions_step_the_env_and_are_range_checked():
+    """Issue 32: actions as a torch tensor (an argmax is int64, on any device) step as the
+    same numpy ints do, and out-of-range ones are refused rather than wrapped to int32."""
+    env = foxhunt.VectorEnv(3, seed=1, **SMALL)
+    ref = foxhunt.VectorEnv(3, seed=1, **SMALL)
+    env.reset(seed=1)
+    ref.reset(seed=1)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    with pytest.raises(foxhunt.InputError, match=r"action\[1\] = 4294967299 is outside"):
+        env.step(torch.tensor([0, 2**32 + 3, 2], device=device))
+    with pytest.raises(foxhunt.InputError, match=r"action\[0\] = 1.0 \(float"):
+        env.step(torch.ones(3, device=device))
+    a = torch.tensor([4, 40, 22], device=device)
+    assert env.step(a)[0].tobytes() == ref.step(np.array([4, 40, 22]))[0].tobytes()
+    single = foxhunt.Env(seed=1, **SMALL)
+    single.reset(seed=1)
+    with pytest.raises(foxhunt.InputError, match=r"action = 4294967299 is outside"):
+        single.step(torch.tensor(2**32 + 3, device=device))
+    single.step(torch.tensor(3, device=device))  # one action, a 0-d tensor, is taken

@@ -164,9 +164,84 @@ def test_bad_actions_are_refused_and_nothing_steps():
     ref.close()
 
 
+def test_actions_of_any_dtype_are_checked_not_wrapped():
+    """Issue 32: int64 2**32 + 3 ran action 3 (a cast to int32 keeps the low bits). Every
+    integer dtype is range-checked before the cast, the error names the index and the
+    value, floats and bools are refused, and a refused step moves nothing."""
+    env = foxhunt.VectorEnv(3, seed=1, **SMALL)
+    env.reset(seed=1)
+    bad = [
+        (np.array([0, 2**32 + 3, 2], np.int64), r"action\[1\] = 4294967299 is outside \[0, 45\)"),
+        (np.array([0, 1, -1], np.int64), r"action\[2\] = -1 is outside"),
+        (np.array([2**63, 1, 2], np.uint64), r"action\[0\] = 9223372036854775808 is outside"),
+        (np.array([0, 1, 2**8 - 1], np.uint8), r"action\[2\] = 255 is outside"),
+        (np.array([0, 1, -3], np.int8), r"action\[2\] = -3 is outside"),
+        ([0, 2**32 + 3, 2], r"action\[1\] = 4294967299 is outside"),
+        ([0, 1, 2**70], r"action\[2\] = 1180591620717411303424 \(int"),
+        (np.array([0.0, 3.5, 2.0]), r"action\[1\] = 3.5 \(float, dtype float64\); actions are "
+                                    r"integers in \[0, 45\)"),
+        (np.array([0.0, 3.0, 2.0]), r"action\[0\] = 0.0 \(float"),
+        (np.array([0, np.nan, 2]), r"action\[1\] = nan"),
+        (np.array([True, False, True]), r"action\[0\] = True \(bool"),
+        (np.array(["0", "1", "2"]), r"action\[0\] = '0' \(str"),
+    ]
+    for actions, message in bad:
+        with pytest.raises(foxhunt.InputError, match=message):
+            env.step(actions)
+    # every integer dtype in range steps as int32 does; nothing above moved the episodes
+    ref = foxhunt.VectorEnv(3, seed=1, **SMALL)
+    ref.reset(seed=1)
+    a = np.array([4, 40, 22])
+    for dtype in (np.int64, np.uint64, np.uint8, np.int16, ">i8", object):
+        assert env.step(a.astype(dtype))[0].tobytes() == ref.step(a.astype(np.int32))[0].tobytes()
+    env.close()
+    ref.close()
+
+
+def test_curiosity_params_must_be_finite():
+    """Issue 32: NaN curiosity params were taken and made every reward NaN. The C API
+    refuses a NaN or infinity naming the element and its tensor, and keeps the params it
+    had; a float64 beyond float32's range is refused before the cast makes it infinite."""
+    ck_params = np.random.default_rng(3).normal(0, 0.1, 4384).astype(np.float32)
+    env = foxhunt.VectorEnv(2, seed=4, **SMALL, cur_coef=0.5)
+    ref = foxhunt.VectorEnv(2, seed=4, **SMALL, cur_coef=0.5, curiosity=ck_params)
+    env.set_curiosity(ck_params)
+    # the layout: fc1.weight (64, 35) at 0, fc1.bias at 2240, fc2.weight (32, 64) at 2304,
+    # fc2.bias at 4352
+    for i, v, where in [(0, np.nan, r"fc1.weight\[0, 0\]"), (2241, np.nan, r"fc1.bias\[1\]"),
+                        (2304 + 70, np.inf, r"fc2.weight\[1, 6\]"),
+                        (4383, -np.inf, r"fc2.bias\[31\]")]:
+        p = ck_params.copy()
+        p[i] = v
+        with pytest.raises(foxhunt.InputError,
+                           match=rf"curiosity params: element {i} \({where}\) is {v}; every "
+                                 "param must be finite"):
+            env.set_curiosity(p)
+    with pytest.raises(foxhunt.InputError, match=r"element 7 = 1e\+39 is beyond float32's range"):
+        env.set_curiosity(np.where(np.arange(4384) == 7, 1e39, 0.0))
+    with pytest.raises(foxhunt.InputError, match="curiosity params"):
+        foxhunt.VectorEnv(2, seed=4, **SMALL, curiosity=np.full(4384, np.nan, np.float32))
+    # the refused calls left the params set before: rewards equal an env given only those
+    a = np.array([3, 30])
+    for _ in range(5):
+        got, want = env.step(a), ref.step(a)
+        assert got[1].tobytes() == want[1].tobytes() and np.isfinite(got[1]).all()
+    env.close()
+    ref.close()
+
+
 def test_bad_arguments_raise_with_the_reason():
     with pytest.raises(foxhunt.InputError, match="num_envs"):
         foxhunt.VectorEnv(0, **SMALL)
+    # issue 32: ctypes keeps an int's low bits: 2**32 + 1 episodes made a 1-slot env
+    with pytest.raises(foxhunt.InputError, match=r"num_envs = 4294967297 is outside \[1, "):
+        foxhunt.VectorEnv(2**32 + 1, **SMALL)
+    with pytest.raises(foxhunt.InputError, match=r"num_envs = 2.0 \(float\)"):
+        foxhunt.VectorEnv(2.0, **SMALL)
+    with pytest.raises(foxhunt.InputError, match=r"seed = -1 is outside \[0, "):
+        foxhunt.VectorEnv(2, seed=-1, **SMALL)
+    with pytest.raises(foxhunt.InputError, match=r"split 'train\\x00x' holds a NUL"):
+        foxhunt.VectorEnv(2, split="train\0x", **SMALL)
     with pytest.raises(foxhunt.InputError, match="split"):
         foxhunt.VectorEnv(2, split="holdout", **SMALL)
     with pytest.raises(foxhunt.InputError, match="horizon"):

@@ -2,6 +2,7 @@
  * src/cli/cmd_eval.c (the checkpoint's configuration, its policy network and
  * normalisation, the data rebuilt, fh_eval_report_run over every policy with the paths
  * kept), the report held by the handle for a binding to read column by column. */
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +97,13 @@ fh_api_eval *fh_api_eval_run(const char *checkpoint, const char *data_csv, const
     if (!capi_split_parse(split, &s))
         return capi_fail_out(err, err_cap, "eval: split \"%.64s\": use test, validation, "
                              "train or all", split ? split : "(NULL)");
+    /* NaN compares false with everything: "<= 0 takes the checkpoint's" would take it
+     * for a NaN without a word, and infinity would annualise every figure to nonsense */
+    const fh_config_field *ppy = capi_config_field("periods_per_year");
+    if (!isfinite(periods_per_year) || periods_per_year > ppy->max)
+        return capi_fail_out(err, err_cap, "eval: periods_per_year = %g; give the bars per "
+                             "year (a finite number up to %g), or 0 for the checkpoint's "
+                             "setting", periods_per_year, ppy->max);
     fh_api_eval *ev = calloc(1, sizeof *ev);
     if (!ev)
         return capi_fail_out(err, err_cap, "eval: out of memory");

@@ -154,6 +154,10 @@ static fh_status take_params(fh_api_gpu_collector *c, fh_mlp *m, const float *p,
         return fh_error_set(&c->obj.err, FH_ERR_INPUT, "GPU collect: the %s's params: %lld "
                             "floats%s; it has %zu (flat, shapes.h's layout)", what,
                             (long long)n, p ? "" : " at NULL", m->n_params);
+    char whose[64];
+    snprintf(whose, sizeof whose, "GPU collect: the %s's params", what);
+    if (capi_params_finite(&c->obj.err, whose, m->desc->kind, p) != FH_OK)
+        return FH_ERR_INPUT;
     memcpy(m->params, p, m->n_params * sizeof(float));
     return FH_OK;
 }

@@ -12,6 +12,7 @@
 
 #include "foxhunt/capi.h"
 #include "foxhunt/error.h"
+#include "foxhunt/nn.h"
 #include "foxhunt/run_data.h"
 #include "foxhunt/safetensors.h"
 #include "foxhunt/train_config.h"
@@ -94,6 +95,14 @@ const char *capi_tensors_meta(const fh_api_tensors *t, const char *key);
 /* A user of m's data takes a reference and gives it back when freed. */
 void capi_market_retain(fh_api_market *m);
 void capi_market_release(fh_api_market *m);
+
+/* FH_OK when every param of kind's flat buffer (its n_params floats, shapes.h's layout)
+ * is finite; else FH_ERR_INPUT naming the first other one by its index and its tensor
+ * ("what: element 17 (fc1.weight[0, 17]) is nan; ..."). Params are checked where they
+ * enter, since the C code that runs them would turn one NaN into NaN rewards and
+ * batches without a word (issue 32). */
+fh_status capi_params_finite(fh_error *err, const char *what, fh_net_kind kind,
+                             const float *params);
 
 /* Looks up a configuration key ("horizon" or "env.horizon"); NULL when unknown. */
 const fh_config_field *capi_config_field(const char *key);

@@ -1,6 +1,7 @@
 /* capi_nets.c — the networks' tensor tables (capi.h), from nn.h's descriptors, so a
  * binding builds its layers and flat buffers from the library's own table instead of a
  * copy of it. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,4 +52,30 @@ int fh_api_net_tensor(const char *net, int i, char *key, size_t key_cap, int *ra
     if (offset)
         *offset = (int64_t)table[i].offset;
     return FH_API_OK;
+}
+
+fh_status capi_params_finite(fh_error *err, const char *what, fh_net_kind kind,
+                             const float *params)
+{
+    fh_tensor_desc table[FH_NN_MAX_TENSORS];
+    int n = fh_net_tensors(table, fh_net_desc_get(kind));
+    for (int k = 0; k < n; k++) {
+        const fh_tensor_desc *t = &table[k];
+        for (size_t i = 0; i < t->numel; i++) {
+            float v = params[t->offset + i];
+            if (isfinite(v))
+                continue;
+            char at[48];
+            if (t->rank == 2)
+                snprintf(at, sizeof at, "[%zu, %zu]", i / (size_t)t->shape[1],
+                         i % (size_t)t->shape[1]);
+            else
+                snprintf(at, sizeof at, "[%zu]", i);
+            return fh_error_set(err, FH_ERR_INPUT, "%s: element %zu (%s%s) is %g; every "
+                                "param must be finite (one NaN or infinity spreads to every "
+                                "output): check where the params came from", what,
+                                t->offset + i, t->name, at, (double)v);
+        }
+    }
+    return FH_OK;
 }

@@ -159,6 +159,8 @@ int fh_api_vec_env_set_curiosity(fh_api_vec_env *env, const float *params, int64
         return fh_error_set(&e->obj.err, FH_ERR_INPUT, "curiosity params: %lld floats; the "
                             "model has %d (shapes.h's layout: fc1.weight, fc1.bias, "
                             "fc2.weight, fc2.bias)", (long long)n, FH_CURIOSITY_N_PARAMS);
+    if (capi_params_finite(&e->obj.err, "curiosity params", FH_NET_CURIOSITY, params) != FH_OK)
+        return FH_API_INPUT; /* the params set before, if any, stay */
     if (!e->curiosity && !(e->curiosity = malloc(FH_CURIOSITY_N_PARAMS * sizeof(float))))
         return fh_error_set(&e->obj.err, FH_ERR_FAILURE, "out of memory");
     memcpy(e->curiosity, params, FH_CURIOSITY_N_PARAMS * sizeof(float));

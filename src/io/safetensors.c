@@ -215,6 +215,28 @@ int fh_utf8_valid(const char *s, size_t n, size_t *bad_offset)
     return 1;
 }
 
+int fh_json_string_has_nul(const char *s, size_t n, size_t *offset)
+{
+    int in_string = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!in_string) {
+            in_string = s[i] == '"';
+            continue;
+        }
+        if (s[i] == '"') {
+            in_string = 0;
+        } else if (s[i] == '\0' ||
+                   (s[i] == '\\' && i + 5 < n && memcmp(s + i + 1, "u0000", 5) == 0)) {
+            if (offset)
+                *offset = i;
+            return 1;
+        } else if (s[i] == '\\') {
+            i++; /* the escaped character: \\u0000 is a backslash and "u0000" */
+        }
+    }
+    return 0;
+}
+
 /* FH_OK when text (a tensor name, a metadata key or value) is UTF-8. */
 static fh_status check_utf8(const char *role, const char *name, const char *text,
                             fh_error *err)
@@ -594,6 +616,14 @@ static fh_status parse_header(fh_st_file *f, const char *hdr, size_t hlen, fh_er
                               f->path);
             goto done;
         }
+    size_t nul_at = 0;
+    if (fh_json_string_has_nul(hdr, end ? (size_t)(end - hdr) : hlen, &nul_at)) {
+        st = fh_error_set(err, FH_ERR_INPUT, "%s: the header holds a NUL character (\\u0000) "
+                          "in a tensor name or metadata string (byte %zu of the file); "
+                          "names and metadata are C strings here, which the NUL would cut "
+                          "short: rewrite the file without it", f->path, 8 + nul_at);
+        goto done;
+    }
     if (!cJSON_IsObject(root)) {
         st = fh_error_set(err, FH_ERR_INPUT, "%s: header JSON is not an object", f->path);
         goto done;

@@ -18,7 +18,7 @@
 #include <ini.h>
 
 #include "foxhunt/data.h"        /* FH_DEFAULT_MAX_BAR_MOVE_SIGMAS */
-#include "foxhunt/safetensors.h" /* fh_read_regular_file, fh_utf8_valid */
+#include "foxhunt/safetensors.h" /* fh_read_regular_file, fh_utf8_valid, ..._has_nul */
 
 #define RUN(key, type, member, choices, lo, hi, help)                                    \
     {"run", key, type, offsetof(fh_train_config, member),                                \
@@ -497,6 +497,11 @@ char *fh_train_config_to_json(const fh_train_config *cfg)
 
 fh_status fh_train_config_from_json(const char *json, fh_train_config *cfg, fh_error *err)
 {
+    size_t nul_at = 0;
+    if (fh_json_string_has_nul(json, strlen(json), &nul_at))
+        return fh_error_set(err, FH_ERR_INPUT, "the saved config holds a NUL character "
+                            "(\\u0000) in a string, at byte %zu; a path or name would be cut "
+                            "short at it: remove it", nul_at);
     cJSON *root = cJSON_Parse(json);
     if (!root)
         return fh_error_set(err, FH_ERR_INPUT, "the saved config is not valid JSON");

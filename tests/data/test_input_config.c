@@ -79,6 +79,8 @@ static void test_saved_config(void)
     expect_json_fails("{\"run\": {\"episodes\": 8.7}}", "episodes = '8.7': expected an integer");
     expect_json_fails("{\"run\": {\"eval_at_end\": 1e300}}", "eval_at_end");
     expect_json_fails("{\"run\": {\"out\": \"runs/\xff\"}}", "not valid UTF-8");
+    /* issue 32: a \u0000 would cut the path short ("runs/a"), not be an error */
+    expect_json_fails("{\"run\": {\"out\": \"runs/a\\u0000b\"}}", "NUL character");
     /* the round trip of a good config is unchanged; JSON booleans are read too */
     fh_train_config cfg, back;
     fh_train_config_default(&cfg);

@@ -183,6 +183,46 @@ static void test_malformed(void)
                d, 16, "twice");
     expect_bad("fields.safetensors", "{\"x\":{\"dtype\":\"F32\",\"shape\":[4]}}", d, 16,
                "data_offsets");
+    /* issue 32: a NUL in a name or metadata string would cut it short ("a\u0000b" read
+     * as "a"), so it is refused; an escaped backslash before u0000 is no NUL */
+    expect_bad("nul_name.safetensors",
+               "{\"a\\u0000b\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", d,
+               16, "NUL character");
+    expect_bad("nul_meta.safetensors",
+               "{\"__metadata__\":{\"k\":\"v\\u0000w\"},"
+               "\"x\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", d, 16,
+               "NUL character");
+    const char *escaped = "{\"a\\\\u0000b\":{\"dtype\":\"F32\",\"shape\":[4],"
+                          "\"data_offsets\":[0,16]}}";
+    p = tpath("backslash.safetensors");
+    CHECK(io_write_raw(p, escaped, d, 16) == 0);
+    CHECK_MSG(fh_st_read(&f, p, &err) == FH_OK, "%s", err.message);
+    CHECK(f.n_tensors == 1 && strcmp(f.tensors[0].name, "a\\u0000b") == 0);
+    fh_st_file_free(&f);
+    static const struct {
+        const char *json;
+        int has;
+        size_t at;
+    } nul_cases[] = {
+        {"{\"a\": \"b\"}", 0, 0},
+        {"{\"a\\u0000\": 1}", 1, 3},
+        {"{\"a\": \"x\\\\u0000\"}", 0, 0},  /* \\ then u0000: no NUL */
+        {"{\"a\": \"x\\\\\\u0000\"}", 1, 10}, /* \\ then \u0000 */
+        {"{\"a\": \"\\\"\\u0000\"}", 1, 9}, /* \" then \u0000 inside one string */
+        {"{\"a\": \"\\u0001\"}", 0, 0},
+        {"{\"a\": \"x\\u000", 0, 0},             /* cut short: no whole escape */
+    };
+    for (size_t k = 0; k < sizeof nul_cases / sizeof nul_cases[0]; k++) {
+        size_t at = 99;
+        int has = fh_json_string_has_nul(nul_cases[k].json, strlen(nul_cases[k].json), &at);
+        CHECK_MSG(has == nul_cases[k].has && (!has || at == nul_cases[k].at),
+                  "NUL case %zu (%s): %d at %zu, expected %d at %zu", k, nul_cases[k].json, has,
+                  at, nul_cases[k].has, nul_cases[k].at);
+    }
+    /* a raw 0 byte inside a string is found too (strlen cannot see it) */
+    static const char raw_nul[] = "{\"a\0b\": 1}";
+    size_t at = 99;
+    CHECK(fh_json_string_has_nul(raw_nul, sizeof raw_nul - 1, &at) == 1 && at == 3);
 }
 
 static void test_atomic_write(void)
