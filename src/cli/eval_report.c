@@ -160,8 +160,11 @@ fh_status fh_write_text_atomically(const char *path, const char *text, fh_error 
     snprintf(tmp, sizeof tmp, "%.1000s.tmp", path);
     /* a FIFO or a device named PATH.tmp is refused, not written into (issue 32) */
     FILE *f = fh_fopen_regular(tmp, "temporary file", O_WRONLY | O_CREAT | O_TRUNC, err);
-    if (!f)
-        return err ? err->status : FH_ERR_FAILURE;
+    if (!f) { /* an output path the user gave: exit 2, as any bad path */
+        if (err)
+            err->status = FH_ERR_INPUT;
+        return FH_ERR_INPUT;
+    }
     errno = 0;
     int ok = fputs(text, f) >= 0 && fflush(f) == 0;
     int e = errno ? errno : EIO;
@@ -175,7 +178,7 @@ fh_status fh_write_text_atomically(const char *path, const char *text, fh_error 
     }
     if (!ok) {
         remove(tmp);
-        return fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s%s", path, strerror(e),
+        return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s%s", path, strerror(e),
                             fh_write_error_hint(e));
     }
     return FH_OK;

@@ -628,9 +628,11 @@ fh_status fh_tear_sheet_write(const char *path, const fh_eval_report *r,
     char tmp[1100];
     snprintf(tmp, sizeof tmp, "%.1000s.tmp", path);
     FILE *f = fh_fopen_regular(tmp, "temporary file", O_WRONLY | O_CREAT | O_TRUNC, err);
-    if (!f) {
+    if (!f) { /* an output path the user gave: exit 2, as any bad path */
         page_free(&p);
-        return err ? err->status : FH_ERR_FAILURE;
+        if (err)
+            err->status = FH_ERR_INPUT;
+        return FH_ERR_INPUT;
     }
     errno = 0;
     put_page(f, &p);
@@ -647,7 +649,7 @@ fh_status fh_tear_sheet_write(const char *path, const fh_eval_report *r,
     }
     if (!ok) {
         remove(tmp);
-        return fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s%s", path, strerror(e),
+        return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s%s", path, strerror(e),
                             fh_write_error_hint(e));
     }
     return FH_OK;

@@ -501,7 +501,9 @@ fh_status fh_st_writer_write(const fh_st_writer *w, const char *path, fh_error *
                                 err);
     if (!fp) {
         fh_error_prefix(err, "%s: cannot create its temporary file: ", path);
-        st = err ? err->status : FH_ERR_FAILURE;
+        st = FH_ERR_FAILURE; /* a save that cannot write fails as a write, whatever blocked it */
+        if (err)
+            err->status = st;
         goto done;
     }
     unsigned char len8[8];
