@@ -59,8 +59,9 @@ fh_status fh_run_dir_new_name(char *out, size_t n, const fh_train_config *cfg, c
  * lock is released. */
 fh_status fh_run_dir_open(fh_run_dir *rd, const fh_train_config *cfg, const char *config_json,
                           int64_t iteration, fh_error *err);
-/* One iteration's row in both files (nothing when the directory was not opened); a
- * failed write or flush returns an error naming the file. */
+/* One iteration's row in both files (nothing when the directory was not opened), each
+ * appended whole (fh_append_whole); a failed write returns an error naming the file and
+ * the reason, and leaves both files with the rows they had. */
 fh_status fh_run_dir_write_metrics(fh_run_dir *rd, const fh_iteration_metrics *m, fh_error *err);
 /* Appends text to fd (opened O_APPEND) in one write(2), so that a reader sees it whole
  * or not at all; a failed or short write (a full disk, a file size limit) is cut back to
