@@ -62,6 +62,32 @@ static inline int fh_proc_wait(pid_t pid)
     return -1;
 }
 
+/* Exit status of pid as fh_proc_wait, waiting at most seconds: past that the process is
+ * killed (SIGKILL) and -2 returned, so that a hang reads as a failure, not a stuck
+ * test. */
+static inline int fh_proc_wait_timeout(pid_t pid, double seconds)
+{
+    struct timespec t0, now, nap = {0, 10 * 1000 * 1000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int status;
+        pid_t got = waitpid(pid, &status, WNOHANG);
+        if (got == pid)
+            return WIFEXITED(status) ? WEXITSTATUS(status)
+                   : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+        if (got < 0 && errno != EINTR)
+            return -1;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) >
+            seconds) {
+            kill(pid, SIGKILL);
+            fh_proc_wait(pid);
+            return -2;
+        }
+        nanosleep(&nap, NULL);
+    }
+}
+
 /* Runs argv to completion; returns its exit status. */
 static inline int fh_proc_run(char *const argv[], const char *stdout_path,
                               const char *stderr_path)

@@ -29,5 +29,9 @@ void fh_error_clear(fh_error *err);
 
 /* Prefixes the existing message with more context ("loading x.csv: " + old). */
 void fh_error_prefix(fh_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* What to do about a failed write's errno, to follow strerror(e) in a message: for EFBIG
+ * (a file size limit, `ulimit -f`; the CLI ignores SIGXFSZ so that such a write fails
+ * instead of killing the process, issue 32) and ENOSPC (a full disk); "" otherwise. */
+const char *fh_write_error_hint(int e);
 
 #endif

@@ -15,7 +15,12 @@
  *    appends after them; later history (later rows, checkpoint_N past the iteration, a
  *    final/interrupted checkpoint of a later iteration, its eval.json and config.json)
  *    is moved into OUT/superseded-<UTC time>/ first;
- *  - every metrics write is checked: a failure names the file and the system's reason.
+ *  - every file is opened only as a regular file: a FIFO or a device named metrics.csv,
+ *    config.json.tmp, the lock, ... is refused with a message instead of blocking the
+ *    run (issue 32);
+ *  - every metrics write is checked: a failure names the file and the system's reason
+ *    (a full disk, a file size limit); each row is appended whole or not at all, and
+ *    the two files keep the same rows.
  * What was moved or removed is described in rd->note (library code never prints). */
 #ifndef FOXHUNT_RUN_DIR_H
 #define FOXHUNT_RUN_DIR_H
@@ -34,7 +39,9 @@
 #define FH_RUN_DIR_FOLD_RECORD "walkforward_fold.json"
 
 typedef struct {
-    FILE *metrics_csv, *metrics_jsonl; /* NULL until opened */
+    int metrics_fd[2];                 /* metrics.csv, metrics.jsonl (O_APPEND); valid
+                                          while metrics_open and >= 0 */
+    int metrics_open;
     char csv_path[FH_RUN_DIR_PATH_MAX], jsonl_path[FH_RUN_DIR_PATH_MAX];
     int lock_fd;                       /* valid when locked */
     int locked;
@@ -58,9 +65,19 @@ fh_status fh_run_dir_open(fh_run_dir *rd, const fh_train_config *cfg, const char
 /* Only the lock of dir (an existing directory), as fh_run_dir_open takes it: for a
  * directory of runs (`foxhunt walkforward`'s), held until fh_run_dir_close. */
 fh_status fh_run_dir_lock(fh_run_dir *rd, const char *dir, fh_error *err);
-/* One iteration's row in both files (nothing when the directory was not opened); a
- * failed write or flush returns an error naming the file. */
+/* One iteration's row in both files (nothing when the directory was not opened), each
+ * appended whole (fh_append_whole); a failed write returns an error naming the file and
+ * the reason, and leaves both files with the rows they had. */
 fh_status fh_run_dir_write_metrics(fh_run_dir *rd, const fh_iteration_metrics *m, fh_error *err);
+/* Appends text to fd (opened O_APPEND) in one write(2), so that a reader sees it whole
+ * or not at all; a failed or short write (a full disk, a file size limit) is cut back to
+ * the file's earlier length and returns an error naming path, the reason and what to do
+ * (fh_write_error_hint). */
+fh_status fh_append_whole(int fd, const char *path, const char *text, fh_error *err);
+/* After a failure that stops a run: appends to err's message which checkpoint the run
+ * can go on from, last (the run's latest save) or else resume (the one it resumed), or
+ * that it has written none yet (either may be NULL or ""). */
+void fh_run_dir_note_last_checkpoint(fh_error *err, const char *last, const char *resume);
 /* Closes the metrics files, reporting a failed close; the lock stays held. */
 fh_status fh_run_dir_finish(fh_run_dir *rd, fh_error *err);
 /* Closes everything and releases the lock (safe on a zeroed or closed rd). */

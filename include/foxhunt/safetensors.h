@@ -28,6 +28,7 @@
 #ifndef FOXHUNT_SAFETENSORS_H
 #define FOXHUNT_SAFETENSORS_H
 
+#include <stdio.h> /* FILE */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -111,6 +112,17 @@ const char *fh_st_metadata(const fh_st_file *f, const char *key); /* NULL when a
  * names the file's role ("data file", "checkpoint", "config file"). */
 fh_status fh_read_regular_file(const char *path, const char *what, size_t max_bytes,
                                char **buf, size_t *len, fh_error *err);
+/* Opens PATH with open(2) flags (O_RDONLY; O_WRONLY or O_RDWR with O_CREAT, O_TRUNC,
+ * O_APPEND; mode 0666 less the umask) only when it is a regular file, so that a FIFO
+ * or a device in its place never blocks or takes the data (issue 32): refused by stat
+ * before the open, then opened with O_NONBLOCK, checked with fstat (the name may have
+ * been replaced in between) and O_NONBLOCK cleared. Returns the fd (O_CLOEXEC), or -1
+ * with err set (FH_ERR_INPUT "PATH: is a FIFO (named pipe), not a regular file; ...",
+ * what naming the file's role) and errno the open's (ENOENT: no such file) or EINVAL
+ * for a file that is not regular. */
+int fh_open_regular(const char *path, const char *what, int flags, fh_error *err);
+/* fh_open_regular as a stdio stream ("r", "a", "r+" or "w" after the flags). */
+FILE *fh_fopen_regular(const char *path, const char *what, int flags, fh_error *err);
 /* 1 when s[0..n) is valid UTF-8 (no overlong forms, surrogates or values above
  * U+10FFFF); else 0 with *bad_offset the offset of the first byte that is not. */
 int fh_utf8_valid(const char *s, size_t n, size_t *bad_offset);

@@ -97,10 +97,16 @@ int fh_cmd_eval(int argc, char **argv)
                      : !strcmp(split_name, "all")        ? FH_SPLIT_ALL
                                                          : FH_SPLIT_TEST;
     char *config_json = NULL; /* for the tear sheet's settings */
-    if (fh_checkpoint_load(checkpoint, &ck, report_html ? &config_json : NULL, &err) != FH_OK ||
-        fh_run_data_load(&rd, &cfg, &norm, &err) != FH_OK ||
-        fh_eval_report_run(&report, &actor, &cfg, &rd, split, seed,
-                           returns != NULL || report_html != NULL, &err) != FH_OK ||
+    fh_status st = fh_checkpoint_load(checkpoint, &ck, report_html ? &config_json : NULL, &err);
+    if (st == FH_OK)
+        st = fh_run_data_load(&rd, &cfg, &norm, &err);
+    /* a backtest failure (a network whose outputs overflow) names the checkpoint; nothing
+     * is printed or written after it */
+    if (st == FH_OK && (st = fh_eval_report_run(&report, &actor, &cfg, &rd, split, seed,
+                                                returns != NULL || report_html != NULL,
+                                                &err)) != FH_OK)
+        fh_error_prefix(&err, "evaluating %s: ", checkpoint);
+    if (st != FH_OK ||
         (json && fh_eval_report_write_json(&report, checkpoint, json, &err) != FH_OK) ||
         (returns && fh_eval_report_write_returns(&report, returns, &err) != FH_OK) ||
         (report_html && write_report(report_html, &report, checkpoint, rd.description,

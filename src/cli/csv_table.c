@@ -2,10 +2,13 @@
 #include "cli/csv_table.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "foxhunt/safetensors.h" /* fh_fopen_regular */
 
 void fh_csv_table_free(fh_csv_table *t)
 {
@@ -81,9 +84,10 @@ static void read_row(char *line, double *row, int columns)
 fh_status fh_csv_table_read(fh_csv_table *t, const char *path, fh_error *err)
 {
     memset(t, 0, sizeof *t);
-    FILE *f = fopen(path, "r");
+    /* a run's metrics.csv: a FIFO of that name would block the read (issue 32) */
+    FILE *f = fh_fopen_regular(path, "CSV table (a run's metrics.csv)", O_RDONLY, err);
     if (!f)
-        return fh_error_set(err, FH_ERR_INPUT, "cannot read %s: %s", path, strerror(errno));
+        return err ? err->status : FH_ERR_INPUT;
     char *line = NULL;
     size_t line_cap = 0, cap = 0;
     fh_status st = FH_OK;

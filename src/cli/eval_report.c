@@ -2,9 +2,11 @@
 #include "cli/eval_report.h"
 #include "cli/eval_columns.h"
 #include "foxhunt/format.h"
+#include "foxhunt/safetensors.h" /* fh_fopen_regular */
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,14 +158,28 @@ fh_status fh_write_text_atomically(const char *path, const char *text, fh_error 
 {
     char tmp[1100];
     snprintf(tmp, sizeof tmp, "%.1000s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    int ok = f && fputs(text, f) >= 0;
-    if (f)
-        ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
+    /* a FIFO or a device named PATH.tmp is refused, not written into (issue 32) */
+    FILE *f = fh_fopen_regular(tmp, "temporary file", O_WRONLY | O_CREAT | O_TRUNC, err);
+    if (!f) { /* an output path the user gave: exit 2, as any bad path */
+        if (err)
+            err->status = FH_ERR_INPUT;
+        return FH_ERR_INPUT;
+    }
+    errno = 0;
+    int ok = fputs(text, f) >= 0 && fflush(f) == 0;
+    int e = errno ? errno : EIO;
+    if (fclose(f) != 0 && ok) {
+        ok = 0;
+        e = errno;
+    }
+    if (ok && rename(tmp, path) != 0) {
+        ok = 0;
+        e = errno;
+    }
+    if (!ok) {
         remove(tmp);
-        return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s", path, strerror(e));
+        return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s%s", path, strerror(e),
+                            fh_write_error_hint(e));
     }
     return FH_OK;
 }

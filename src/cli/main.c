@@ -1,4 +1,5 @@
 /* main.c — `foxhunt`: dispatch to a subcommand (SPEC §10). */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,6 +45,12 @@ int fh_cli_report(const char *command, const fh_error *err)
 
 int main(int argc, char **argv)
 {
+    /* Under a file size limit (`ulimit -f`) a write past it raises SIGXFSZ, whose default
+     * action kills the process with no message, a torn file and a leftover .tmp (issue
+     * 32). Ignored, the write fails with EFBIG instead, and every write path reports it
+     * as it does a full disk: a message, no .tmp, the last good files kept. The library
+     * leaves signal dispositions to its host (Python ignores SIGXFSZ already). */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         print_usage(stderr);
         return 2;

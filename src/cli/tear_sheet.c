@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "cli/eval_columns.h"
 #include "cli/report_assets.h"
 #include "cli/tear_sheet_series.h"
+#include "foxhunt/safetensors.h" /* fh_fopen_regular */
 
 #define PATH_ARRAYS 4       /* r->paths per policy: equity, exposure, cost, turnover */
 #define HISTOGRAM_BINS 60
@@ -625,20 +627,30 @@ fh_status fh_tear_sheet_write(const char *path, const fh_eval_report *r,
     }
     char tmp[1100];
     snprintf(tmp, sizeof tmp, "%.1000s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        int e = errno;
+    FILE *f = fh_fopen_regular(tmp, "temporary file", O_WRONLY | O_CREAT | O_TRUNC, err);
+    if (!f) { /* an output path the user gave: exit 2, as any bad path */
         page_free(&p);
-        return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s", tmp, strerror(e));
+        if (err)
+            err->status = FH_ERR_INPUT;
+        return FH_ERR_INPUT;
     }
+    errno = 0;
     put_page(f, &p);
     page_free(&p);
-    int ok = !ferror(f);
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
+    int ok = fflush(f) == 0 && !ferror(f);
+    int e = errno ? errno : EIO;
+    if (fclose(f) != 0 && ok) {
+        ok = 0;
+        e = errno;
+    }
+    if (ok && rename(tmp, path) != 0) {
+        ok = 0;
+        e = errno;
+    }
+    if (!ok) {
         remove(tmp);
-        return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s", path, strerror(e));
+        return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s%s", path, strerror(e),
+                            fh_write_error_hint(e));
     }
     return FH_OK;
 }

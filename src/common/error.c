@@ -1,6 +1,7 @@
 /* error.c — fh_error helpers (see include/foxhunt/error.h). */
 #include "foxhunt/error.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -46,4 +47,14 @@ void fh_error_prefix(fh_error *err, const char *fmt, ...)
         m = room;
     memcpy(err->message + n, old, m);
     err->message[n + m] = '\0';
+}
+
+const char *fh_write_error_hint(int e)
+{
+    if (e == EFBIG)
+        return " (file size limit reached: ulimit -f; raise it, e.g. `ulimit -f unlimited`, "
+               "or write elsewhere)";
+    if (e == ENOSPC)
+        return " (the disk is full: free space or write elsewhere)";
+    return "";
 }

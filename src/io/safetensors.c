@@ -171,6 +171,73 @@ fh_status fh_read_regular_file(const char *path, const char *what, size_t max_by
     return FH_OK;
 }
 
+/* ---- opening a file that must be regular (a run's files, outputs) ---- */
+static fh_status not_regular_open(const char *path, const char *what, mode_t m, fh_error *err)
+{
+    return fh_error_set(err, FH_ERR_INPUT,
+                        "%s: is %s, not a regular file; foxhunt opens a %s only as a regular "
+                        "file (a pipe would block it, a device would swallow or feed it "
+                        "data): move it away or choose another path",
+                        path, file_kind(m), what);
+}
+
+int fh_open_regular(const char *path, const char *what, int flags, fh_error *err)
+{
+    struct stat sb;
+    /* refused before the open where the name already holds something else: opening a
+     * device may itself do something (a tape rewinds, a terminal becomes ours) */
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        not_regular_open(path, what, sb.st_mode, err);
+        errno = EINVAL;
+        return -1;
+    }
+    /* O_NONBLOCK: a FIFO that took the name since the stat opens at once for reading,
+     * fails with ENXIO for writing, and the fstat below refuses it */
+    int fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        int e = errno;
+        if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+            not_regular_open(path, what, sb.st_mode, err);
+        else
+            fh_error_set(err, (flags & O_ACCMODE) == O_RDONLY ? FH_ERR_INPUT : FH_ERR_FAILURE,
+                         "cannot open %s: %s%s", path, strerror(e), fh_write_error_hint(e));
+        errno = e;
+        return -1;
+    }
+    int fl;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (fl = fcntl(fd, F_GETFL)) < 0 ||
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        int e = errno;
+        close(fd);
+        if (!S_ISREG(sb.st_mode))
+            not_regular_open(path, what, sb.st_mode, err);
+        else
+            fh_error_set(err, FH_ERR_FAILURE, "cannot open %s: %s", path, strerror(e));
+        errno = EINVAL;
+        return -1;
+    }
+    return fd;
+}
+
+FILE *fh_fopen_regular(const char *path, const char *what, int flags, fh_error *err)
+{
+    int fd = fh_open_regular(path, what, flags, err);
+    if (fd < 0)
+        return NULL;
+    const char *mode = (flags & O_ACCMODE) == O_RDONLY ? "r"
+                       : (flags & O_APPEND)            ? "a"
+                       : (flags & O_ACCMODE) == O_RDWR ? "r+"
+                                                       : "w";
+    FILE *f = fdopen(fd, mode);
+    if (!f) {
+        int e = errno;
+        close(fd);
+        fh_error_set(err, FH_ERR_FAILURE, "cannot open %s: %s", path, strerror(e));
+        errno = e;
+    }
+    return f;
+}
+
 int fh_utf8_valid(const char *s, size_t n, size_t *bad_offset)
 {
     const unsigned char *p = (const unsigned char *)s;
@@ -452,10 +519,13 @@ fh_status fh_st_writer_write(const fh_st_writer *w, const char *path, fh_error *
     memcpy(tmp + plen, ".tmp", 5);
 
     fh_status st = FH_OK;
-    FILE *fp = fopen(tmp, "wb");
+    FILE *fp = fh_fopen_regular(tmp, "checkpoint's temporary file", O_WRONLY | O_CREAT | O_TRUNC,
+                                err);
     if (!fp) {
-        st = fh_error_set(err, FH_ERR_FAILURE, "%s: cannot create %s: %s", path, tmp,
-                          strerror(errno));
+        fh_error_prefix(err, "%s: cannot create its temporary file: ", path);
+        st = FH_ERR_FAILURE; /* a save that cannot write fails as a write, whatever blocked it */
+        if (err)
+            err->status = st;
         goto done;
     }
     unsigned char len8[8];
@@ -475,8 +545,9 @@ fh_status fh_st_writer_write(const fh_st_writer *w, const char *path, fh_error *
         e = errno;
     }
     if (!ok) {
-        st = fh_error_set(err, FH_ERR_FAILURE, "%s: writing %s failed: %s (the previous "
-                          "file, if any, is untouched)", path, tmp, strerror(e));
+        st = fh_error_set(err, FH_ERR_FAILURE, "%s: writing %s failed: %s%s (removed it; the "
+                          "previous file, if any, is untouched)", path, tmp, strerror(e),
+                          fh_write_error_hint(e));
         unlink(tmp);
         goto done;
     }

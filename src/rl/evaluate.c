@@ -7,6 +7,7 @@
 
 #include "env/common_device_functions.cuh"
 #include "env/ppo_device_functions.cuh" /* softmax_sample */
+#include "foxhunt/format.h"             /* fh_format_utc */
 #include "foxhunt/ppo.h"                /* fh_mlp_check_finite */
 
 /* action = FH_N_URGENCIES * e + k; full urgency trades straight to the target */
@@ -22,6 +23,43 @@ const char *fh_policy_name(fh_policy_kind kind)
     static const char *names[FH_POLICY_COUNT] = {"greedy", "sampled", "buy_and_hold",
                                                  "flat", "random", "oracle", "always_long"};
     return kind >= 0 && kind < FH_POLICY_COUNT ? names[kind] : "?";
+}
+
+/* Finite weights can still overflow float32 in the forward pass (weights of 1e30: issue
+ * 32); the argmax of inf/NaN logits picks an action all the same, and the report would
+ * print a table of meaningless numbers. Fails naming the step, the output and the first
+ * layer whose output is not finite (ws holds every layer's output of this step). */
+static fh_status check_outputs(const float *out, const fh_mlp_ws *ws, const fh_mlp *net,
+                               fh_policy_kind kind, const fh_market_view *view, int t,
+                               fh_error *err)
+{
+    int bad = -1;
+    for (int a = 0; a < FH_N_ACTIONS && bad < 0; a++)
+        if (!isfinite(out[a]))
+            bad = a;
+    if (bad < 0)
+        return FH_OK;
+    const fh_net_desc *d = net->desc;
+    int layer = d->n_layers - 1;
+    for (int l = 0; l < d->n_layers && layer == d->n_layers - 1; l++)
+        for (int i = 0; i < d->dims[l + 1]; i++)
+            if (!isfinite(ws->act[l + 1][i])) {
+                layer = l;
+                break;
+            }
+    char when[40] = "";
+    if (view->time)
+        fh_format_utc(when, sizeof when, view->time[t]);
+    const char *what = d->kind == FH_NET_ACTOR ? "logit" : "Q-value";
+    return fh_error_set(err, FH_ERR_INPUT,
+                        "%s policy: at step %d of the backtest (bar %s) the %s network's %s "
+                        "%d is %s although every weight is finite: its weights are so large "
+                        "that the forward pass overflows float32, first in layer %d (%s, "
+                        "%d outputs); no result can be reported for it: evaluate an earlier "
+                        "checkpoint, or retrain (a lower learning rate, a max_grad_norm)",
+                        fh_policy_name(kind), t, when[0] ? when : "?", d->name, what, bad,
+                        isnan(out[bad]) ? "NaN" : out[bad] > 0 ? "+inf" : "-inf", layer,
+                        d->layer_names[layer], d->dims[layer + 1]);
 }
 
 fh_status fh_backtest_run(fh_backtest_metrics *m, fh_policy_kind kind, const fh_mlp *actor,
@@ -100,7 +138,8 @@ fh_status fh_backtest_run_path(fh_backtest_metrics *m, fh_policy_kind kind,
         case FH_POLICY_GREEDY:
         case FH_POLICY_SAMPLED:
             env_observe(&cfg, &market, &ep, state);
-            if ((st = fh_mlp_forward(logits, &ws, actor, state, 1, err)) != FH_OK)
+            if ((st = fh_mlp_forward(logits, &ws, actor, state, 1, err)) != FH_OK ||
+                (st = check_outputs(logits, &ws, actor, kind, view, t, err)) != FH_OK)
                 goto done;
             if (kind == FH_POLICY_GREEDY) {
                 action = argmax_first(logits, FH_N_ACTIONS);

@@ -381,14 +381,18 @@ fh_status fh_q_trainer_run(fh_q_trainer *t, volatile sig_atomic_t *stop,
         m.update_seconds = t2 - t1;
         m.steps_per_second = (double)per_iteration / (t2 - t0);
         m.collect_steps_per_second = (double)per_iteration / (t1 - t0);
-        if ((st = fh_run_dir_write_metrics(&t->run, &m, err)) != FH_OK)
+        if ((st = fh_run_dir_write_metrics(&t->run, &m, err)) != FH_OK) {
+            fh_run_dir_note_last_checkpoint(err, t->last_checkpoint, t->cfg.resume);
             break;
+        }
         if (on_iteration)
             on_iteration(t, &m, user);
         if (cfg->checkpoint_every > 0 && it % cfg->checkpoint_every == 0 && it < cfg->iterations) {
             snprintf(path, sizeof path, "%s/checkpoint_%06lld.safetensors", cfg->out, (long long)it);
-            if ((st = fh_q_trainer_save(t, path, err)) != FH_OK)
+            if ((st = fh_q_trainer_save(t, path, err)) != FH_OK) {
+                fh_run_dir_note_last_checkpoint(err, t->last_checkpoint, t->cfg.resume);
                 break;
+            }
             snprintf(t->last_checkpoint, sizeof t->last_checkpoint, "%s", path);
         }
     }
@@ -397,6 +401,8 @@ fh_status fh_q_trainer_run(fh_q_trainer *t, volatile sig_atomic_t *stop,
                  t->iteration >= cfg->iterations ? "final" : "interrupted");
         if ((st = fh_q_trainer_save(t, path, err)) == FH_OK)
             snprintf(t->last_checkpoint, sizeof t->last_checkpoint, "%s", path);
+        else
+            fh_run_dir_note_last_checkpoint(err, t->last_checkpoint, t->cfg.resume);
     }
     return st;
 }

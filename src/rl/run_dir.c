@@ -1,6 +1,8 @@
 /* run_dir.c — the run directory of `foxhunt train` (include/foxhunt/run_dir.h):
  * the lock, stale temporary files, refusing or moving aside another run's files,
- * config.json, metrics.csv and metrics.jsonl. */
+ * config.json, metrics.csv and metrics.jsonl. Every file here is opened only as a regular
+ * file (fh_open_regular: a FIFO in its place would block the run, issue 32), and every
+ * metrics row is appended whole or not at all (fh_append_whole). */
 #define _DEFAULT_SOURCE /* flock, realpath */
 #include "foxhunt/run_dir.h"
 
@@ -191,10 +193,9 @@ static fh_status take_lock(fh_run_dir *rd, const char *out, fh_error *err)
 {
     char path[FH_RUN_DIR_PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", out, FH_RUN_DIR_LOCK_FILE);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = fh_open_regular(path, "run directory's lock file", O_RDWR | O_CREAT, err);
     if (fd < 0)
-        return fh_error_set(err, FH_ERR_FAILURE, "cannot create the lock file %s: %s", path,
-                            strerror(errno));
+        return err ? err->status : FH_ERR_FAILURE;
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
         if (e == EWOULDBLOCK) {
@@ -226,8 +227,8 @@ static fh_status take_lock(fh_run_dir *rd, const char *out, fh_error *err)
     if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
         int e = errno;
         close(fd);
-        return fh_error_set(err, FH_ERR_FAILURE, "cannot write the lock file %s: %s", path,
-                            strerror(e));
+        return fh_error_set(err, FH_ERR_FAILURE, "cannot write the lock file %s: %s%s", path,
+                            strerror(e), fh_write_error_hint(e));
     }
     rd->lock_fd = fd;
     rd->locked = 1;
@@ -394,18 +395,26 @@ static long long row_iteration(const char *line, int jsonl)
 
 /* Reads path's rows: *kept (malloc'd, may be NULL) gets the complete rows of
  * iterations 1..iteration in order; returns 1 when anything else is there (later rows,
- * a cut or unreadable row), 0 when the rows are exactly kept, -1 when unreadable. */
+ * a cut or unreadable row), 0 when the rows are exactly kept (or there is no file), -1
+ * with err set when unreadable (or not a regular file: a FIFO would block the read). */
 static int scan_rows(const char *path, int jsonl, int64_t iteration, char **kept,
-                     size_t *kept_len)
+                     size_t *kept_len, fh_error *err)
 {
     *kept = NULL;
     *kept_len = 0;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return errno == ENOENT ? 0 : -1;
+    fh_error open_err;
+    FILE *f = fh_fopen_regular(path, "metrics file", O_RDONLY, &open_err);
+    if (!f) {
+        if (errno == ENOENT)
+            return 0;
+        if (err)
+            *err = open_err;
+        return -1;
+    }
     FILE *mem = open_memstream(kept, kept_len);
     if (!mem) {
         fclose(f);
+        fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
         return -1;
     }
     char *line = NULL;
@@ -430,37 +439,49 @@ static int scan_rows(const char *path, int jsonl, int64_t iteration, char **kept
     free(line);
     fclose(f);
     if (fclose(mem) != 0 || failed) {
+        int e = errno;
         free(*kept);
         *kept = NULL;
         *kept_len = 0;
+        fh_error_set(err, FH_ERR_FAILURE, "cannot read %s: %s", path, strerror(e));
         return -1;
     }
     return other;
 }
 
+/* Removes path.tmp when it is a regular file (ours; anything else there was refused). */
+static void remove_tmp(const char *path)
+{
+    char tmp[FH_RUN_DIR_PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (is_regular(tmp))
+        unlink(tmp);
+}
+
 /* Writes text1 then text2 (either may be NULL) to path.tmp, complete and closed; a
- * failure (a full disk) leaves no .tmp behind. */
+ * failure (a full disk, a file size limit) leaves no .tmp behind. */
 static fh_status prepare_tmp(const char *path, const char *text1, const char *text2,
                              fh_error *err)
 {
     char tmp[FH_RUN_DIR_PATH_MAX + 8];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s", tmp, strerror(errno));
-    errno = 0;
-    int ok = (!text1 || fputs(text1, f) >= 0) && (!text2 || fputs(text2, f) >= 0) &&
-             fflush(f) == 0;
-    int e = errno ? errno : EIO;
-    if (fclose(f) != 0 && ok) {
-        ok = 0;
-        e = errno;
+    int fd = fh_open_regular(tmp, "run directory's temporary file", O_WRONLY | O_CREAT |
+                             O_TRUNC, err);
+    if (fd < 0)
+        return err ? err->status : FH_ERR_FAILURE;
+    fh_status st = FH_OK;
+    if (text1)
+        st = fh_append_whole(fd, tmp, text1, err);
+    if (st == FH_OK && text2)
+        st = fh_append_whole(fd, tmp, text2, err);
+    if (close(fd) != 0 && st == FH_OK) {
+        int e = errno;
+        st = fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s%s", tmp, strerror(e),
+                          fh_write_error_hint(e));
     }
-    if (!ok) {
+    if (st != FH_OK)
         unlink(tmp);
-        return fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s", tmp, strerror(e));
-    }
-    return FH_OK;
+    return st;
 }
 
 /* path.tmp becomes path. */
@@ -470,7 +491,7 @@ static fh_status commit_tmp(const char *path, fh_error *err)
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     if (rename(tmp, path) != 0) {
         int e = errno;
-        unlink(tmp);
+        remove_tmp(path);
         return fh_error_set(err, FH_ERR_FAILURE, "cannot rename %s to %s: %s", tmp, path,
                             strerror(e));
     }
@@ -590,6 +611,7 @@ fh_status fh_run_dir_open(fh_run_dir *rd, const fh_train_config *cfg, const char
 {
     memset(rd, 0, sizeof *rd);
     rd->lock_fd = -1;
+    rd->metrics_fd[0] = rd->metrics_fd[1] = -1;
     fh_status st = fh_make_dirs(cfg->out, err);
     if (st != FH_OK)
         return st;
@@ -612,10 +634,9 @@ fh_status fh_run_dir_open(fh_run_dir *rd, const fh_train_config *cfg, const char
     snprintf(rd->jsonl_path, sizeof rd->jsonl_path, "%s/metrics.jsonl", cfg->out);
     const char *paths[3] = {config_path, rd->csv_path, rd->jsonl_path};
     for (int k = 0; st == FH_OK && in_place && k < 2; k++) {
-        later_rows[k] = scan_rows(paths[1 + k], k, iteration, &kept[k], &kept_len[k]);
+        later_rows[k] = scan_rows(paths[1 + k], k, iteration, &kept[k], &kept_len[k], err);
         if (later_rows[k] < 0)
-            st = fh_error_set(err, FH_ERR_FAILURE, "cannot read %s: %s", paths[1 + k],
-                              strerror(errno));
+            st = err ? err->status : FH_ERR_FAILURE;
     }
     if (st == FH_OK && !in_place) /* refused before anything is written */
         st = clear_for_new_run(cfg, NULL, rd->note, sizeof rd->note, err);
@@ -635,18 +656,17 @@ fh_status fh_run_dir_open(fh_run_dir *rd, const fh_train_config *cfg, const char
                       : clear_for_new_run(cfg, &a, rd->note, sizeof rd->note, err);
     for (int k = 0; st == FH_OK && k < 3; k++)
         st = commit_tmp(paths[k], err);
-    if (st == FH_OK && !(rd->metrics_csv = fopen(rd->csv_path, "a")))
-        st = fh_error_set(err, FH_ERR_FAILURE, "cannot open %s: %s", rd->csv_path,
-                          strerror(errno));
-    if (st == FH_OK && !(rd->metrics_jsonl = fopen(rd->jsonl_path, "a")))
-        st = fh_error_set(err, FH_ERR_FAILURE, "cannot open %s: %s", rd->jsonl_path,
-                          strerror(errno));
+    /* O_APPEND: each row lands at the end in one write (fh_append_whole) */
+    rd->metrics_open = 1; /* from here fh_run_dir_close closes what opened */
+    for (int k = 0; st == FH_OK && k < 2; k++) {
+        rd->metrics_fd[k] = fh_open_regular(paths[1 + k], "metrics file", O_WRONLY | O_APPEND,
+                                            err);
+        if (rd->metrics_fd[k] < 0)
+            st = err ? err->status : FH_ERR_FAILURE;
+    }
     if (st != FH_OK) {
-        for (int k = 0; k < 3; k++) { /* the .tmp files not committed */
-            char tmp[FH_RUN_DIR_PATH_MAX + 8];
-            snprintf(tmp, sizeof tmp, "%s.tmp", paths[k]);
-            unlink(tmp);
-        }
+        for (int k = 0; k < 3; k++) /* the .tmp files not committed */
+            remove_tmp(paths[k]);
         /* what was moved aside stays there, and the message must say so */
         if (a.n)
             fh_error_prefix(err, "(%s were moved into %s/) ", a.names, a.dir);
@@ -657,24 +677,41 @@ fh_status fh_run_dir_open(fh_run_dir *rd, const fh_train_config *cfg, const char
 
 /* ---- rows ---- */
 
-/* Writes text to f and flushes it; a failure names path and the reason. */
-static fh_status put_row(FILE *f, const char *path, const char *text, fh_error *err)
+static fh_status append_at(int fd, const char *path, const char *text, off_t *before,
+                           fh_error *err)
 {
-    errno = 0;
-    if (fputs(text, f) < 0 || fflush(f) != 0 || ferror(f)) {
-        int e = errno ? errno : EIO;
-        clearerr(f);
-        return fh_error_set(err, FH_ERR_FAILURE,
-                            "cannot write %s: %s (the run stops; the last checkpoint is "
-                            "intact)",
-                            path, strerror(e));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0)
+        return fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s", path, strerror(errno));
+    *before = sb.st_size;
+    size_t len = strlen(text), done = 0;
+    while (done < len) {
+        ssize_t n = write(fd, text + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            /* a short write is followed by the one that fails (EFBIG, ENOSPC): what it
+             * wrote is cut back, so that no reader keeps half a line */
+            int e = n < 0 ? errno : EIO;
+            int cut = done == 0 || ftruncate(fd, *before) == 0;
+            return fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s%s%s", path,
+                                strerror(e), fh_write_error_hint(e),
+                                cut ? "" : " (and cannot cut its partial last line)");
+        }
+        done += (size_t)n;
     }
     return FH_OK;
 }
 
+fh_status fh_append_whole(int fd, const char *path, const char *text, fh_error *err)
+{
+    off_t before;
+    return append_at(fd, path, text, &before, err);
+}
+
 fh_status fh_run_dir_write_metrics(fh_run_dir *rd, const fh_iteration_metrics *m, fh_error *err)
 {
-    if (!rd->metrics_csv || !rd->metrics_jsonl)
+    if (!rd->metrics_open)
         return FH_OK; /* no run directory opened: no metrics */
     const fh_ppo_stats *p = &m->ppo;
     double values[] = {(double)m->iteration, (double)m->global_step, m->lr,
@@ -704,9 +741,15 @@ fh_status fh_run_dir_write_metrics(fh_run_dir *rd, const fh_iteration_metrics *m
     }
     append(csv, sizeof csv, "\n");
     append(jsonl, sizeof jsonl, "}\n");
-    fh_status st = put_row(rd->metrics_csv, rd->csv_path, csv, err);
-    if (st == FH_OK)
-        st = put_row(rd->metrics_jsonl, rd->jsonl_path, jsonl, err);
+    /* both files or neither: the csv row is cut back when the jsonl one fails */
+    off_t csv_before, jsonl_before;
+    fh_status st = append_at(rd->metrics_fd[0], rd->csv_path, csv, &csv_before, err);
+    if (st == FH_OK &&
+        (st = append_at(rd->metrics_fd[1], rd->jsonl_path, jsonl, &jsonl_before, err)) != FH_OK &&
+        ftruncate(rd->metrics_fd[0], csv_before) != 0)
+        fh_error_prefix(err, "(%s keeps this iteration's row) ", rd->csv_path);
+    if (st != FH_OK)
+        fh_error_prefix(err, "the run stops: ");
     return st;
 }
 
@@ -714,28 +757,45 @@ fh_status fh_run_dir_write_metrics(fh_run_dir *rd, const fh_iteration_metrics *m
 
 fh_status fh_run_dir_finish(fh_run_dir *rd, fh_error *err)
 {
-    FILE **files[2] = {&rd->metrics_csv, &rd->metrics_jsonl};
     const char *paths[2] = {rd->csv_path, rd->jsonl_path};
     fh_status st = FH_OK;
-    for (int k = 0; k < 2; k++) {
-        if (!*files[k])
+    for (int k = 0; rd->metrics_open && k < 2; k++) {
+        if (rd->metrics_fd[k] < 0)
             continue;
-        if (fclose(*files[k]) != 0 && st == FH_OK)
-            st = fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s", paths[k],
-                              strerror(errno));
-        *files[k] = NULL;
+        if (close(rd->metrics_fd[k]) != 0 && st == FH_OK)
+            st = fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s%s", paths[k],
+                              strerror(errno), fh_write_error_hint(errno));
+        rd->metrics_fd[k] = -1;
     }
+    rd->metrics_open = 0;
     return st;
+}
+
+void fh_run_dir_note_last_checkpoint(fh_error *err, const char *last, const char *resume)
+{
+    if (!err)
+        return;
+    size_t used = strlen(err->message);
+    if (used + 1 >= sizeof err->message)
+        return;
+    const char *good = last && last[0] ? last : resume;
+    if (good && good[0])
+        snprintf(err->message + used, sizeof err->message - used,
+                 "; no checkpoint written for it, the last good one is %.400s (intact)", good);
+    else
+        snprintf(err->message + used, sizeof err->message - used,
+                 "; no checkpoint yet: this run has written none, so there is nothing to "
+                 "resume from (start it again once the cause is fixed)");
 }
 
 void fh_run_dir_close(fh_run_dir *rd)
 {
-    if (rd->metrics_csv)
-        fclose(rd->metrics_csv);
-    if (rd->metrics_jsonl)
-        fclose(rd->metrics_jsonl);
+    for (int k = 0; rd->metrics_open && k < 2; k++)
+        if (rd->metrics_fd[k] >= 0)
+            close(rd->metrics_fd[k]);
     if (rd->locked && rd->lock_fd >= 0)
         close(rd->lock_fd); /* releases the flock */
     memset(rd, 0, sizeof *rd);
     rd->lock_fd = -1;
+    rd->metrics_fd[0] = rd->metrics_fd[1] = -1;
 }

@@ -367,18 +367,7 @@ fh_status fh_trainer_open_run(fh_trainer *t, fh_error *err)
 /* After a failed iteration: no checkpoint is written; which one the run can go on from. */
 static void note_last_checkpoint(const fh_trainer *t, fh_error *err)
 {
-    if (!err)
-        return;
-    size_t used = strlen(err->message);
-    if (used + 1 >= sizeof err->message)
-        return;
-    const char *last = t->last_checkpoint[0] ? t->last_checkpoint : t->cfg.resume;
-    if (last[0])
-        snprintf(err->message + used, sizeof err->message - used,
-                 "; no checkpoint written for it, the last good one is %.400s", last);
-    else
-        snprintf(err->message + used, sizeof err->message - used,
-                 "; no checkpoint written");
+    fh_run_dir_note_last_checkpoint(err, t->last_checkpoint, t->cfg.resume);
 }
 
 static fh_status run_loop(fh_trainer *t, volatile sig_atomic_t *stop,
@@ -435,8 +424,10 @@ static fh_status run_loop(fh_trainer *t, volatile sig_atomic_t *stop,
         m.update_seconds = t2 - t1;
         m.steps_per_second = (double)per_iteration / (t2 - t0);
         m.collect_steps_per_second = (double)per_iteration / (t1 - t0);
-        if ((st = fh_run_dir_write_metrics(&t->run, &m, err)) != FH_OK)
+        if ((st = fh_run_dir_write_metrics(&t->run, &m, err)) != FH_OK) {
+            note_last_checkpoint(t, err);
             break;
+        }
         t->validated = 0;
         if (cfg->eval_every > 0 && (it % cfg->eval_every == 0 || it == cfg->iterations) &&
             ((st = sync_for_save(t, err)) != FH_OK ||
@@ -450,8 +441,10 @@ static fh_status run_loop(fh_trainer *t, volatile sig_atomic_t *stop,
             it < cfg->iterations) {
             snprintf(path, sizeof path, "%s/checkpoint_%06lld.safetensors", cfg->out, (long long)it);
             if ((st = sync_for_save(t, err)) != FH_OK ||
-                (lead && (st = fh_trainer_save(t, path, err)) != FH_OK))
+                (lead && (st = fh_trainer_save(t, path, err)) != FH_OK)) {
+                note_last_checkpoint(t, err);
                 break;
+            }
             snprintf(t->last_checkpoint, sizeof t->last_checkpoint, "%s", path);
         }
         stopping = stop && *stop; /* ranks: set on any, so all stop after this one */
@@ -466,8 +459,8 @@ static fh_status run_loop(fh_trainer *t, volatile sig_atomic_t *stop,
         st = sync_for_save(t, err);
         if (st == FH_OK)
             st = fh_trainer_dist_finish(t, err);
-        if (st == FH_OK && lead)
-            st = fh_trainer_save(t, path, err);
+        if (st == FH_OK && lead && (st = fh_trainer_save(t, path, err)) != FH_OK)
+            note_last_checkpoint(t, err);
         if (st == FH_OK)
             snprintf(t->last_checkpoint, sizeof t->last_checkpoint, "%s", path);
     }

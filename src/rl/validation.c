@@ -4,12 +4,16 @@
  * is kept as OUT/best.safetensors (a full checkpoint: it resumes and evaluates like any
  * other). The test split is never read here. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "foxhunt/metrics.h"
+#include "foxhunt/safetensors.h" /* fh_open_regular */
 #include "foxhunt/trainer.h"
 #include "rl/trainer_dist.h"
 
@@ -26,17 +30,22 @@ static void path_in_out(const fh_trainer *t, const char *name, char *out, size_t
  * PATH.tmp and renamed, so a failure leaves the file as it was. */
 static fh_status trim_rows(const char *path, int64_t keep, fh_error *err)
 {
-    FILE *in = fopen(path, "r");
-    if (!in)
-        return errno == ENOENT ? FH_OK
-                               : fh_error_set(err, FH_ERR_INPUT, "cannot read %s: %s", path,
-                                              strerror(errno));
+    fh_error open_err;
+    FILE *in = fh_fopen_regular(path, "validation file", O_RDONLY, &open_err);
+    if (!in) {
+        if (errno == ENOENT)
+            return FH_OK;
+        if (err)
+            *err = open_err;
+        return open_err.status;
+    }
     char tmp[FH_RUN_DIR_PATH_MAX + 8];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *out = fopen(tmp, "w");
+    FILE *out = fh_fopen_regular(tmp, "validation file's temporary file",
+                                 O_WRONLY | O_CREAT | O_TRUNC, err);
     if (!out) {
         fclose(in);
-        return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s", tmp, strerror(errno));
+        return err ? err->status : FH_ERR_FAILURE;
     }
     char line[512];
     int first = 1, ok = 1;
@@ -49,10 +58,19 @@ static fh_status trim_rows(const char *path, int64_t keep, fh_error *err)
     }
     fclose(in);
     ok &= fflush(out) == 0;
-    ok &= fclose(out) == 0;
-    if (!ok || rename(tmp, path) != 0) {
+    int e = errno;
+    if (fclose(out) != 0 && ok) {
+        ok = 0;
+        e = errno;
+    }
+    if (ok && rename(tmp, path) != 0) {
+        ok = 0;
+        e = errno;
+    }
+    if (!ok) {
         remove(tmp);
-        return fh_error_set(err, FH_ERR_INPUT, "cannot rewrite %s: %s", path, strerror(errno));
+        return fh_error_set(err, FH_ERR_FAILURE, "cannot rewrite %s: %s%s (it is as it was)",
+                            path, strerror(e), fh_write_error_hint(e));
     }
     return FH_OK;
 }
@@ -108,10 +126,9 @@ fh_status fh_trainer_validation_start(fh_trainer *t, fh_error *err)
     if ((st = trim_rows(path, t->iteration, err)) != FH_OK)
         return st;
     path_in_out(t, "best.safetensors", path, sizeof path);
-    FILE *probe = fopen(path, "rb");
-    if (!probe)
+    struct stat sb; /* no open: a FIFO there is refused by fh_st_read, never read */
+    if (lstat(path, &sb) != 0 && errno == ENOENT)
         return FH_OK;
-    fclose(probe);
     return read_best(t, path, err);
 }
 
@@ -120,22 +137,24 @@ static fh_status append_row(const fh_trainer *t, const fh_backtest_metrics *m, i
 {
     char path[FH_RUN_DIR_PATH_MAX];
     path_in_out(t, "validation.csv", path, sizeof path);
-    FILE *probe = fopen(path, "r");
-    int fresh = probe == NULL;
-    if (probe)
-        fclose(probe);
-    FILE *f = fopen(path, "a");
-    if (!f)
-        return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s", path, strerror(errno));
-    int ok = !fresh || fputs(VALIDATION_HEADER, f) >= 0;
-    ok &= fprintf(f, "%lld,%lld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%d\n",
-                  (long long)t->iteration,
-                  (long long)(t->iteration * fh_trainer_dist_run_steps(t)), m->sharpe,
-                  m->sharpe_se, m->cumulative_return, m->max_drawdown, m->time_in_market,
-                  m->turnover, best) > 0;
-    ok &= fclose(f) == 0;
-    return ok ? FH_OK
-              : fh_error_set(err, FH_ERR_INPUT, "writing %s failed: %s", path, strerror(errno));
+    int fd = fh_open_regular(path, "validation file", O_WRONLY | O_CREAT | O_APPEND, err);
+    if (fd < 0)
+        return err ? err->status : FH_ERR_FAILURE;
+    struct stat sb;
+    int fresh = fstat(fd, &sb) == 0 && sb.st_size == 0;
+    char row[1024];
+    snprintf(row, sizeof row, "%s%lld,%lld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%d\n",
+             fresh ? VALIDATION_HEADER : "", (long long)t->iteration,
+             (long long)(t->iteration * fh_trainer_dist_run_steps(t)), m->sharpe,
+             m->sharpe_se, m->cumulative_return, m->max_drawdown, m->time_in_market,
+             m->turnover, best);
+    fh_status st = fh_append_whole(fd, path, row, err); /* whole or not at all */
+    if (close(fd) != 0 && st == FH_OK) {
+        int e = errno;
+        st = fh_error_set(err, FH_ERR_FAILURE, "writing %s failed: %s%s", path, strerror(e),
+                          fh_write_error_hint(e));
+    }
+    return st;
 }
 
 fh_status fh_trainer_validate(fh_trainer *t, fh_error *err)

@@ -15,6 +15,15 @@
  *  - a metrics write failure (RLIMIT_FSIZE through the binary; /dev/full through the
  *    library) stops the run with a message naming the metrics file and the reason, exit
  *    1, no checkpoint written after it and the earlier ones intact;
+ *  - issue 32: under a file size limit the binary is not killed by SIGXFSZ (the child
+ *    keeps its default action, as a shell's `ulimit -f` leaves it): a metrics row or a
+ *    checkpoint past the limit ends the run with exit 1 and a message naming the file
+ *    and "ulimit -f", no *.tmp left, both metrics files whole (every row complete, the
+ *    same rows in each) and the last checkpoint intact; with no checkpoint yet the
+ *    message says so instead of calling one intact;
+ *  - issue 32: a FIFO named metrics.csv or validation.csv in a run directory makes
+ *    `eval --report` and `train --resume` in place fail at once naming it, never hang
+ *    (every run here is bounded: a hang reads as a failure);
  *  - the lock and the refusal through fh_run_dir_open in one process;
  *  - issue 20: --eval-every writes validation.csv (its best flags the running maximum)
  *    and best.safetensors (its metadata the best row's); a resume in place redoes the
@@ -64,8 +73,12 @@ static void train_argv(char **argv, int tiny, const char *const *extra)
     argv[n] = NULL;
 }
 
-/* fh_proc_spawn with a file size limit (0: none) and SIGXFSZ ignored, so that a write
- * past the limit fails with EFBIG instead of killing the process. */
+/* A bound on every command of this test: a hang (a FIFO read) reads as a failure. */
+#define COMMAND_SECONDS 120.0
+
+/* fh_proc_spawn with a file size limit (0: none). SIGXFSZ keeps its default action (the
+ * binary must ignore it itself, issue 32): set explicitly, as this test's own parent may
+ * ignore it and an ignored signal is inherited. */
 static pid_t spawn_limited(char *const argv[], const char *out, const char *errp,
                            long fsize_limit)
 {
@@ -83,7 +96,7 @@ static pid_t spawn_limited(char *const argv[], const char *out, const char *errp
     }
     if (fsize_limit > 0) {
         struct rlimit rl = {(rlim_t)fsize_limit, (rlim_t)fsize_limit};
-        signal(SIGXFSZ, SIG_IGN);
+        signal(SIGXFSZ, SIG_DFL);
         if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
             _exit(125);
     }
@@ -91,17 +104,16 @@ static pid_t spawn_limited(char *const argv[], const char *out, const char *errp
     _exit(127);
 }
 
-static result train_limited(int tiny, const char *const *extra, long fsize_limit, int keep_stdout)
+/* argv (argv[0] the binary) run to its end or COMMAND_SECONDS (rc -2: killed). */
+static result run_limited(char *const *argv, long fsize_limit, int keep_stdout)
 {
     static int counter = 0;
-    char *argv[FH_PROC_MAX_ARGS];
-    train_argv(argv, tiny, extra);
     char out[512], errp[512];
     snprintf(out, sizeof out, "%s/cmd%02d.out", g_dir, counter);
     snprintf(errp, sizeof errp, "%s/cmd%02d.err", g_dir, counter++);
     result r;
     pid_t pid = spawn_limited(argv, keep_stdout ? out : NULL, errp, fsize_limit);
-    r.rc = pid < 0 ? -1 : fh_proc_wait(pid);
+    r.rc = pid < 0 ? -1 : fh_proc_wait_timeout(pid, COMMAND_SECONDS);
     r.out = keep_stdout ? fh_read_text(out) : NULL;
     r.err = fh_read_text(errp);
     if (!r.out)
@@ -109,6 +121,13 @@ static result train_limited(int tiny, const char *const *extra, long fsize_limit
     if (!r.err)
         r.err = calloc(1, 1);
     return r;
+}
+
+static result train_limited(int tiny, const char *const *extra, long fsize_limit, int keep_stdout)
+{
+    char *argv[FH_PROC_MAX_ARGS];
+    train_argv(argv, tiny, extra);
+    return run_limited(argv, fsize_limit, keep_stdout);
 }
 
 static result train(int tiny, const char *const *extra)
@@ -267,7 +286,7 @@ static void test_lock_and_sigterm(void)
 
     /* SIGTERM: stop after the current iteration, interrupted.safetensors, exit 143 */
     kill(pid, SIGTERM);
-    int rc = fh_proc_wait(pid);
+    int rc = fh_proc_wait_timeout(pid, COMMAND_SECONDS);
     CHECK_MSG(rc == 143, "train after SIGTERM exited %d (want 143)", rc);
     in_dir(path, sizeof path, run, "interrupted.safetensors");
     int rows = csv_rows(run);
@@ -573,7 +592,86 @@ static void test_model_selection(void)
     result_free(&r);
 }
 
-/* ---- item 4: a metrics write failure through the binary ---- */
+/* ---- item 4, issue 32: a write past a file size limit through the binary ---- */
+
+/* How many entries of dir end in ".tmp" (their names into names). */
+static int count_tmp(const char *dir, char *names, size_t size)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    names[0] = '\0';
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len > 4 && strcmp(e->d_name + len - 4, ".tmp") == 0) {
+            size_t used = strlen(names);
+            snprintf(names + used, size - used, "%s%s", n ? ", " : "", e->d_name);
+            n++;
+        }
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Both metrics files whole: every line complete ("\n"-terminated), metrics.csv's rows
+ * and metrics.jsonl's lines the iterations 1..n in order, n the same in both; returns n,
+ * or -1 (with a failed check naming the fault). */
+static int metrics_rows_whole(const char *dir)
+{
+    char path[512];
+    const char *names[2] = {"metrics.csv", "metrics.jsonl"};
+    int rows[2] = {-1, -1};
+    for (int k = 0; k < 2; k++) {
+        in_dir(path, sizeof path, dir, names[k]);
+        char *text = fh_read_text(path);
+        if (!text) {
+            CHECK_MSG(0, "%s: unreadable", path);
+            return -1;
+        }
+        size_t len = strlen(text);
+        int ok = len > 0 && text[len - 1] == '\n', n = 0;
+        CHECK_MSG(ok, "%s: its last line is cut (no newline)", path);
+        char *line = text;
+        if (k == 0) /* the header */
+            line = strchr(text, '\n') ? strchr(text, '\n') + 1 : text + len;
+        while (ok && *line) {
+            char *nl = strchr(line, '\n');
+            *nl = '\0';
+            char want[48];
+            snprintf(want, sizeof want, k ? "{\"iteration\":%d," : "%d,", n + 1);
+            ok = strncmp(line, want, strlen(want)) == 0 &&
+                 (k == 0 || line[strlen(line) - 1] == '}');
+            CHECK_MSG(ok, "%s: row %d is cut or out of order: '%.80s'", path, n + 1, line);
+            n++;
+            line = nl + 1;
+        }
+        free(text);
+        if (!ok)
+            return -1;
+        rows[k] = n;
+    }
+    CHECK_MSG(rows[0] == rows[1], "metrics.csv has %d rows, metrics.jsonl %d", rows[0],
+              rows[1]);
+    return rows[0] == rows[1] ? rows[0] : -1;
+}
+
+/* What a run stopped by the limit must leave: its message naming file and cause, exit
+ * 1 (not 153, SIGXFSZ), no .tmp, whole metrics of want_rows rows. */
+static void check_stopped_by_limit(const result *r, const char *run, const char *file,
+                                   int want_rows)
+{
+    CHECK_MSG(r->rc == 1, "a run stopped by the file size limit exited %d (want 1; 153 is "
+              "SIGXFSZ's kill): %s", r->rc, r->err);
+    CHECK_MSG(strstr(r->err, file) && strstr(r->err, strerror(EFBIG)) &&
+                  strstr(r->err, "ulimit -f"),
+              "the message does not name %s, '%s' and ulimit -f: %s", file, strerror(EFBIG),
+              r->err);
+    char names[512];
+    CHECK_MSG(count_tmp(run, names, sizeof names) == 0, "%s: left %s", run, names);
+    int rows = metrics_rows_whole(run);
+    CHECK_MSG(rows == want_rows, "%s: %d whole metrics rows, want %d", run, rows, want_rows);
+}
 
 static void test_metrics_write_failure_cli(void)
 {
@@ -589,7 +687,7 @@ static void test_metrics_write_failure_cli(void)
     snapshot ck1_before = snap(ck1), jl = snap(jsonl), cfg = snap(config);
     /* no file may grow past 2.75 jsonl rows: config.json, the rewritten one-row metrics
      * and iteration 2's rows fit, iteration 3's jsonl row does not (no checkpoint is due:
-     * --checkpoint-every 0) */
+     * --checkpoint-every 0); its csv row, written first, is taken back */
     long limit = (long)jl.len * 11 / 8;
     CHECK_MSG(cfg.len + 200 < (size_t)limit, "config.json (%zu bytes) too big for the limit %ld",
               cfg.len, limit);
@@ -598,19 +696,101 @@ static void test_metrics_write_failure_cli(void)
     const char *resume[] = {"--resume", ck1, "--iterations", "4", "--checkpoint-every", "0",
                             "--out", run, NULL};
     r = train_limited(0, resume, limit, 0);
-    CHECK_MSG(r.rc == 1, "a run whose metrics cannot be written exited %d (want 1): %s", r.rc,
-              r.err);
-    CHECK_MSG(strstr(r.err, "metrics.jsonl") && strstr(r.err, strerror(EFBIG)),
-              "the message does not name metrics.jsonl and '%s': %s", strerror(EFBIG), r.err);
+    check_stopped_by_limit(&r, run, "metrics.jsonl", 2);
+    CHECK_MSG(strstr(r.err, "last good one is") && strstr(r.err, ck1),
+              "the message does not name the last good checkpoint %s: %s", ck1, r.err);
     result_free(&r);
     CHECK_MSG(same_as(ck1, &ck1_before), "checkpoint 1 changed");
-    free(ck1_before.bytes);
     const char *none[] = {"final.safetensors", "interrupted.safetensors",
                           "checkpoint_000002.safetensors"};
     for (int k = 0; k < 3; k++) {
         in_dir(path, sizeof path, run, none[k]);
         CHECK_MSG(!fh_file_exists(path), "%s written after the metrics write failed", path);
     }
+
+    /* a checkpoint past the limit (1 MB; a checkpoint is about 4.6 MB): its .tmp is
+     * removed, the metrics keep iteration 2's row, checkpoint 1 stays as it was */
+    const char *big[] = {"--resume", ck1, "--iterations", "4", "--checkpoint-every", "1",
+                         "--out", run, NULL};
+    r = train_limited(0, big, 1L << 20, 0);
+    check_stopped_by_limit(&r, run, "checkpoint_000002.safetensors", 2);
+    CHECK_MSG(strstr(r.err, "last good one is") && strstr(r.err, ck1),
+              "the message does not name the last good checkpoint %s: %s", ck1, r.err);
+    result_free(&r);
+    CHECK_MSG(same_as(ck1, &ck1_before), "checkpoint 1 changed");
+    free(ck1_before.bytes);
+    for (int k = 0; k < 3; k++) {
+        in_dir(path, sizeof path, run, none[k]);
+        CHECK_MSG(!fh_file_exists(path), "%s written past the file size limit", path);
+    }
+
+    /* a fresh run stopped before its first checkpoint: the message must not call a
+     * checkpoint intact, there is none */
+    char fresh[300];
+    snprintf(fresh, sizeof fresh, "%s/efbig2", g_dir);
+    const char *again[] = {"--iterations", "4", "--checkpoint-every", "0", "--out", fresh, NULL};
+    r = train_limited(1, again, limit, 0);
+    check_stopped_by_limit(&r, fresh, "metrics.jsonl", 2);
+    CHECK_MSG(strstr(r.err, "no checkpoint yet") && !strstr(r.err, "intact"),
+              "a run with no checkpoint yet is told otherwise: %s", r.err);
+    result_free(&r);
+}
+
+/* ---- issue 32: a FIFO in a run directory ---- */
+
+static void test_fifo_in_run_dir(void)
+{
+    char run[300], ck1[512], final_path[512], csv[512], html[512], validation[512];
+    snprintf(run, sizeof run, "%s/fifo", g_dir);
+    const char *first[] = {"--iterations", "2", "--checkpoint-every", "1", "--out", run, NULL};
+    result r = train(1, first);
+    CHECK_MSG(r.rc == 0, "first run exited %d: %s", r.rc, r.err);
+    result_free(&r);
+    in_dir(ck1, sizeof ck1, run, "checkpoint_000001.safetensors");
+    in_dir(final_path, sizeof final_path, run, "final.safetensors");
+    in_dir(csv, sizeof csv, run, "metrics.csv");
+    in_dir(validation, sizeof validation, run, "validation.csv");
+    snprintf(html, sizeof html, "%s/fifo.html", g_dir);
+    if (unlink(csv) != 0 || mkfifo(csv, 0644) != 0) {
+        CHECK_MSG(0, "cannot make the FIFO %s: %s", csv, strerror(errno));
+        return;
+    }
+    /* eval --report reads the run's metrics.csv for its training curves */
+    char *argv[] = {(char *)FH_FOXHUNT_BIN, (char *)"eval", (char *)"--checkpoint", final_path,
+                    (char *)"--device", (char *)"cpu", (char *)"--report", html, NULL};
+    double t0 = fh_now_seconds();
+    r = run_limited(argv, 0, 0);
+    CHECK_MSG(r.rc == 2 && strstr(r.err, csv) && strstr(r.err, "FIFO"),
+              "eval --report with a FIFO named metrics.csv: exit %d (-2: hung, killed after "
+              "%.0f s): %s", r.rc, COMMAND_SECONDS, r.err);
+    CHECK_MSG(!fh_file_exists(html), "%s written", html);
+    result_free(&r);
+
+    /* a resume in place reads the metrics to keep the rows up to its checkpoint */
+    const char *resume[] = {"--resume", ck1, "--out", run, NULL};
+    r = train(0, resume);
+    CHECK_MSG(r.rc == 2 && strstr(r.err, csv) && strstr(r.err, "FIFO"),
+              "train --resume in place with a FIFO named metrics.csv: exit %d (-2: hung): %s",
+              r.rc, r.err);
+    result_free(&r);
+    char aside[512];
+    CHECK_MSG(superseded_dir(run, aside, sizeof aside) == 0, "the refused resume moved files");
+    CHECK_MSG(checkpoint_iteration(final_path) == 2, "the refused resume changed %s",
+              final_path);
+
+    /* validation.csv, kept up to the checkpoint by a resume with --eval-every */
+    unlink(csv);
+    if (mkfifo(validation, 0644) != 0) {
+        CHECK_MSG(0, "cannot make the FIFO %s: %s", validation, strerror(errno));
+        return;
+    }
+    const char *selection[] = {"--resume", ck1, "--eval-every", "1", "--out", run, NULL};
+    r = train(0, selection);
+    CHECK_MSG(r.rc == 2 && strstr(r.err, validation) && strstr(r.err, "FIFO"),
+              "train --resume --eval-every with a FIFO named validation.csv: exit %d (-2: "
+              "hung): %s", r.rc, r.err);
+    result_free(&r);
+    printf("FIFOs in a run directory: refused in %.1f s\n", fh_now_seconds() - t0);
 }
 
 /* ---- item 4: a metrics write failure through the library (/dev/full) ---- */
@@ -645,10 +825,10 @@ static void swap_to_dev_full(const fh_trainer *tc, const fh_iteration_metrics *m
     fh_trainer *t = user;
     (void)tc;
     if (m->iteration == 2) {
-        FILE *full = fopen("/dev/full", "w");
-        if (full) {
-            fclose(t->run.metrics_jsonl);
-            t->run.metrics_jsonl = full;
+        int full = open("/dev/full", O_WRONLY);
+        if (full >= 0) {
+            dup2(full, t->run.metrics_fd[1]);
+            close(full);
         }
     }
 }
@@ -739,6 +919,7 @@ int main(void)
     test_model_selection();
     test_metrics_write_failure_cli();
     test_metrics_write_failure_lib();
+    test_fifo_in_run_dir();
     printf("took %.1f s\n", fh_now_seconds() - t0);
     if (fh_test_failed == 0)
         fh_remove_tree(g_dir);
