@@ -73,6 +73,10 @@ fh_status fh_rendezvous_decode(const unsigned char *buf, size_t size, int world,
     if (sum != fh_fnv1a(buf, RDV_HEADER + n, FH_FNV1A_OFFSET))
         return fh_error_set(err, FH_ERR_INPUT, "rendezvous file %s fails its checksum (damaged): "
                             "%s", path, hint);
+    if (get_u32(buf + 20) != 0) /* written 0: another writer's file, whatever it means */
+        return fh_error_set(err, FH_ERR_INPUT, "rendezvous file %s has %u in its reserved "
+                            "field (foxhunt writes 0): not written by this foxhunt: %s", path,
+                            get_u32(buf + 20), hint);
     if (get_u32(buf + 12) != (uint32_t)world)
         return fh_error_set(err, FH_ERR_INPUT, "rendezvous file %s was written by rank 0 of a run "
                             "of %u ranks; this rank was started with world size %d: give every "
