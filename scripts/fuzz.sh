@@ -7,13 +7,13 @@
 #   bash scripts/fuzz.sh 600 checkpoint     # one harness, 10 minutes
 #   bash scripts/fuzz.sh 300 csv -- -jobs=2 -workers=2   # extra libFuzzer flags
 #
-# Harnesses: csv, safetensors, checkpoint, ini. Options: --build-dir DIR (default
-# build-fuzz), --build-only, --no-build. Inputs it finds that grow coverage collect in
-# DIR/corpus/NAME (the seeds in tests/fuzz/corpus/NAME are only read); a failing input is
-# saved in DIR/artifacts/NAME/ and the command to reproduce it printed. Exit status: 0 all
-# ran clean, 1 a harness failed (or the build did), 77 skipped: no clang that can link
-# -fsanitize=fuzzer with OpenMP (scripts/setup.sh installs clang, libclang-rt-dev and
-# libomp-dev).
+# Harnesses: csv, safetensors, checkpoint, ini, gemm_cache, batch, rendezvous. Options:
+# --build-dir DIR (default build-fuzz), --build-only, --no-build. Inputs it finds that
+# grow coverage collect in DIR/corpus/NAME (the seeds in tests/fuzz/corpus/NAME are only
+# read); a failing input is saved in DIR/artifacts/NAME/ and the command to reproduce it
+# printed. Exit status: 0 all ran clean, 1 a harness failed (or the build did), 77
+# skipped: no clang that can link -fsanitize=fuzzer with OpenMP (scripts/setup.sh
+# installs clang, libclang-rt-dev and libomp-dev).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$ROOT/build-fuzz
@@ -21,16 +21,16 @@ MODE=all
 SECONDS_EACH=60
 NAMES=()
 EXTRA=()
-ALL_NAMES=(csv safetensors checkpoint ini)
+ALL_NAMES=(csv safetensors checkpoint ini gemm_cache batch rendezvous)
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) BUILD=$2; shift 2 ;;
     --build-only) MODE=build; shift ;;
     --no-build) MODE=run; shift ;;
     --) shift; EXTRA=("$@"); break ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     [0-9]*) SECONDS_EACH=$1; shift ;;
-    csv|safetensors|checkpoint|ini) NAMES+=("$1"); shift ;;
+    csv|safetensors|checkpoint|ini|gemm_cache|batch|rendezvous) NAMES+=("$1"); shift ;;
     *) echo "fuzz: unknown argument '$1' (harnesses: ${ALL_NAMES[*]}; see --help)" >&2; exit 2 ;;
   esac
 done
@@ -74,7 +74,8 @@ fi
 
 # Per harness: the longest input tried and a dictionary of the format's tokens.
 max_len() {
-  case "$1" in csv) echo 32768 ;; safetensors) echo 16384 ;; checkpoint) echo 24576 ;; ini) echo 4096 ;; esac
+  case "$1" in csv) echo 32768 ;; safetensors) echo 16384 ;; checkpoint) echo 24576 ;; ini) echo 4096 ;;
+    gemm_cache) echo 8192 ;; batch) echo 16384 ;; rendezvous) echo 512 ;; esac
 }
 dict() {
   case "$1" in checkpoint) echo "$ROOT/tests/fuzz/dict/checkpoint.dict" ;; *) echo "$ROOT/tests/fuzz/dict/$1.dict" ;; esac

@@ -200,19 +200,24 @@ static const cublasLtMatmulAlgo_t *algo_from_disk(fh_gemm *f, const fh_gemm_key 
 
 /* After this process timed `timed` for key: the algorithm to run, agreed through the
  * file with every other process (gemm_cache.h: the first to settle a shape wins), into
- * *out; the timed one when the file cannot be updated (said once on stderr). */
+ * *out; the timed one when the file cannot be updated (said once on stderr, and not
+ * tried again by this gemm: each try may wait FH_GEMM_CACHE_LOCK_SECONDS on a lock that
+ * another process keeps). */
 static void settle_algo(fh_gemm *f, const fh_gemm_key *key, cublasLtMatmulDesc_t op,
                         cublasLtMatrixLayout_t la, cublasLtMatrixLayout_t lb,
                         cublasLtMatrixLayout_t lc, const cublasLtMatmulAlgo_t *timed,
                         const uint64_t *refused_algo, cublasLtMatmulAlgo_t *out)
 {
     *out = *timed;
+    if (f->warned)
+        return;
     fh_gemm_cache_entry e = cache_entry(f, key, timed);
     if (!fh_gemm_cache_settle(f->cache_path, &e, refused_algo)) {
-        if (!f->warned)
-            fprintf(stderr, "foxhunt: note: the matmul algorithm file %s could not be "
-                    "updated; processes started later may time other algorithms and sum "
-                    "in another order (last bits of the critic's values)\n", f->cache_path);
+        fprintf(stderr, "foxhunt: note: the matmul algorithm file %s could not be "
+                "updated (not writable, or its lock held by another process past %.0f s); "
+                "processes started later may time other algorithms and sum in another order "
+                "(last bits of the critic's values)\n", f->cache_path,
+                FH_GEMM_CACHE_LOCK_SECONDS);
         f->warned = 1;
         return;
     }

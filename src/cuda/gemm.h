@@ -40,7 +40,7 @@ typedef struct {
     fh_gemm_cache_entry *disk;
     int n_disk;
     int n_from_disk, n_timed; /* shapes taken from the file, timed here */
-    int warned;               /* the file could not be updated: said once */
+    int warned;               /* the file could not be updated: said once, not tried again */
 } fh_gemm;
 
 /* tune: time the candidates of a shape (else the heuristic's first); cache_path: the

@@ -2,15 +2,18 @@
  * call: tests/cuda/test_gemm_cache.c runs it on machines without a GPU. */
 #include "cuda/gemm_cache.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "foxhunt/hash.h"
+#include "foxhunt/timing.h"
 
 /* File: MAGIC (8 bytes), the format version and the count (uint32 each), the FNV-1a of
  * the records (uint64), then count records of RECORD_BYTES, fields in the order of
@@ -142,18 +145,35 @@ int fh_gemm_cache_read(const char *path, fh_gemm_cache_entry *e, int max, char *
 
 /* ---- writers: under PATH.lock ---- */
 
-/* The exclusive lock of path's writers (a file beside it); -1 when it cannot be had. */
+/* The exclusive lock of path's writers (a file beside it); -1 when it cannot be had
+ * within FH_GEMM_CACHE_LOCK_SECONDS. Polled with LOCK_NB, never a blocking flock: a
+ * process stopped (SIGSTOP, a debugger) or hung while holding the lock made every other
+ * process wait forever (issue 32); the caller goes on without the file instead. Opened
+ * with O_NONBLOCK so that no FIFO in the lock's place can block the open either. */
 static int lock_take(const char *path)
 {
     char lock[1100];
     if (snprintf(lock, sizeof lock, "%s.lock", path) >= (int)sizeof lock)
         return -1;
-    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd >= 0 && flock(fd, LOCK_EX) != 0) {
-        close(fd);
-        fd = -1;
+    int fd = open(lock, O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    double start = fh_clock_seconds(), pause_s = 0.001;
+    for (;;) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return fd;
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            break;
+        double left = FH_GEMM_CACHE_LOCK_SECONDS - (fh_clock_seconds() - start);
+        if (left <= 0)
+            break;
+        pause_s = pause_s * 2 < 0.05 ? pause_s * 2 : 0.05; /* 2, 4, ... 50 ms */
+        double s = pause_s < left ? pause_s : left;
+        struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+        nanosleep(&ts, NULL);
     }
-    return fd;
+    close(fd);
+    return -1;
 }
 
 static void lock_drop(int fd)

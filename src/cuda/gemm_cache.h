@@ -12,6 +12,10 @@
 #include <stdint.h>
 
 #define FH_GEMM_CACHE_MAX 1024 /* entries a file holds at most (the oldest go first) */
+/* A writer waits at most this long for PATH.lock (a holder needs milliseconds), then
+ * goes on without the file: a process stopped or hung while holding the lock must not
+ * stop every other one (issue 32). */
+#define FH_GEMM_CACHE_LOCK_SECONDS 3.0
 
 /* One timed choice: the shape (gemm.h's fh_gemm_key fields), the precision, and
  * cublasLtMatmulAlgo_t's 64 bytes (cuBLASLt documents them as serialisable for the same
@@ -35,7 +39,9 @@ int fh_gemm_cache_read(const char *path, fh_gemm_cache_entry *e, int max, char *
 
 /* Writers hold an exclusive lock on PATH.lock for the whole read-change-write, and write
  * a temporary file (mkstemp) renamed over path, so that no update is lost and a reader
- * never sees half a file. A full file drops its oldest entry for a new one. */
+ * never sees half a file. A full file drops its oldest entry for a new one. A writer that
+ * cannot have the lock within FH_GEMM_CACHE_LOCK_SECONDS returns 0 (nothing written);
+ * readers take no lock. */
 
 /* add's entries merged into the file; an entry of a shape already there wins over add's,
  * unless replace; 1 on success. (Tools and tests; a gemm settles one shape at a time.) */

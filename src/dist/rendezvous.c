@@ -2,6 +2,7 @@
 #include "dist/rendezvous.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,10 @@ fh_status fh_rendezvous_decode(const unsigned char *buf, size_t size, int world,
     if (sum != fh_fnv1a(buf, RDV_HEADER + n, FH_FNV1A_OFFSET))
         return fh_error_set(err, FH_ERR_INPUT, "rendezvous file %s fails its checksum (damaged): "
                             "%s", path, hint);
+    if (get_u32(buf + 20) != 0) /* written 0: another writer's file, whatever it means */
+        return fh_error_set(err, FH_ERR_INPUT, "rendezvous file %s has %u in its reserved "
+                            "field (foxhunt writes 0): not written by this foxhunt: %s", path,
+                            get_u32(buf + 20), hint);
     if (get_u32(buf + 12) != (uint32_t)world)
         return fh_error_set(err, FH_ERR_INPUT, "rendezvous file %s was written by rank 0 of a run "
                             "of %u ranks; this rank was started with world size %d: give every "
@@ -88,17 +93,27 @@ static void sleep_seconds(double s)
 }
 
 /* bytes into path through a temporary file beside it: rename (replace) or link (never
- * over an existing file: EEXIST is FH_ERR_INPUT). */
+ * over an existing file: EEXIST is FH_ERR_INPUT). The temporary file is created afresh
+ * (O_EXCL after removing whatever had its name): a FIFO left at that name would block an
+ * open for writing until a reader came (issue 32). */
 static fh_status write_atomic(const char *path, const void *bytes, size_t n, int no_replace,
                               fh_error *err)
 {
     char tmp[FH_RDV_PATH_CHARS + 32];
     if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof tmp)
         return fh_error_set(err, FH_ERR_INPUT, "rendezvous path is too long: %.200s...", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (!f) {
+        int e = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
         return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s (the rendezvous file's "
-                            "directory must exist and be writable)", tmp, strerror(errno));
+                            "directory must exist and be writable)", tmp, strerror(e));
+    }
     int ok = fwrite(bytes, 1, n, f) == n;
     ok &= fflush(f) == 0;
     ok &= fsync(fileno(f)) == 0;
@@ -122,17 +137,58 @@ static fh_status write_atomic(const char *path, const void *bytes, size_t n, int
     return FH_OK;
 }
 
-/* The whole file into buf (at most size bytes; *got: how many); 0 when it does not
- * exist, -1 on another error (errno), 1 when read. */
+/* What is at a path that is not a regular file, for messages. */
+static const char *kind_of(mode_t m)
+{
+    return S_ISFIFO(m) ? "a FIFO (named pipe)" : S_ISDIR(m) ? "a directory" : S_ISCHR(m) ?
+           "a character device" : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" :
+           "something else";
+}
+
+#define READ_ABSENT 0
+#define READ_OK 1
+#define READ_ERROR (-1)        /* errno says why */
+#define READ_NOT_REGULAR (-2) /* *got holds the st_mode */
+
+/* The whole file into buf (at most size bytes; *got: how many). Opened with O_NONBLOCK
+ * and checked with fstat before a byte is read: a FIFO, device or directory in the file's
+ * place must never block a rank past --dist-timeout (issue 32), and the check is on what
+ * was opened, so a name swapped in between cannot slip through. READ_NOT_REGULAR leaves
+ * the file's mode in *got. */
 static int read_small(const char *path, unsigned char *buf, size_t size, size_t *got)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return errno == ENOENT ? 0 : -1;
-    *got = fread(buf, 1, size, f);
-    int bad = ferror(f);
-    fclose(f);
-    return bad ? -1 : 1;
+    *got = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? READ_ABSENT : READ_ERROR;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return READ_ERROR;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        *got = (size_t)sb.st_mode;
+        return READ_NOT_REGULAR;
+    }
+    while (*got < size) {
+        ssize_t r = read(fd, buf + *got, size - *got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            close(fd);
+            errno = e;
+            return READ_ERROR;
+        }
+        if (r == 0)
+            break;
+        *got += (size_t)r;
+    }
+    close(fd);
+    return READ_OK;
 }
 
 static void side_path(char *out, size_t size, const char *path, const char *suffix, int rank)
@@ -176,10 +232,14 @@ fh_status fh_rendezvous_wait(const char *path, int world, void *id, size_t n,
     for (;;) {
         size_t got = 0;
         int rc = read_small(path, buf, sizeof buf, &got);
-        if (rc < 0)
+        if (rc == READ_NOT_REGULAR)
+            return fh_error_set(err, FH_ERR_INPUT, "rendezvous file %s is %s, not a regular "
+                                "file: remove it and start every rank again with a new "
+                                "--rendezvous path", path, kind_of((mode_t)got));
+        if (rc == READ_ERROR)
             return fh_error_set(err, FH_ERR_INPUT, "cannot read rendezvous file %s: %s", path,
                                 strerror(errno));
-        if (rc > 0)
+        if (rc == READ_OK)
             return fh_rendezvous_decode(buf, got, world, id, n, path, err);
         char message[FH_ERROR_MESSAGE_MAX / 2];
         if (fh_rendezvous_abort_read(path, message, sizeof message))
@@ -206,16 +266,20 @@ fh_status fh_rendezvous_arrive(const char *path, int rank, uint64_t nonce, fh_er
     return write_atomic(side, text, ARRIVAL_BYTES, 0, err);
 }
 
-/* 1 when rank's arrival holds nonce. */
-static int arrived(const char *path, int rank, uint64_t nonce)
+/* 1 when rank's arrival holds nonce; *odd (may be NULL) set to 1 when something that
+ * is not a regular file stands in its place (no arrival: the rank's own rename replaces
+ * it). */
+static int arrived(const char *path, int rank, uint64_t nonce, int *odd)
 {
     char side[FH_RDV_PATH_CHARS + 32], want[ARRIVAL_BYTES + 1];
     unsigned char buf[ARRIVAL_BYTES + 1];
     side_path(side, sizeof side, path, "rank", rank);
     snprintf(want, sizeof want, "%016llx\n", (unsigned long long)nonce);
     size_t got = 0;
-    return read_small(side, buf, sizeof buf, &got) == 1 && got == ARRIVAL_BYTES &&
-           memcmp(buf, want, ARRIVAL_BYTES) == 0;
+    int rc = read_small(side, buf, sizeof buf, &got);
+    if (odd && rc == READ_NOT_REGULAR)
+        *odd = 1;
+    return rc == READ_OK && got == ARRIVAL_BYTES && memcmp(buf, want, ARRIVAL_BYTES) == 0;
 }
 
 fh_status fh_rendezvous_barrier(const char *path, int world, uint64_t nonce,
@@ -229,21 +293,25 @@ fh_status fh_rendezvous_barrier(const char *path, int world, uint64_t nonce,
                                 "started: %s", message);
         int missing = 0, first = -1;
         for (int r = 0; r < world; r++)
-            if (!arrived(path, r, nonce) && missing++ == 0)
+            if (!arrived(path, r, nonce, NULL) && missing++ == 0)
                 first = r;
         if (!missing)
             return FH_OK;
         if (fh_clock_seconds() - start >= timeout_s) {
             char list[256] = "";
             size_t used = 0;
+            int odd = 0;
             for (int r = first; r < world && used + 16 < sizeof list; r++)
-                if (!arrived(path, r, nonce))
+                if (!arrived(path, r, nonce, &odd))
                     used += (size_t)snprintf(list + used, sizeof list - used, "%s%d",
                                              used ? ", " : "", r);
             return fh_error_set(err, FH_ERR_FAILURE, "%d of %d ranks did not arrive at %s "
-                                "within %.0f s (missing: %s): were they started, with the same "
-                                "--rendezvous and --world? (--dist-timeout sets the wait)",
-                                missing, world, path, timeout_s, list);
+                                "within %.0f s (missing: %s%s%s%s): were they started, with "
+                                "the same --rendezvous and --world? (--dist-timeout sets the "
+                                "wait)", missing, world, path, timeout_s, list,
+                                odd ? "; an arrival file " : "", odd ? path : "",
+                                odd ? ".rank<r> of a missing rank is not a regular file: "
+                                      "remove it" : "");
         }
         sleep_seconds(FH_RDV_POLL_SECONDS);
     }
@@ -278,7 +346,15 @@ int fh_rendezvous_abort_read(const char *path, char *message, size_t size)
     char side[FH_RDV_PATH_CHARS + 32];
     side_path(side, sizeof side, path, "abort", -1);
     size_t got = 0;
-    if (size == 0 || read_small(side, (unsigned char *)message, size - 1, &got) != 1)
+    if (size == 0)
+        return 0;
+    int rc = read_small(side, (unsigned char *)message, size - 1, &got);
+    if (rc == READ_NOT_REGULAR) { /* stop, as for an abort, rather than wait on it */
+        snprintf(message, size, "%s is %s, not a regular file: remove it", side,
+                 kind_of((mode_t)got));
+        return 1;
+    }
+    if (rc != READ_OK)
         return 0;
     message[got] = '\0';
     return 1;

@@ -36,7 +36,8 @@
 size_t fh_rendezvous_encode(unsigned char *out, size_t out_size, int world, const void *id,
                             size_t n);
 /* Checks a file's bytes and copies its id (exactly n bytes expected); FH_ERR_INPUT
- * naming `path` and what is wrong. */
+ * naming `path` and what is wrong. A file is accepted only as exactly what
+ * fh_rendezvous_encode writes for its world and id (the reserved field 0). */
 fh_status fh_rendezvous_decode(const unsigned char *buf, size_t size, int world, void *id,
                                size_t n, const char *path, fh_error *err);
 

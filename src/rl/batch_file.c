@@ -157,7 +157,9 @@ static fh_status check_values(const fh_trajectory_batch *b, const char *path,
             return fh_error_set(err, FH_ERR_INPUT, "%s: tensor \"%s\": element %lld is %lld, "
                                 "outside %s", path, bad, (long long)j, value,
                                 !strcmp(bad, "actions") ? "[0, 45)" : "{0, 1}");
-        if (b->bars[j] < 0 || b->bars[j] + 1 >= market->n_bars)
+        /* bar + 1 < n_bars written without the + 1: INT32_MAX + 1 overflowed, and the
+         * wrapped bar was accepted and read out of bounds (fuzz_batch, issue 32) */
+        if (b->bars[j] < 0 || b->bars[j] >= market->n_bars - 1)
             return fh_error_set(err, FH_ERR_INPUT, "%s: tensor \"bars\": element %lld is %d, "
                                 "outside [0, %d) (the training split has %d bars and a step "
                                 "reads the next one: the collection was made on other "

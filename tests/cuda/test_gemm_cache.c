@@ -9,6 +9,11 @@
  *     bit-flipped, foreign (magic, version) or over-full file, and one whose checksum is
  *     right but whose entry no matmul could have, all read as no entries with the reason;
  *     a merge over a damaged file writes a valid one; no temporary file is left behind.
+ *   locked (no GPU): a process that holds the writers' lock and never lets go (stopped,
+ *     hung) costs another process a bounded wait, after which its settle gives up (0: the
+ *     caller runs its own timing) and reading still works; a lock held briefly is waited
+ *     for (issue 32: the lock was taken with a blocking flock, and every other process
+ *     waited forever). An alarm fails the case should a call block.
  *   gpu_reuse (GPU): fh_gemm with tuning on an empty file times every shape and writes
  *     it; a second fh_gemm (a later process's view) takes every shape from the file,
  *     times none, and computes the same bytes; both agree with a float64 reference
@@ -17,9 +22,11 @@
 #include "test_proc.h" /* first: _GNU_SOURCE */
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -303,6 +310,124 @@ static void case_concurrent(void)
     fh_remove_tree(dir);
 }
 
+/* ---- locked ---- */
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "FAIL: a gemm cache call waited on the lock past 30 s\n";
+    if (write(2, msg, sizeof msg - 1) < 0) {
+        /* nothing more to do */
+    }
+    _exit(1);
+}
+
+/* A child that takes path's writers' lock (PATH.lock, as gemm_cache.c does), says so on
+ * a pipe and keeps it for hold_s seconds, or (hold_s < 0) until *release is closed or
+ * this process ends (so that a failed case leaves no holder behind). Returns its pid
+ * once the lock is held, or -1. */
+static pid_t hold_lock(const char *path, double hold_s, int *release)
+{
+    int ready[2], keep[2];
+    if (pipe(ready) != 0)
+        return -1;
+    if (pipe(keep) != 0) {
+        close(ready[0]);
+        close(ready[1]);
+        return -1;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(ready[0]);
+        close(keep[1]);
+        char lock[700];
+        snprintf(lock, sizeof lock, "%s.lock", path);
+        int fd = open(lock, O_RDWR | O_CREAT, 0644);
+        if (fd < 0 || flock(fd, LOCK_EX) != 0)
+            _exit(2);
+        if (write(ready[1], "L", 1) != 1)
+            _exit(3);
+        if (hold_s < 0) {
+            char c;
+            while (read(keep[0], &c, 1) < 0 && errno == EINTR)
+                ; /* EOF: released, or the test ended */
+        } else {
+            struct timespec ts = {(time_t)hold_s,
+                                  (long)((hold_s - (double)(time_t)hold_s) * 1e9)};
+            nanosleep(&ts, NULL);
+        }
+        _exit(0);
+    }
+    close(ready[1]);
+    close(keep[0]);
+    char c = 0;
+    ssize_t got = pid > 0 ? read(ready[0], &c, 1) : -1;
+    close(ready[0]);
+    *release = keep[1];
+    if (got != 1) {
+        close(keep[1]);
+        if (pid > 0)
+            waitpid(pid, NULL, 0);
+        return -1;
+    }
+    return pid;
+}
+
+static void case_locked(void)
+{
+    signal(SIGALRM, on_alarm);
+    alarm(30);
+    char dir[256], path[600], why[256];
+    CHECK(fh_make_temp_dir(dir, sizeof dir, "test_gemm_locked"));
+    CHECK(fh_gemm_cache_path(path, sizeof path, dir, "NVIDIA H200", 130001));
+    fh_rng r;
+    fh_pcg32_seed(&r, 32, 3);
+    fh_gemm_cache_entry a = random_entry(&r), b = random_entry(&r), e;
+    b.n_in = a.n_in + 1; /* another shape */
+    CHECK(fh_gemm_cache_merge(path, &a, 1, 0));
+
+    /* held for good: the settle gives up after the bounded wait, e unchanged */
+    int release = -1;
+    pid_t pid = hold_lock(path, -1, &release);
+    CHECK_MSG(pid > 0, "the child could not take %s.lock", path);
+    e = b;
+    double t0 = fh_now_seconds();
+    int ok = fh_gemm_cache_settle(path, &e, NULL);
+    double waited = fh_now_seconds() - t0;
+    CHECK_MSG(!ok && same_entry(&e, &b), "settle under another process's lock: %d", ok);
+    CHECK_MSG(waited >= FH_GEMM_CACHE_LOCK_SECONDS - 0.1 &&
+                  waited < FH_GEMM_CACHE_LOCK_SECONDS + 2.0,
+              "settle under a held lock returned after %.2f s (bound %.1f s)", waited,
+              (double)FH_GEMM_CACHE_LOCK_SECONDS);
+    fh_gemm_cache_entry got[4];
+    int k = fh_gemm_cache_read(path, got, 4, why, sizeof why); /* readers take no lock */
+    CHECK_MSG(k == 1 && same_entry(&got[0], &a), "reading under the lock: %d (%s)", k, why);
+    if (pid > 0) {
+        close(release);
+        CHECK(fh_proc_wait(pid) == 0);
+    }
+
+    /* held for a moment: waited for, then settled */
+    pid = hold_lock(path, 0.3, &release);
+    CHECK(pid > 0);
+    e = b;
+    t0 = fh_now_seconds();
+    ok = fh_gemm_cache_settle(path, &e, NULL);
+    waited = fh_now_seconds() - t0;
+    CHECK_MSG(ok && same_entry(&e, &b) && waited >= 0.2,
+              "settle after a lock held 0.3 s: %d after %.2f s", ok, waited);
+    if (pid > 0) {
+        close(release);
+        CHECK(fh_proc_wait(pid) == 0);
+    }
+    k = fh_gemm_cache_read(path, got, 4, why, sizeof why);
+    CHECK_MSG(k == 2 && same_entry(&got[1], &b), "after settling: %d (%s)", k, why);
+    alarm(0);
+    fh_test_tidy(dir);
+}
+
 /* ---- gpu_reuse ---- */
 
 typedef struct {
@@ -468,6 +593,7 @@ static const fh_test_case CASES[] = {
     {"file_format", case_file_format},
     {"settle", case_settle},
     {"concurrent", case_concurrent},
+    {"locked", case_locked},
     {"gpu_reuse", case_gpu_reuse},
 };
 FH_TEST_CASES_MAIN(CASES)

@@ -3,12 +3,17 @@
  * that are short, of another format, version, world size or checksum refused at once
  * with a message naming the file; the waits' timeouts (naming the missing ranks); an
  * arrival of another run not counted; a stale id file refused; the abort file stopping
- * a wait at once, the first failure kept. */
+ * a wait at once, the first failure kept; a FIFO (or a directory) at the id path or at a
+ * side file (abort, arrival, the writer's temporary file) refused or waited past within
+ * the timeout, never blocked on (issue 32: an open of a FIFO with no writer used to hang
+ * past --dist-timeout); an alarm fails the test should a call block. */
 #include "test_proc.h" /* first: _GNU_SOURCE */
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "dist/rendezvous.h"
+#include "foxhunt/hash.h"
 #include "foxhunt/timing.h"
 #include "test_util.h"
 
@@ -78,6 +83,13 @@ static void test_encode_decode(const char *dir)
     bad[24 + 17] ^= 1; /* one bit of the id */
     check_refused_file(path, bad, n, 4, "checksum");
     check_refused_file(path, buf, n, 2, "a run of 4 ranks");          /* world 2 reads 4 */
+    /* the reserved field not 0 under a checksum that matches (fuzz_rendezvous found it
+     * accepted: the file is refused unless it is exactly what encode writes) */
+    memcpy(bad, buf, n);
+    bad[20] = 1;
+    uint64_t sum = fh_fnv1a(bad, n - 8, FH_FNV1A_OFFSET);
+    memcpy(bad + n - 8, &sum, 8);
+    check_refused_file(path, bad, n, 4, "reserved field");
 }
 
 static void test_two_processes(const char *dir)
@@ -193,6 +205,98 @@ static void test_abort(const char *dir)
     fh_rendezvous_remove(path, 2);
 }
 
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "FAIL: a rendezvous call blocked on a FIFO (alarm after 30 s)\n";
+    if (write(2, msg, sizeof msg - 1) < 0) {
+        /* nothing more to do */
+    }
+    _exit(1);
+}
+
+/* What no rank may block on: a FIFO (no writer, no reader) in the place of each file. */
+static void test_not_regular(const char *dir)
+{
+    signal(SIGALRM, on_alarm);
+    alarm(30);
+    char path[600], side[700];
+    unsigned char id[ID_BYTES];
+    fh_error err;
+    double t0;
+    fh_status st;
+
+    /* the id file: refused at once, naming it and what it is */
+    snprintf(path, sizeof path, "%s/fifo.id", dir);
+    CHECK(mkfifo(path, 0600) == 0);
+    fh_error_clear(&err);
+    t0 = fh_clock_seconds();
+    st = fh_rendezvous_wait(path, 2, id, ID_BYTES, 5.0, &err);
+    CHECK_MSG(st == FH_ERR_INPUT && strstr(err.message, path) &&
+                  strstr(err.message, "FIFO") && strstr(err.message, "not a regular file") &&
+                  fh_clock_seconds() - t0 < 1.0,
+              "a FIFO as the id file: status %d, '%s' after %.2f s", (int)st, err.message,
+              fh_clock_seconds() - t0);
+    unlink(path);
+    /* a directory too */
+    CHECK(mkdir(path, 0700) == 0);
+    fh_error_clear(&err);
+    st = fh_rendezvous_wait(path, 2, id, ID_BYTES, 5.0, &err);
+    CHECK_MSG(st == FH_ERR_INPUT && strstr(err.message, path) &&
+                  strstr(err.message, "directory"), "a directory as the id file: '%s'",
+              err.message);
+    rmdir(path);
+
+    /* the abort file, while the id file is still missing: the wait stops at once, saying
+     * what is in its place; the watchdog's read sees it as a failure, not a hang */
+    snprintf(side, sizeof side, "%s.abort", path);
+    CHECK(mkfifo(side, 0600) == 0);
+    fh_error_clear(&err);
+    t0 = fh_clock_seconds();
+    st = fh_rendezvous_wait(path, 2, id, ID_BYTES, 5.0, &err);
+    CHECK_MSG(st == FH_ERR_FAILURE && strstr(err.message, side) &&
+                  strstr(err.message, "not a regular file") && fh_clock_seconds() - t0 < 1.0,
+              "a FIFO as the abort file: status %d, '%s'", (int)st, err.message);
+    char msg[256];
+    CHECK_MSG(fh_rendezvous_abort_read(path, msg, sizeof msg) && strstr(msg, side),
+              "abort_read of a FIFO: '%s'", msg);
+    fh_error_clear(&err);
+    st = fh_rendezvous_barrier(path, 1, 1, 5.0, &err);
+    CHECK_MSG(st == FH_ERR_FAILURE && strstr(err.message, side), "barrier: '%s'", err.message);
+    /* rank 0's publish clears it like a stale abort */
+    make_id(id, 9);
+    CHECK_MSG(fh_rendezvous_publish(path, 2, id, ID_BYTES, &err) == FH_OK, "%s", err.message);
+    CHECK(!fh_file_exists(side));
+
+    /* an arrival: a FIFO is no arrival; the barrier waits its timeout and names the rank */
+    uint64_t nonce = fh_rendezvous_nonce(id, ID_BYTES);
+    CHECK(fh_rendezvous_arrive(path, 0, nonce, &err) == FH_OK);
+    snprintf(side, sizeof side, "%s.rank1", path);
+    CHECK(mkfifo(side, 0600) == 0);
+    fh_error_clear(&err);
+    t0 = fh_clock_seconds();
+    st = fh_rendezvous_barrier(path, 2, nonce, 0.5, &err);
+    double waited = fh_clock_seconds() - t0;
+    CHECK_MSG(st == FH_ERR_FAILURE && strstr(err.message, "missing: 1") &&
+                  strstr(err.message, "not a regular file") && waited < 2.5,
+              "a FIFO as rank 1's arrival: status %d, '%s' after %.2f s", (int)st, err.message,
+              waited);
+    /* rank 1's arrival replaces it, and the barrier passes */
+    CHECK(fh_rendezvous_arrive(path, 1, nonce, &err) == FH_OK);
+    fh_error_clear(&err);
+    CHECK_MSG(fh_rendezvous_barrier(path, 2, nonce, 2.0, &err) == FH_OK, "%s", err.message);
+
+    /* a FIFO at the name of the writer's temporary file does not block the write */
+    char tmp[760];
+    snprintf(tmp, sizeof tmp, "%s.rank0.tmp%ld", path, (long)getpid());
+    CHECK(mkfifo(tmp, 0600) == 0);
+    fh_error_clear(&err);
+    CHECK_MSG(fh_rendezvous_arrive(path, 0, nonce, &err) == FH_OK, "%s", err.message);
+    CHECK(!fh_file_exists(tmp));
+    fh_rendezvous_remove(path, 2);
+    alarm(0);
+}
+
 int main(void)
 {
     char dir[512];
@@ -202,6 +306,7 @@ int main(void)
     test_two_processes(dir);
     test_timeouts(dir);
     test_abort(dir);
+    test_not_regular(dir);
     fh_test_tidy(dir);
     return fh_test_finish();
 }

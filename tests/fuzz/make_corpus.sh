@@ -6,7 +6,10 @@
 # byte-order mark, a kline file); safetensors: a `foxhunt collect` file and a stripped
 # checkpoint; checkpoint: checkpoints of a tiny run with the network tensors removed
 # (the harness supplies networks; see fuzz_checkpoint.c); ini: configs/*.ini and an INI
-# setting every key to a resolved config's value.
+# setting every key to a resolved config's value; batch: `foxhunt collect` files (synthetic
+# and CSV data, three sizes); gemm_cache: algorithm files of a few random entries (one
+# with a shape twice, one empty); rendezvous: id files of worlds 2 and 4, an arrival line
+# and an abort message.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${1:-$ROOT/build/foxhunt}
@@ -14,7 +17,7 @@ DATA=$ROOT/../shared/data
 C=$ROOT/tests/fuzz/corpus
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-mkdir -p "$C"/{csv,safetensors,checkpoint,ini}
+mkdir -p "$C"/{csv,safetensors,checkpoint,ini,gemm_cache,batch,rendezvous}
 
 # ---- csv ----
 head -n 321 "$DATA/spy_daily.csv" >"$C/csv/spy_daily_320.csv"
@@ -93,5 +96,51 @@ with open(f'{c}/ini/every_key.ini', 'w') as f:
             f.write(f'{k} = {v}\n')
 PY
 cp "$ROOT"/configs/*.ini "$C/ini/"
+
+# ---- batch: `foxhunt update --batch` files (data.source relative: run from ROOT) ----
+(cd "$ROOT" &&
+ "$BIN" collect --device cpu --episodes 2 --steps 4 --out "$C/batch/synthetic_2x4.safetensors" &&
+ "$BIN" collect --device cpu --episodes 3 --steps 5 --seed 7 --data ../shared/data/spy_daily.csv \
+   --out "$C/batch/spy_3x5.safetensors" &&
+ "$BIN" collect --device cpu --episodes 1 --steps 1 --seed 3 --out "$C/batch/synthetic_1x1.safetensors") >/dev/null
+
+# ---- gemm_cache and rendezvous: written here (gemm_cache.c's and rendezvous.c's layouts) ----
+python3 - "$C" <<'PY'
+import random, struct, sys
+c = sys.argv[1]
+def fnv1a(b):
+    h = 0xcbf29ce484222325
+    for x in b:
+        h = ((h ^ x) * 0x100000001b3) & 0xffffffffffffffff
+    return h
+
+rng = random.Random(32)
+def entry(n_in):
+    # n_in, n_out, relu, bias, tf32 (int32), rows (int64), three alignments (uint32)
+    rec = struct.pack('<5iq3I', n_in, rng.choice([1, 45, 128, 256]), rng.randint(0, 1),
+                      rng.randint(0, 1), rng.randint(0, 1), rng.getrandbits(20) + 1,
+                      *[1 << rng.randint(2, 8) for _ in range(3)])
+    return rec + bytes(rng.getrandbits(8) for _ in range(64))
+def gemm(path, records):
+    body = b''.join(records)
+    with open(path, 'wb') as f:
+        f.write(b'FHGEMMC\0' + struct.pack('<IIQ', 1, len(records), fnv1a(body)) + body)
+gemm(f'{c}/gemm_cache/four.bin', [entry(n) for n in (54, 256, 128, 64)])
+one = entry(54)
+gemm(f'{c}/gemm_cache/shape_twice.bin', [one, entry(256), one[:40] + bytes(64)])
+gemm(f'{c}/gemm_cache/empty.bin', [])
+
+def rdv(path, world, n_id):
+    ident = bytes(rng.getrandbits(8) for _ in range(n_id))
+    head = b'FHNCCLID' + struct.pack('<4I', 1, world, n_id, 0) + ident
+    with open(path, 'wb') as f:
+        f.write(head + struct.pack('<Q', fnv1a(head)))
+rdv(f'{c}/rendezvous/world2.id', 2, 128)
+rdv(f'{c}/rendezvous/world4.id', 4, 128)
+with open(f'{c}/rendezvous/arrival.rank', 'wb') as f:
+    f.write(b'0123456789abcdef\n')
+with open(f'{c}/rendezvous/abort.txt', 'wb') as f:
+    f.write(b'rank 1: NCCL reported an error between the ranks: unhandled system error')
+PY
 printf 'episodes = 8\n; a comment\n[ppo]\nlr: 0.001\n\n[env]\nhorizon=40  # inline\n' >"$C/ini/no_section_key.ini"
 ls -l "$C"/*

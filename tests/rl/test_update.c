@@ -393,6 +393,9 @@ static void test_inputs(const update_fixture *fx)
         {"shape", {.reshape = "returns"}, {"\"returns\"", "wrong shape [8, 31], expected [8, 32]", NULL}},
         {"action", {.patch = "actions", .index = 5, .value = 45}, {"\"actions\": element 5 is 45", NULL}},
         {"bar", {.patch = "bars", .index = 3, .value = 100000}, {"\"bars\": element 3 is 100000", NULL}},
+        /* INT32_MAX: bar + 1 overflowed in the check (fuzz_batch, issue 32) */
+        {"bar_max", {.patch = "bars", .index = 3, .value = 2147483647.0},
+         {"\"bars\": element 3 is 2147483647", NULL}},
         {"nan", {.patch = "advantages", .index = 7, .value = NAN}, {"\"advantages\": element 7 is nan", NULL}},
         {"data", {.meta_key = "data.hash", .meta_value = "0123456789abcdef"},
          {"collected on other data", "0123456789abcdef", NULL}},
