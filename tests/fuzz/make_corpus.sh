@@ -25,6 +25,15 @@ head -n 13 "$DATA/spy_daily.csv" >"$C/csv/spy_daily_12.csv"
 head -n 321 "$DATA/btcusdt_1h.csv" >"$C/csv/btcusdt_1h_320.csv"
 { head -n 1 "$DATA/spy_daily.csv"; sed -n '2,11p' "$DATA/spy_daily.csv" | tac; } >"$C/csv/descending_10.csv"
 { printf '\xef\xbb\xbf'; head -n 9 "$DATA/btcusdt_1h.csv" | sed 's/$/\r/'; } >"$C/csv/bom_crlf_8.csv"
+# headerless exchange klines (Binance's bulk files, issue 32): open time in ms, then in us
+kline() { # $1: the time's extra zeros
+  sed -n '2,321p' "$DATA/btcusdt_1h.csv" | while IFS=, read -r t o h l c v; do
+    s=$(date -u -d "$t" +%s)
+    echo "${s}000$1,$o,$h,$l,$c,$v,$((s + 3599))999$1,0,100,0,0,0"
+  done
+}
+kline "" >"$C/csv/kline_headerless_ms_320.csv"
+kline "000" | head -n 12 >"$C/csv/kline_headerless_us_12.csv"
 
 # ---- a tiny run: its checkpoints, config and a collection ----
 "$BIN" train --device cpu --episodes 4 --steps 16 --epochs 1 --minibatch 32 \
