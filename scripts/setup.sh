@@ -73,4 +73,11 @@ if ! python3 -c "import optuna" >/dev/null 2>&1; then
     || python3 -m pip install -q --break-system-packages optuna >/dev/null 2>&1 \
     || echo "setup: note: could not install optuna (foxhunt sweep and its tests need it)"
 fi
+# The sweep's space-file fuzzer (tests/fuzz/fuzz_sweep_space.py, ctest fuzz_sweep_space;
+# issue 32) runs under atheris, libFuzzer for Python; it skips without it.
+if ! python3 -c "import atheris" >/dev/null 2>&1; then
+  python3 -m pip install -q atheris >/dev/null 2>&1 \
+    || python3 -m pip install -q --break-system-packages atheris >/dev/null 2>&1 \
+    || echo "setup: note: could not install atheris (optional; fuzz_sweep_space will skip)"
+fi
 echo "setup: done"
