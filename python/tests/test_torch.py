@@ -96,6 +96,7 @@ def test_wrong_modules_are_refused(checkpoint):
 def test_torch_actions_step_the_env_and_are_range_checked():
     """Issue 32: actions as a torch tensor (an argmax is int64, on any device) step as the
     same numpy ints do, and out-of-range ones are refused rather than wrapped to int32."""
+    pytest.importorskip("gymnasium", reason="foxhunt.VectorEnv needs gymnasium")
     env = foxhunt.VectorEnv(3, seed=1, **SMALL)
     ref = foxhunt.VectorEnv(3, seed=1, **SMALL)
     env.reset(seed=1)

@@ -760,9 +760,13 @@ static void test_fifo_in_run_dir(void)
                     (char *)"--device", (char *)"cpu", (char *)"--report", html, NULL};
     double t0 = fh_now_seconds();
     r = run_limited(argv, 0, 0);
-    CHECK_MSG(r.rc == 2 && strstr(r.err, csv) && strstr(r.err, "FIFO"),
-              "eval --report with a FIFO named metrics.csv: exit %d (-2: hung, killed after "
-              "%.0f s): %s", r.rc, COMMAND_SECONDS, r.err);
+    if (r.rc == 1 && strstr(r.err, "libjs-dygraphs")) /* refused before metrics.csv is read */
+        printf("eval --report with a FIFO named metrics.csv: not checked: this foxhunt was "
+               "built without dygraphs (install libjs-dygraphs, re-run cmake)\n");
+    else
+        CHECK_MSG(r.rc == 2 && strstr(r.err, csv) && strstr(r.err, "FIFO"),
+                  "eval --report with a FIFO named metrics.csv: exit %d (-2: hung, killed "
+                  "after %.0f s): %s", r.rc, COMMAND_SECONDS, r.err);
     CHECK_MSG(!fh_file_exists(html), "%s written", html);
     result_free(&r);
 
