@@ -14,6 +14,11 @@ const char *fh_format_number(char *out, double v);
 /* "lo..hi"; out holds FH_RANGE_CHARS. */
 const char *fh_format_range(char *out, double lo, double hi);
 
+/* Appends printf text to the NUL-terminated text in buf (size bytes), cutting quietly
+ * at the end of the buffer: for messages built in parts. */
+void fh_format_append(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Unix seconds as UTC "2024-01-31T16:00:00Z" (the number itself where gmtime cannot). */
 void fh_format_utc(char *out, size_t size, int64_t t);
 

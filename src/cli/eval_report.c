@@ -166,21 +166,10 @@ fh_status fh_write_text_atomically(const char *path, const char *text, fh_error 
         return FH_ERR_INPUT;
     }
     errno = 0;
-    int ok = fputs(text, f) >= 0 && fflush(f) == 0;
-    int e = errno ? errno : EIO;
-    if (fclose(f) != 0 && ok) {
-        ok = 0;
-        e = errno;
-    }
-    if (ok && rename(tmp, path) != 0) {
-        ok = 0;
-        e = errno;
-    }
-    if (!ok) {
-        remove(tmp);
+    int e = fh_replace_with_tmp(f, fputs(text, f) >= 0, tmp, path);
+    if (e)
         return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s%s", path, strerror(e),
                             fh_write_error_hint(e));
-    }
     return FH_OK;
 }
 

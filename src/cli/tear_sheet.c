@@ -637,20 +637,9 @@ fh_status fh_tear_sheet_write(const char *path, const fh_eval_report *r,
     errno = 0;
     put_page(f, &p);
     page_free(&p);
-    int ok = fflush(f) == 0 && !ferror(f);
-    int e = errno ? errno : EIO;
-    if (fclose(f) != 0 && ok) {
-        ok = 0;
-        e = errno;
-    }
-    if (ok && rename(tmp, path) != 0) {
-        ok = 0;
-        e = errno;
-    }
-    if (!ok) {
-        remove(tmp);
+    int e = fh_replace_with_tmp(f, 1, tmp, path); /* a failed write shows as ferror */
+    if (e)
         return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s%s", path, strerror(e),
                             fh_write_error_hint(e));
-    }
     return FH_OK;
 }

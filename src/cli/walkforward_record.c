@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "foxhunt/format.h"
 #include "foxhunt/hash.h"
 #include "foxhunt/safetensors.h" /* fh_read_regular_file */
 
@@ -29,17 +30,6 @@ static void say(char *why, size_t n, const char *fmt, ...)
     va_end(ap);
 }
 
-static void append(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void append(char *buf, size_t n, const char *fmt, ...)
-{
-    size_t len = strlen(buf);
-    if (len + 1 >= n)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + len, n - len, fmt, ap);
-    va_end(ap);
-}
 
 static void hex64(char out[17], uint64_t v)
 {
@@ -313,7 +303,7 @@ static int diff_keys(const cJSON *a, const cJSON *b, int a_is_record, char *why,
         char *tx = cJSON_PrintUnformatted(x), *ty = y ? cJSON_PrintUnformatted(y) : NULL;
         if (!tx || !ty || strcmp(tx, ty) != 0) {
             if (count < 6)
-                append(why, n, "%s%s %s, now %s", why[0] ? "; " : "", x->string,
+                fh_format_append(why, n, "%s%s %s, now %s", why[0] ? "; " : "", x->string,
                        a_is_record ? (tx ? tx : "?") : "absent",
                        a_is_record ? (ty ? ty : "absent") : (tx ? tx : "?"));
             count++;
@@ -335,13 +325,13 @@ int fh_walkforward_record_compare(const fh_walkforward_record *rec, const char *
     why[0] = '\0';
     int count = 0;
     if (strcmp(rec->version, FH_VERSION) != 0) {
-        append(why, n, "made by foxhunt %s, now %s", rec->version, FH_VERSION);
+        fh_format_append(why, n, "made by foxhunt %s, now %s", rec->version, FH_VERSION);
         count++;
     }
     cJSON *was = cJSON_Parse(rec->config_json ? rec->config_json : "");
     cJSON *now = cJSON_Parse(config_json ? config_json : "");
     if (!cJSON_IsObject(was) || !cJSON_IsObject(now)) {
-        append(why, n, "%sa configuration does not parse", why[0] ? "; " : "");
+        fh_format_append(why, n, "%sa configuration does not parse", why[0] ? "; " : "");
         count++;
     } else {
         count = diff_keys(was, now, 1, why, n, count);
@@ -351,11 +341,11 @@ int fh_walkforward_record_compare(const fh_walkforward_record *rec, const char *
     cJSON_Delete(now);
     char data_why[1024];
     if (!fh_data_identity_same(&rec->data, data, data_why, sizeof data_why)) {
-        append(why, n, "%sother data: %s", why[0] ? "; " : "", data_why);
+        fh_format_append(why, n, "%sother data: %s", why[0] ? "; " : "", data_why);
         count++;
     }
     if (count > 6)
-        append(why, n, "; %d differences in all", count);
+        fh_format_append(why, n, "; %d differences in all", count);
     return count == 0;
 }
 

@@ -2,7 +2,9 @@
 #include "foxhunt/format.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 const char *fh_format_number(char *out, double v)
@@ -29,4 +31,15 @@ void fh_format_utc(char *out, size_t size, int64_t t)
         strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
     else
         snprintf(out, size, "%lld", (long long)t);
+}
+
+void fh_format_append(char *buf, size_t size, const char *fmt, ...)
+{
+    size_t len = strlen(buf);
+    if (len + 1 >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, size - len, fmt, ap);
+    va_end(ap);
 }

@@ -238,6 +238,26 @@ FILE *fh_fopen_regular(const char *path, const char *what, int flags, fh_error *
     return f;
 }
 
+int fh_replace_with_tmp(FILE *f, int ok, const char *tmp, const char *path)
+{
+    int e = ok ? 0 : (errno ? errno : EIO);
+    if (ok && (fflush(f) != 0 || ferror(f))) {
+        ok = 0;
+        e = errno ? errno : EIO;
+    }
+    if (fclose(f) != 0 && ok) {
+        ok = 0;
+        e = errno;
+    }
+    if (ok && rename(tmp, path) != 0) {
+        ok = 0;
+        e = errno;
+    }
+    if (!ok)
+        remove(tmp);
+    return ok ? 0 : e;
+}
+
 int fh_utf8_valid(const char *s, size_t n, size_t *bad_offset)
 {
     const unsigned char *p = (const unsigned char *)s;

@@ -4,6 +4,7 @@
  * file (fh_open_regular: a FIFO in its place would block the run, issue 32), and every
  * metrics row is appended whole or not at all (fh_append_whole). */
 #define _DEFAULT_SOURCE /* flock, realpath */
+#include "foxhunt/format.h"
 #include "foxhunt/run_dir.h"
 
 #include <dirent.h>
@@ -107,19 +108,6 @@ static const char *METRIC_COLUMNS =
 
 /* ---- small helpers ---- */
 
-/* Appends printf text to a fixed buffer, truncating quietly. */
-static void append(char *buf, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void append(char *buf, size_t size, const char *fmt, ...)
-{
-    size_t len = strlen(buf);
-    if (len + 1 >= size)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + len, size - len, fmt, ap);
-    va_end(ap);
-}
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -213,7 +201,7 @@ static fh_status take_lock(fh_run_dir *rd, const char *out, fh_error *err)
         if (e == ENOLCK || e == EOPNOTSUPP || e == ENOSYS) {
             /* a file system without locks (some network mounts): run, and say so */
             close(fd);
-            append(rd->note, sizeof rd->note, "%s%s: the file system does not support "
+            fh_format_append(rd->note, sizeof rd->note, "%s%s: the file system does not support "
                    "locks (%s); nothing stops another run from writing into this directory",
                    rd->note[0] ? "; " : "", path, strerror(e));
             return FH_OK;
@@ -266,12 +254,12 @@ static fh_status remove_stale_tmp(const char *out, char *note, size_t note_size,
                               strerror(errno));
             break;
         }
-        append(names, sizeof names, "%s%s", removed ? ", " : "", e->d_name);
+        fh_format_append(names, sizeof names, "%s%s", removed ? ", " : "", e->d_name);
         removed++;
     }
     closedir(d);
     if (removed)
-        append(note, note_size, "%sremoved %d stale temporary file%s left by an interrupted "
+        fh_format_append(note, note_size, "%sremoved %d stale temporary file%s left by an interrupted "
                "save (%s)", note[0] ? "; " : "", removed, removed == 1 ? "" : "s", names);
     return st;
 }
@@ -322,7 +310,7 @@ static fh_status move_aside(aside *a, const char *name, fh_error *err)
     if (!(replaced && link(from, to) == 0) && rename(from, to) != 0)
         return fh_error_set(err, FH_ERR_FAILURE, "cannot move %s to %s: %s", from, to,
                             strerror(errno));
-    append(a->names, sizeof a->names, "%s%s", a->n ? ", " : "", name);
+    fh_format_append(a->names, sizeof a->names, "%s%s", a->n ? ", " : "", name);
     a->n++;
     return FH_OK;
 }
@@ -530,9 +518,9 @@ static fh_status clear_for_new_run(const fh_train_config *cfg, aside *a, char *n
     if (n > 0 && !cfg->force && !a) {
         char list[512] = "";
         for (int i = 0; i < n && i < 6; i++)
-            append(list, sizeof list, "%s%s", i ? ", " : "", names[i]);
+            fh_format_append(list, sizeof list, "%s%s", i ? ", " : "", names[i]);
         if (n > 6)
-            append(list, sizeof list, ", ... (%d files)", n);
+            fh_format_append(list, sizeof list, ", ... (%d files)", n);
         st = fh_error_set(err, FH_ERR_INPUT,
                           "run directory %s already holds %s run's files (%s); choose a new "
                           "--out, or pass --force to move them into %s/superseded-<time>/ and "
@@ -544,7 +532,7 @@ static fh_status clear_for_new_run(const fh_train_config *cfg, aside *a, char *n
         st = move_aside(a, names[i], err);
     free_names(names, n);
     if (st == FH_OK && a && a->n)
-        append(note, note_size, "%s--force: moved the earlier run's files (%s) into %s/",
+        fh_format_append(note, note_size, "%s--force: moved the earlier run's files (%s) into %s/",
                note[0] ? "; " : "", a->names, a->dir);
     return st;
 }
@@ -596,7 +584,7 @@ static fh_status set_aside_later(const char *out, int64_t iteration, aside *a,
                 st = move_aside(a, names[i], err);
         }
         if (st == FH_OK)
-            append(note, note_size, "%sresuming at iteration %lld: moved the later history "
+            fh_format_append(note, note_size, "%sresuming at iteration %lld: moved the later history "
                    "(%s) into %s/; the metrics keep the rows up to iteration %lld",
                    note[0] ? "; " : "", (long long)iteration, a->names, a->dir,
                    (long long)iteration);
@@ -731,16 +719,16 @@ fh_status fh_run_dir_write_metrics(fh_run_dir *rd, const fh_iteration_metrics *m
         const char *comma = strchr(col, ',');
         int len = comma ? (int)(comma - col) : (int)strlen(col);
         if (isfinite(values[i])) {
-            append(csv, sizeof csv, "%s%.9g", i ? "," : "", values[i]);
-            append(jsonl, sizeof jsonl, "%s\"%.*s\":%.9g", i ? "," : "", len, col, values[i]);
+            fh_format_append(csv, sizeof csv, "%s%.9g", i ? "," : "", values[i]);
+            fh_format_append(jsonl, sizeof jsonl, "%s\"%.*s\":%.9g", i ? "," : "", len, col, values[i]);
         } else {
-            append(csv, sizeof csv, "%s", i ? "," : "");
-            append(jsonl, sizeof jsonl, "%s\"%.*s\":null", i ? "," : "", len, col);
+            fh_format_append(csv, sizeof csv, "%s", i ? "," : "");
+            fh_format_append(jsonl, sizeof jsonl, "%s\"%.*s\":null", i ? "," : "", len, col);
         }
         col = comma ? comma + 1 : col + len;
     }
-    append(csv, sizeof csv, "\n");
-    append(jsonl, sizeof jsonl, "}\n");
+    fh_format_append(csv, sizeof csv, "\n");
+    fh_format_append(jsonl, sizeof jsonl, "}\n");
     /* both files or neither: the csv row is cut back when the jsonl one fails */
     off_t csv_before, jsonl_before;
     fh_status st = append_at(rd->metrics_fd[0], rd->csv_path, csv, &csv_before, err);

@@ -56,22 +56,14 @@ static fh_status trim_rows(const char *path, int64_t keep, fh_error *err)
             ok &= fputs(line, out) >= 0;
         first = 0;
     }
+    int read_errno = ferror(in) ? errno : 0;
     fclose(in);
-    ok &= fflush(out) == 0;
-    int e = errno;
-    if (fclose(out) != 0 && ok) {
-        ok = 0;
-        e = errno;
-    }
-    if (ok && rename(tmp, path) != 0) {
-        ok = 0;
-        e = errno;
-    }
-    if (!ok) {
-        remove(tmp);
+    int e = read_errno ? read_errno : fh_replace_with_tmp(out, ok, tmp, path);
+    if (read_errno)
+        fh_replace_with_tmp(out, 0, tmp, path); /* keep the file as it was */
+    if (e)
         return fh_error_set(err, FH_ERR_FAILURE, "cannot rewrite %s: %s%s (it is as it was)",
                             path, strerror(e), fh_write_error_hint(e));
-    }
     return FH_OK;
 }
 
