@@ -72,11 +72,11 @@ double fh_bars_largest_move(const fh_bars *bars, size_t *at);
 /* Median spacing of consecutive bars in seconds (86400 daily, 3600 hourly). */
 double fh_bars_interval_seconds(const fh_bars *bars);
 /* Gaps in time (docs/FEATURES.md, "Gaps"): spacings longer than the series' usual ones.
- * A market that never closes (at most 5% of spacings over 1.5x the median: crypto) has
- * a gap wherever a spacing exceeds 1.5x the median, and missing_bars counts the bars
- * that would fill them; a market with regular closures (nights, weekends, holidays)
- * has a gap only where a spacing exceeds its 99th percentile, and missing_bars is 0
- * (unknown without the exchange's calendar). */
+ * A market that trades on weekends (over 5% of its bars on a UTC Saturday or Sunday, or
+ * a span under two weeks: crypto) has a gap wherever a spacing exceeds 1.5x the median,
+ * and missing_bars counts the bars that would fill them; a market with regular closures
+ * (nights, weekends, holidays) has a gap only where a spacing exceeds its 99th
+ * percentile, and missing_bars is 0 (unknown without the exchange's calendar). */
 typedef struct {
     size_t count;          /* number of gaps */
     size_t missing_bars;   /* bars a market that never closes would have had in them */

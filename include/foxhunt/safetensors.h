@@ -124,10 +124,11 @@ int fh_open_regular(const char *path, const char *what, int flags, fh_error *err
 /* fh_open_regular as a stdio stream ("r", "a", "r+" or "w" after the flags). */
 FILE *fh_fopen_regular(const char *path, const char *what, int flags, fh_error *err);
 /* The end of writing PATH through its temporary TMP, open as f: when ok (the writes
- * succeeded), flushes and closes f and renames TMP over PATH; otherwise, or when any of
- * that fails, closes f and removes TMP, leaving PATH as it was. Returns 0, or the errno
- * of the first failure (of the writes when !ok: errno then, else EIO). */
-int fh_replace_with_tmp(FILE *f, int ok, const char *tmp, const char *path);
+ * succeeded), flushes and closes f (durable: fsyncs it first) and renames TMP over PATH
+ * (durable: then fsyncs the directory); otherwise, or when any of that fails, closes f
+ * and removes TMP, leaving PATH as it was. Returns 0, or the errno of the first failure
+ * (of the writes when !ok: errno then, else EIO). */
+int fh_replace_with_tmp(FILE *f, int ok, int durable, const char *tmp, const char *path);
 /* 1 when s[0..n) is valid UTF-8 (no overlong forms, surrogates or values above
  * U+10FFFF); else 0 with *bad_offset the offset of the first byte that is not. */
 int fh_utf8_valid(const char *s, size_t n, size_t *bad_offset);

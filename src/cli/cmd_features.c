@@ -7,6 +7,7 @@
  * --train-fraction of those rows. The file is written to OUT.tmp and renamed, so a
  * failed run never leaves a partial OUT. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "foxhunt/data.h"
+#include "foxhunt/safetensors.h" /* fh_fopen_regular, fh_replace_with_tmp */
 
 static fh_status write_features(const char *out_path, const fh_bars *bars,
                                 const float *features, const float *sigma, size_t begin,
@@ -25,12 +27,13 @@ static fh_status write_features(const char *out_path, const fh_bars *bars,
         return fh_error_set(err, FH_ERR_FAILURE, "out of memory");
     memcpy(tmp, out_path, len);
     memcpy(tmp + len, ".tmp", 5);
-    FILE *f = fopen(tmp, "w");
+    /* a FIFO or a device named OUT.tmp is refused, not written into (issue 32) */
+    FILE *f = fh_fopen_regular(tmp, "--out's temporary file", O_WRONLY | O_CREAT | O_TRUNC, err);
     if (!f) {
-        fh_status st = fh_error_set(err, FH_ERR_INPUT, "%s: cannot create: %s; check the "
-                                    "--out path", tmp, strerror(errno));
         free(tmp);
-        return st;
+        if (err)
+            err->status = FH_ERR_INPUT; /* a path the user gave: exit 2 */
+        return FH_ERR_INPUT;
     }
     fprintf(f, "time");
     for (int k = 0; k < FH_N_MARKET_FEATURES; k++)
@@ -45,16 +48,10 @@ static fh_status write_features(const char *out_path, const fh_bars *bars,
             fprintf(f, ",%.9g", (double)row[k]);
         fprintf(f, ",%.9g\n", (double)sigma[i - begin]);
     }
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    fh_status st = FH_OK;
-    if (bad)
-        st = fh_error_set(err, FH_ERR_FAILURE, "%s: write failed: %s", tmp, strerror(errno));
-    else if (rename(tmp, out_path) != 0)
-        st = fh_error_set(err, FH_ERR_FAILURE, "cannot rename %s to %s: %s", tmp, out_path,
-                          strerror(errno));
-    if (st != FH_OK)
-        remove(tmp);
+    int e = fh_replace_with_tmp(f, 1, 0, tmp, out_path);
+    fh_status st = e ? fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s%s", out_path,
+                                    strerror(e), fh_write_error_hint(e))
+                     : FH_OK;
     free(tmp);
     return st;
 }

@@ -166,7 +166,7 @@ fh_status fh_write_text_atomically(const char *path, const char *text, fh_error 
         return FH_ERR_INPUT;
     }
     errno = 0;
-    int e = fh_replace_with_tmp(f, fputs(text, f) >= 0, tmp, path);
+    int e = fh_replace_with_tmp(f, fputs(text, f) >= 0, 0, tmp, path);
     if (e)
         return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s%s", path, strerror(e),
                             fh_write_error_hint(e));

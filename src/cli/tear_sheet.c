@@ -637,7 +637,7 @@ fh_status fh_tear_sheet_write(const char *path, const fh_eval_report *r,
     errno = 0;
     put_page(f, &p);
     page_free(&p);
-    int e = fh_replace_with_tmp(f, 1, tmp, path); /* a failed write shows as ferror */
+    int e = fh_replace_with_tmp(f, 1, 0, tmp, path); /* a failed write shows as ferror */
     if (e)
         return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s%s", path, strerror(e),
                             fh_write_error_hint(e));

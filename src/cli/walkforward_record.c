@@ -84,31 +84,16 @@ static fh_status write_durably(const char *path, const char *text, fh_error *err
 {
     char tmp[1100];
     snprintf(tmp, sizeof tmp, "%.1000s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    int ok = f && fputs(text, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    int e = errno;
-    if (f && fclose(f) != 0 && ok) {
-        ok = 0;
-        e = errno;
-    }
-    if (!ok || rename(tmp, path) != 0) {
-        if (ok)
-            e = errno;
-        remove(tmp);
-        return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s", path, strerror(e));
-    }
-    char dir[1100];
-    snprintf(dir, sizeof dir, "%.1000s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) { /* some file systems cannot fsync a directory: the rename stands */
-        (void)fsync(fd);
-        close(fd);
-    }
+    /* a FIFO left at PATH.tmp is refused, not waited on (issue 32) */
+    FILE *f = fh_fopen_regular(tmp, "walk-forward record's temporary file",
+                               O_WRONLY | O_CREAT | O_TRUNC, err);
+    if (!f)
+        return err ? err->status : FH_ERR_FAILURE;
+    errno = 0;
+    int e = fh_replace_with_tmp(f, fputs(text, f) >= 0, 1, tmp, path);
+    if (e)
+        return fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s%s", path, strerror(e),
+                            fh_write_error_hint(e));
     return FH_OK;
 }
 

@@ -2,6 +2,7 @@
 #include "cuda/cuda_module.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "cuda/embedded_sources.h"
 #include "cuda/nvrtc_compile.h"
 #include "cuda/overrides.h"
+#include "foxhunt/safetensors.h" /* fh_read_regular_file, fh_fopen_regular */
 
 #define CACHE_FORMAT_VERSION "foxhunt-cubin-2"
 
@@ -32,24 +34,18 @@ static uint64_t fnv1a_str(uint64_t h, const char *s)
     return fnv1a(h, s, strlen(s) + 1); /* the NUL separates fields */
 }
 
+/* The cached image at path, or NULL (absent, unreadable, or not a regular file: a FIFO
+ * there must not hang every GPU process, issue 32); the caller compiles then. */
 static char *read_file(const char *path, size_t *size)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
     char *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long len = ftell(f);
-        if (len > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)len))) {
-            if (fread(buf, 1, (size_t)len, f) != (size_t)len) {
-                free(buf);
-                buf = NULL;
-            } else {
-                *size = (size_t)len;
-            }
-        }
+    fh_error ignored;
+    if (fh_read_regular_file(path, "kernel cache entry", 0, &buf, size, &ignored) != FH_OK)
+        return NULL;
+    if (*size == 0) {
+        free(buf);
+        return NULL;
     }
-    fclose(f);
     return buf;
 }
 
@@ -58,15 +54,10 @@ static void write_cache(const char *path, const void *data, size_t size)
 {
     char tmp[1200];
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return;
-    int ok = fwrite(data, 1, size, f) == size;
-    ok = (fclose(f) == 0) && ok;
-    if (ok)
-        ok = rename(tmp, path) == 0;
-    if (!ok)
-        remove(tmp);
+    fh_error ignored;
+    FILE *f = fh_fopen_regular(tmp, "kernel cache entry", O_WRONLY | O_CREAT | O_TRUNC, &ignored);
+    if (f)
+        (void)fh_replace_with_tmp(f, fwrite(data, 1, size, f) == size, 0, tmp, path);
 }
 
 static fh_status load_image(fh_cuda_module *mod, const void *image, fh_error *err)

@@ -66,6 +66,8 @@ double fh_bars_interval_seconds(const fh_bars *bars)
 /* The k-th smallest of the n spacings (0-based), by sorting a copy; -1 without memory. */
 static int64_t spacing_rank(const fh_bars *bars, size_t k)
 {
+    if (bars->n < 2)
+        return -1;
     size_t m = bars->n - 1;
     int64_t *d = malloc(m * sizeof *d);
     if (!d)
@@ -78,6 +80,24 @@ static int64_t spacing_rank(const fh_bars *bars, size_t k)
     return v;
 }
 
+/* 1 when at most 5% of the bars fall on a Saturday or Sunday (UTC) over two weeks or
+ * more: a market with regular closures (equities, futures, forex). Crypto trades every
+ * day, ~29% of its bars on weekends, however many bars an outage took: the count of
+ * long spacings cannot tell 500 missing hours from a market's nights. */
+static int closes_on_weekends(const fh_bars *bars)
+{
+    if (bars->time[bars->n - 1] - bars->time[0] < 14 * 86400)
+        return 0;
+    size_t weekend = 0;
+    for (size_t i = 0; i < bars->n; i++) {
+        int64_t t = bars->time[i];
+        int64_t day = t >= 0 ? t / 86400 : -((-t + 86399) / 86400);
+        int64_t dow = ((day + 3) % 7 + 7) % 7; /* 1970-01-01 was a Thursday; 0 Monday */
+        weekend += dow >= 5;
+    }
+    return weekend * 20 <= bars->n;
+}
+
 fh_bar_gaps fh_bars_gaps(const fh_bars *bars)
 {
     fh_bar_gaps g;
@@ -88,12 +108,9 @@ fh_bar_gaps fh_bars_gaps(const fh_bars *bars)
     double median = fh_bars_interval_seconds(bars);
     if (!(median > 0))
         return g;
-    size_t long_ones = 0;
-    for (size_t i = 0; i < m; i++)
-        long_ones += (double)(bars->time[i + 1] - bars->time[i]) > 1.5 * median;
-    /* more than 5% long spacings: the market closes (nights, weekends); only what is
-     * longer than its usual closures (the 99th percentile spacing) is a gap */
-    g.closes = long_ones * 20 > m;
+    g.closes = closes_on_weekends(bars);
+    /* a market that closes: only what is longer than its usual closures (nights,
+     * weekends, holidays: the 99th percentile spacing) is a gap */
     g.threshold = g.closes ? spacing_rank(bars, m - 1 - m / 100) : (int64_t)(1.5 * median);
     if (g.threshold < 0)
         return g; /* out of memory: no claim either way */

@@ -507,14 +507,23 @@ static fh_status find_columns(csv_ctx *c, const char *hb, const char *he, size_t
             *headerless = 1;
             return FH_OK;
         }
-        if (kind == -1)
+        if (kind == -1) {
+            char first[80], why[160];
+            const char *comma = memchr(hb, ',', (size_t)(he - hb));
+            quote_text(hb, comma ? comma : he, first, sizeof first);
+            if (nf < N_REQUIRED)
+                snprintf(why, sizeof why, "%d field%s", nf, nf == 1 ? "" : "s");
+            else
+                snprintf(why, sizeof why, "its first field %s is not a time in Unix "
+                         "milliseconds or microseconds", first);
             return csv_fail(c, line_no, 1,
                             "the first line is numbers, not a header, but not an exchange "
-                            "kline row either (%d field%s; a headerless file needs six or "
-                            "more: open time in Unix milliseconds or microseconds, open, "
+                            "kline row either (%s; a headerless file needs six or more "
+                            "fields: open time in Unix milliseconds or microseconds, open, "
                             "high, low, close, volume); add the header row "
                             "timestamp,open,high,low,close,volume",
-                            nf, nf == 1 ? "" : "s");
+                            why);
+        }
     }
     for (int k = 0; k < N_REQUIRED; k++) {
         if (field_col[k] >= 0)

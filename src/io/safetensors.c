@@ -204,16 +204,19 @@ int fh_open_regular(const char *path, const char *what, int flags, fh_error *err
         errno = e;
         return -1;
     }
+    if (fstat(fd, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        close(fd);
+        not_regular_open(path, what, sb.st_mode, err);
+        errno = EINVAL;
+        return -1;
+    }
     int fl;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (fl = fcntl(fd, F_GETFL)) < 0 ||
+    if (fstat(fd, &sb) != 0 || (fl = fcntl(fd, F_GETFL)) < 0 ||
         fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
         int e = errno;
         close(fd);
-        if (!S_ISREG(sb.st_mode))
-            not_regular_open(path, what, sb.st_mode, err);
-        else
-            fh_error_set(err, FH_ERR_FAILURE, "cannot open %s: %s", path, strerror(e));
-        errno = EINVAL;
+        fh_error_set(err, FH_ERR_FAILURE, "cannot open %s: %s", path, strerror(e));
+        errno = e;
         return -1;
     }
     return fd;
@@ -238,10 +241,12 @@ FILE *fh_fopen_regular(const char *path, const char *what, int flags, fh_error *
     return f;
 }
 
-int fh_replace_with_tmp(FILE *f, int ok, const char *tmp, const char *path)
+static fh_status fsync_dir_of(const char *path, fh_error *err);
+
+int fh_replace_with_tmp(FILE *f, int ok, int durable, const char *tmp, const char *path)
 {
     int e = ok ? 0 : (errno ? errno : EIO);
-    if (ok && (fflush(f) != 0 || ferror(f))) {
+    if (ok && (fflush(f) != 0 || ferror(f) || (durable && fsync(fileno(f)) != 0))) {
         ok = 0;
         e = errno ? errno : EIO;
     }
@@ -253,9 +258,14 @@ int fh_replace_with_tmp(FILE *f, int ok, const char *tmp, const char *path)
         ok = 0;
         e = errno;
     }
-    if (!ok)
+    if (!ok) {
         remove(tmp);
-    return ok ? 0 : e;
+        return e;
+    }
+    fh_error ignored; /* a directory some file systems cannot fsync: the rename stands */
+    if (durable)
+        (void)fsync_dir_of(path, &ignored);
+    return 0;
 }
 
 int fh_utf8_valid(const char *s, size_t n, size_t *bad_offset)

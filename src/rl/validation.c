@@ -56,11 +56,11 @@ static fh_status trim_rows(const char *path, int64_t keep, fh_error *err)
             ok &= fputs(line, out) >= 0;
         first = 0;
     }
-    int read_errno = ferror(in) ? errno : 0;
+    int read_errno = ferror(in) ? (errno ? errno : EIO) : 0;
     fclose(in);
-    int e = read_errno ? read_errno : fh_replace_with_tmp(out, ok, tmp, path);
+    int e = read_errno ? read_errno : fh_replace_with_tmp(out, ok, 0, tmp, path);
     if (read_errno)
-        fh_replace_with_tmp(out, 0, tmp, path); /* keep the file as it was */
+        fh_replace_with_tmp(out, 0, 0, tmp, path); /* keep the file as it was */
     if (e)
         return fh_error_set(err, FH_ERR_FAILURE, "cannot rewrite %s: %s%s (it is as it was)",
                             path, strerror(e), fh_write_error_hint(e));

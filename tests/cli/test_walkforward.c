@@ -214,6 +214,7 @@ static void check_same_result(const char *dir, const char *when)
 typedef struct {
     struct timespec mtime;
     char *bytes;
+    size_t len;
 } file_state;
 
 static void snapshot(const char *path, file_state *f)
@@ -222,7 +223,12 @@ static void snapshot(const char *path, file_state *f)
     memset(f, 0, sizeof *f);
     if (stat(path, &sb) == 0)
         f->mtime = sb.st_mtim;
-    f->bytes = fh_read_text(path);
+    f->bytes = fh_test_read_file(path, &f->len); /* binary: models hold NUL bytes */
+}
+
+static int same_bytes(const file_state *a, const file_state *b)
+{
+    return a->bytes && b->bytes && a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0;
 }
 
 static void test_resume(const char *dir)
@@ -289,7 +295,7 @@ static void test_resume(const char *dir)
         snprintf(path, sizeof path, "%s/fold1_seed%d/%s", out, 3 + i / 6, kept_files[i % 6]);
         file_state now;
         snapshot(path, &now);
-        CHECK_MSG(now.bytes && before[i].bytes && !strcmp(now.bytes, before[i].bytes) &&
+        CHECK_MSG(same_bytes(&now, &before[i]) &&
                   now.mtime.tv_sec == before[i].mtime.tv_sec &&
                   now.mtime.tv_nsec == before[i].mtime.tv_nsec,
                   "%s was rewritten by the rerun", path);
@@ -362,7 +368,7 @@ static void test_resume(const char *dir)
     }
     file_state now;
     snapshot(path, &now);
-    CHECK_MSG(now.bytes && record.bytes && !strcmp(now.bytes, record.bytes) &&
+    CHECK_MSG(same_bytes(&now, &record) &&
               now.mtime.tv_nsec == record.mtime.tv_nsec, "a refused rerun changed %s", path);
     free(now.bytes);
     free(record.bytes);

@@ -409,15 +409,16 @@ static void case_locked(void)
         CHECK(fh_proc_wait(pid) == 0);
     }
 
-    /* held for a moment: waited for, then settled */
-    pid = hold_lock(path, 0.3, &release);
+    /* held for a moment (1 s, so that a parent descheduled for most of a second on a
+     * loaded machine still sees a wait): waited for, then settled */
+    pid = hold_lock(path, 1.0, &release);
     CHECK(pid > 0);
     e = b;
     t0 = fh_now_seconds();
     ok = fh_gemm_cache_settle(path, &e, NULL);
     waited = fh_now_seconds() - t0;
     CHECK_MSG(ok && same_entry(&e, &b) && waited >= 0.2,
-              "settle after a lock held 0.3 s: %d after %.2f s", ok, waited);
+              "settle after a lock held 1 s: %d after %.2f s", ok, waited);
     if (pid > 0) {
         close(release);
         CHECK(fh_proc_wait(pid) == 0);

@@ -15,7 +15,8 @@
  * refused with what the header must be.
  *
  * Gaps: an hourly market with 500 bars cut out in five holes reports 5 gaps, 500 bars
- * missing and the longest (101 h, 4.2 days) with its start; a weekday-only daily market reports
+ * missing and the longest (101 h, 4.2 days) with its start, and with 500 single hours cut
+ * out, 500 gaps and 500 bars missing; a weekday-only daily market reports
  * only the closure longer than its weekends; a continuous one, none; the run's data
  * description (what `train`, `eval` and `walkforward` print) carries the line. */
 #include "data_fixtures.h"
@@ -169,6 +170,11 @@ static int five_holes(int i)
     return i >= 1000 && i < 3500 && i % 500 < 100;
 }
 
+static int one_in_17(int i)
+{
+    return i < 8500 && i % 17 == 5;
+}
+
 static void test_gaps(void)
 {
     fh_bars bars;
@@ -199,6 +205,15 @@ static void test_gaps(void)
     CHECK_MSG(strstr(d.description, "5500 bars; 5 gaps, 500 bars missing"), "'%s'",
               d.description);
     fh_run_data_free(&d);
+
+    /* 500 single hours missing, one in 17: 5.9% of the spacings are long, which a
+     * count of long spacings took for a market's nights; weekends say it trades */
+    load_hourly(&bars, 8760, one_in_17);
+    g = fh_bars_gaps(&bars);
+    fh_bars_describe_gaps(&bars, line, sizeof line);
+    CHECK_MSG(!g.closes && g.count == 500 && g.missing_bars == 500 && g.longest == 7200,
+              "500 single hours missing: closes %d, '%s'", g.closes, line);
+    fh_bars_free(&bars);
 
     load_hourly(&bars, 2000, NULL);
     g = fh_bars_gaps(&bars);
