@@ -237,7 +237,7 @@ static pid_t start_long_run(const char *dir, const char *tag, int slow)
                            NULL};
     const char *slow_extra[] = {"--device", "cpu", "--epochs", "1", "--synthetic-bars", "2000",
                                 "--threads", "1", "--horizon", "20", "--episodes", "32",
-                                "--steps", "1024", "--minibatch", "4096", "--iterations",
+                                "--steps", "4096", "--minibatch", "4096", "--iterations",
                                 "100000", "--checkpoint-every", "0", "--out", dir, NULL};
     train_argv(argv, !slow, slow ? slow_extra : extra);
     snprintf(out, sizeof out, "%s/%s.out", g_dir, tag);
@@ -321,9 +321,11 @@ static void test_second_signal(void)
     pid_t pid = start_long_run(run, "twice", 1);
     if (pid <= 0)
         return;
-    /* iteration 2 has just begun and lasts about a second: the first SIGINT asks for a
-     * stop after it, the second (0.2 s later, apart so that the two do not merge into
-     * one pending signal) finds the default action */
+    /* iteration 2 has just begun and lasts a few seconds on one thread (1024 steps an
+     * episode were done in under 0.2 s on the H200 host's cores, so that the first
+     * SIGINT's stop came before the second): the first SIGINT asks for a stop after it,
+     * the second (0.2 s later, apart so that the two do not merge into one pending
+     * signal) finds the default action */
     kill(pid, SIGINT);
     usleep(200000);
     kill(pid, SIGINT);
