@@ -504,8 +504,16 @@ def write_config(base: Path | str, values: dict[str, Any], out: Path, header: st
     text = render_config(base_text, values, header, sections)
     out = Path(out)
     tmp = out.parent / (out.name + ".tmp")
+    # a FIFO or a device left at the temporary's name is refused, not waited on (issue
+    # 32): checked by name, then opened without blocking and checked again
+    if tmp.exists() and not tmp.is_file():
+        raise SweepError(f"{tmp}: is not a regular file (a FIFO or a device?); remove it")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, 0o666)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise SweepError(f"{tmp}: is not a regular file; remove it")
+            f.write(text)
         os.replace(tmp, out)
     except OSError as e:
         raise SweepError(f"{out}: cannot write the config: {e.strerror}; check the "

@@ -11,6 +11,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -377,3 +378,25 @@ def test_best_ini_drops_the_base_comments(tmp_path, monkeypatch):
         body = [l for l in text.splitlines() if l and not l.startswith("#")]
         assert body == ["[run]", "episodes = 256", "[ppo]", f"lr = {best!r}",
                         "gamma = 0.9"], body
+
+
+def test_write_config_refuses_a_fifo_at_its_temporary(tmp_path):
+    """Issue 32: a FIFO left at OUT.tmp must be refused at once, not block the sweep's
+    last step (Path.write_text opened it and waited for a reader)."""
+    out = tmp_path / "best.ini"
+    os.mkfifo(tmp_path / "best.ini.tmp")
+    result = {}
+
+    def write():
+        try:
+            sweep.write_config(REPO / "configs" / "quickstart.ini", {"lr": 0.001}, out)
+            result["error"] = None
+        except sweep.SweepError as e:
+            result["error"] = str(e)
+
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    t.join(20)
+    assert not t.is_alive(), "write_config blocked on a FIFO at best.ini.tmp"
+    assert result["error"] and "best.ini.tmp" in result["error"] and "regular" in result["error"]
+    assert not out.exists()

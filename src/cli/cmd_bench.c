@@ -2,6 +2,8 @@
  * GPU kernels (timed with device events) and the CPU path, median of several
  * collections after a warm-up (issue 6/7). FLOPs per transition count the three
  * networks' multiply-adds (actor 17,984 + critic 363,584 + curiosity 4,288) x 2. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #include "foxhunt/device.h"
 #include "foxhunt/rollout.h"
 #include "foxhunt/run_data.h"
+#include "foxhunt/safetensors.h" /* fh_fopen_regular, fh_replace_with_tmp */
 #include "foxhunt/timing.h"
 #if FH_HAVE_CUDA
 #include "cuda/gpu_ppo_collector.h"
@@ -323,13 +326,16 @@ int fh_cmd_bench(int argc, char **argv)
         cJSON_Delete(root);
         char tmp[1100];
         snprintf(tmp, sizeof tmp, "%.1000s.tmp", json);
-        FILE *f = text ? fopen(tmp, "w") : NULL;
-        int ok = f && fputs(text, f) >= 0;
-        if (f)
-            ok = (fclose(f) == 0) && ok;
-        if (!ok || rename(tmp, json) != 0) { /* never a partial file under the real name */
-            remove(tmp);
-            fh_error_set(&err, FH_ERR_INPUT, "cannot write %s", json);
+        /* a FIFO or a device named JSON.tmp is refused, not written into (issue 32) */
+        FILE *f = text ? fh_fopen_regular(tmp, "--json's temporary file",
+                                          O_WRONLY | O_CREAT | O_TRUNC, &err)
+                       : NULL;
+        int e = !text ? ENOMEM : !f ? 0 : fh_replace_with_tmp(f, fputs(text, f) >= 0, 0, tmp, json);
+        if (!f || e) { /* never a partial file under the real name */
+            if (e)
+                fh_error_set(&err, FH_ERR_INPUT, "cannot write %s: %s%s", json, strerror(e),
+                             fh_write_error_hint(e));
+            err.status = FH_ERR_INPUT; /* a path the user gave: exit 2 */
             rc = fh_cli_report("bench", &err);
         }
         cJSON_free(text);

@@ -99,6 +99,32 @@ static void check_cli(const char *fifo)
     }
 }
 
+/* Outputs whose temporary name holds a FIFO (issue 32): refused at once, not written
+ * into (bcd20a5's bench and features opened OUT.tmp with fopen and blocked). */
+static void check_output_tmp_fifo(void)
+{
+    struct {
+        const char *what, *name, *fmt;
+    } cases[] = {
+        {"bench --json", "bench.json", "bench --device cpu --episodes 4 --steps 8 --json '%s'"},
+        {"features --out", "features.csv", "features --bars 1000 --out '%s'"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char out[512], tmp[600], args[1200];
+        fx_path(out, sizeof out, cases[k].name);
+        snprintf(tmp, sizeof tmp, "%s.tmp", out);
+        CHECK_MSG(mkfifo(tmp, 0600) == 0, "mkfifo %s failed", tmp);
+        snprintf(args, sizeof args, cases[k].fmt, out);
+        char *msg = NULL;
+        int rc = run_cli(args, &msg);
+        CHECK_MSG(rc == 2 && msg && strstr(msg, tmp) && strstr(msg, "FIFO"),
+                  "%s with a FIFO at %s: exit %d (124: blocked), stderr: %s", cases[k].what,
+                  tmp, rc, msg ? msg : "");
+        CHECK_MSG(!fx_exists(out), "%s: %s written", cases[k].what, out);
+        free(msg);
+    }
+}
+
 int main(void)
 {
     signal(SIGALRM, on_alarm);
@@ -112,6 +138,7 @@ int main(void)
     if (fx_exists("/dev/null"))
         check_path("/dev/null", "a character device");
     check_cli(fifo);
+    check_output_tmp_fifo();
 
     /* a regular file is still read whole, its last byte followed by a NUL */
     char path[512];
