@@ -28,6 +28,7 @@
 
 #include "cli/commands.h"
 #include "cli/config_flags.h"
+#include "foxhunt/q_trainer.h" /* fh_q_net_of_algo */
 #include "cli/eval_report.h"
 #include "cli/tear_sheet.h"
 #include "cli/walkforward_record.h"
@@ -626,6 +627,15 @@ int fh_cmd_walkforward(int argc, char **argv)
         fh_error_set(&err, FH_ERR_INPUT, "--resume does not apply: a walk-forward killed "
                      "half-way resumes when rerun with the same --out and settings (its "
                      "finished fold runs kept; docs/WALKFORWARD.md)");
+        return fh_cli_report("walkforward", &err);
+    }
+    if (fh_q_net_of_algo(cfg.algo) >= 0) {
+        /* the fold runs are PPO trainers: a DQN or PQN walk-forward would train PPO under
+         * that label (issue 33 puts every learner behind the one training loop) */
+        fh_error_set(&err, FH_ERR_INPUT, "--algo %s: walkforward trains PPO only for now; "
+                     "run it with --algo ppo, or judge a %s run on its validation split "
+                     "(foxhunt train --eval-every N) and its test split (foxhunt eval)",
+                     cfg.algo, cfg.algo);
         return fh_cli_report("walkforward", &err);
     }
     if (cfg.walkforward_folds < 2)

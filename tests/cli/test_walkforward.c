@@ -139,6 +139,28 @@ static int test_cli(const char *dir)
     int rc = system(cmd);
     CHECK_MSG(rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0,
               "check_walkforward.py disagrees");
+    /* --algo dqn or pqn is refused, not trained as PPO under that label (bcd20a5 did) */
+    const char *algos[] = {"dqn", "pqn"};
+    for (int a = 0; a < 2; a++) {
+        char q_out[500];
+        snprintf(q_out, sizeof q_out, "%s/wf_%s", dir, algos[a]);
+        char *q_argv[] = WF_ARGS(q_out, "6", "42");
+        char *with_algo[64];
+        int n = 0;
+        for (; q_argv[n]; n++)
+            with_algo[n] = q_argv[n];
+        with_algo[n++] = (char *)"--algo";
+        with_algo[n++] = (char *)algos[a];
+        with_algo[n] = NULL;
+        CHECK_MSG(fh_run_foxhunt(dir, "algo", with_algo, NULL, NULL) == 2,
+                  "walkforward --algo %s did not exit 2", algos[a]);
+        snprintf(path, sizeof path, "%s/algo.err", dir);
+        char *text = fh_read_text(path);
+        CHECK_MSG(text && strstr(text, "trains PPO only"), "--algo %s: %s", algos[a],
+                  text ? text : "(no stderr)");
+        free(text);
+        CHECK_MSG(!fh_file_exists(q_out), "--algo %s: %s made", algos[a], q_out);
+    }
     /* a second walk-forward into the same directory is refused */
     CHECK(fh_run_foxhunt(dir, "again", argv, NULL, NULL) == 2);
     char *err_text = NULL;
