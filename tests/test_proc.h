@@ -124,6 +124,42 @@ static inline char *fh_read_text(const char *path)
     return buf;
 }
 
+/* A command's exit status and its captured output (never NULL). */
+typedef struct {
+    int rc;
+    char *out; /* captured stdout */
+    char *err; /* captured stderr */
+} fh_cmd_result;
+
+static inline void fh_cmd_result_free(fh_cmd_result *r)
+{
+    free(r->out);
+    free(r->err);
+    memset(r, 0, sizeof *r);
+}
+
+/* Runs argv, its stdout and stderr captured into DIR/cmdNN.out and .err (NN from
+ * *counter, which it advances), waiting at most timeout_s seconds when > 0 (rc -2:
+ * killed, fh_proc_wait_timeout), else until it ends. */
+static inline fh_cmd_result fh_cmd_run_captured(char *const argv[], const char *dir,
+                                                int *counter, double timeout_s)
+{
+    char out[512], err[512];
+    snprintf(out, sizeof out, "%s/cmd%02d.out", dir, *counter);
+    snprintf(err, sizeof err, "%s/cmd%02d.err", dir, (*counter)++);
+    fh_cmd_result r;
+    pid_t pid = fh_proc_spawn(argv, out, err);
+    r.rc = pid < 0 ? -1 : timeout_s > 0 ? fh_proc_wait_timeout(pid, timeout_s) : fh_proc_wait(pid);
+    r.out = fh_read_text(out);
+    r.err = fh_read_text(err);
+    if (!r.out)
+        r.out = calloc(1, 1);
+    if (!r.err)
+        r.err = calloc(1, 1);
+    return r;
+}
+
+
 static inline int fh_file_exists(const char *path)
 {
     struct stat st;
@@ -183,6 +219,26 @@ static inline int fh_make_temp_dir(char *out, size_t size, const char *name)
 }
 
 #ifdef FH_FOXHUNT_BIN
+/* argv: the foxhunt binary under test, then argv_tail (NULL-terminated), cut to
+ * FH_PROC_MAX_ARGS - 1. */
+static inline void fh_foxhunt_argv(char *argv[FH_PROC_MAX_ARGS], const char *const *argv_tail)
+{
+    int n = 0;
+    argv[n++] = (char *)FH_FOXHUNT_BIN;
+    for (int i = 0; argv_tail[i] && n < FH_PROC_MAX_ARGS - 1; i++)
+        argv[n++] = (char *)argv_tail[i];
+    argv[n] = NULL;
+}
+
+/* fh_cmd_run_captured of the foxhunt binary with the arguments argv_tail. */
+static inline fh_cmd_result fh_foxhunt_captured(const char *const *argv_tail, const char *dir,
+                                                int *counter, double timeout_s)
+{
+    char *argv[FH_PROC_MAX_ARGS];
+    fh_foxhunt_argv(argv, argv_tail);
+    return fh_cmd_run_captured(argv, dir, counter, timeout_s);
+}
+
 /* Runs the foxhunt binary with argv_tail (NULL-terminated), its output in DIR/LOG.out and
  * DIR/LOG.err; *out (may be NULL) gets stdout, *err_text (may be NULL) stderr (the
  * caller frees them). Returns the exit status. */
@@ -190,11 +246,7 @@ static inline int fh_run_foxhunt(const char *dir, const char *log, char **argv_t
                                  char **out, char **err_text)
 {
     char *argv[FH_PROC_MAX_ARGS];
-    int n = 0;
-    argv[n++] = (char *)FH_FOXHUNT_BIN;
-    for (int i = 0; argv_tail[i] && n < FH_PROC_MAX_ARGS - 1; i++)
-        argv[n++] = argv_tail[i];
-    argv[n] = NULL;
+    fh_foxhunt_argv(argv, (const char *const *)argv_tail);
     char o[512], e[512];
     snprintf(o, sizeof o, "%s/%s.out", dir, log);
     snprintf(e, sizeof e, "%s/%s.err", dir, log);

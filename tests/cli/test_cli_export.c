@@ -23,41 +23,15 @@
 
 static char g_dir[256];
 
-typedef struct {
-    int rc;
-    char *out; /* captured stdout */
-    char *err; /* captured stderr */
-} result;
+typedef fh_cmd_result result;
 
-static void result_free(result *r)
-{
-    free(r->out);
-    free(r->err);
-    memset(r, 0, sizeof *r);
-}
+#define result_free fh_cmd_result_free
 
 /* foxhunt argv_tail... with stdout and stderr captured */
 static result foxhunt(const char *const *argv_tail)
 {
     static int counter = 0;
-    char *argv[FH_PROC_MAX_ARGS];
-    int n = 0;
-    argv[n++] = (char *)FH_FOXHUNT_BIN;
-    for (int i = 0; argv_tail[i] && n < FH_PROC_MAX_ARGS - 1; i++)
-        argv[n++] = (char *)argv_tail[i];
-    argv[n] = NULL;
-    char out[512], err[512];
-    snprintf(out, sizeof out, "%s/cmd%02d.out", g_dir, counter);
-    snprintf(err, sizeof err, "%s/cmd%02d.err", g_dir, counter++);
-    result r;
-    r.rc = fh_proc_run(argv, out, err);
-    r.out = fh_read_text(out);
-    r.err = fh_read_text(err);
-    if (!r.out)
-        r.out = calloc(1, 1);
-    if (!r.err)
-        r.err = calloc(1, 1);
-    return r;
+    return fh_foxhunt_captured(argv_tail, g_dir, &counter, 0);
 }
 
 /* text with every line that contains `drop` removed (malloc'd) */

@@ -21,42 +21,16 @@
 
 static char g_dir[256];
 
-typedef struct {
-    int rc;
-    char *out, *err;
-} result;
+typedef fh_cmd_result result;
 
 /* foxhunt argv_tail..., bounded by COMMAND_SECONDS (rc -2: killed) */
 static result foxhunt(const char *const *argv_tail)
 {
     static int counter = 0;
-    char *argv[FH_PROC_MAX_ARGS];
-    int n = 0;
-    argv[n++] = (char *)FH_FOXHUNT_BIN;
-    for (int i = 0; argv_tail[i] && n < FH_PROC_MAX_ARGS - 1; i++)
-        argv[n++] = (char *)argv_tail[i];
-    argv[n] = NULL;
-    char out[512], err[512];
-    snprintf(out, sizeof out, "%s/cmd%02d.out", g_dir, counter);
-    snprintf(err, sizeof err, "%s/cmd%02d.err", g_dir, counter++);
-    result r;
-    pid_t pid = fh_proc_spawn(argv, out, err);
-    r.rc = pid < 0 ? -1 : fh_proc_wait_timeout(pid, COMMAND_SECONDS);
-    r.out = fh_read_text(out);
-    r.err = fh_read_text(err);
-    if (!r.out)
-        r.out = calloc(1, 1);
-    if (!r.err)
-        r.err = calloc(1, 1);
-    return r;
+    return fh_foxhunt_captured(argv_tail, g_dir, &counter, COMMAND_SECONDS);
 }
 
-static void result_free(result *r)
-{
-    free(r->out);
-    free(r->err);
-    memset(r, 0, sizeof *r);
-}
+#define result_free fh_cmd_result_free
 
 /* dst = src with the actor's first and last weight matrices times WEIGHT_SCALE (every
  * value stays finite); returns how many tensors were scaled. */
