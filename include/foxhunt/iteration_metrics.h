@@ -1,10 +1,12 @@
-/* iteration_metrics.h — one training iteration's metrics: a row of metrics.csv / metrics.jsonl. */
+/* iteration_metrics.h — one training iteration's metrics: a row of metrics.csv / metrics.jsonl:
+ * the columns every learner has, then the learner's own (learner.h). */
 #ifndef FOXHUNT_ITERATION_METRICS_H
 #define FOXHUNT_ITERATION_METRICS_H
 
 #include <stdint.h>
 
-#include "foxhunt/ppo.h"
+/* The most columns of its own a learner may write (learner.h). */
+#define FH_METRICS_MAX_OWN 16
 
 typedef struct {
     int64_t iteration;
@@ -23,7 +25,8 @@ typedef struct {
     long reversals;
     long barrier_profit_take, barrier_stop_loss, barrier_time_limit;
     double action_entropy;           /* entropy of the batch's action histogram (nats) */
-    fh_ppo_stats ppo;
+    /* the learner's own columns (learner.h: ops->columns names them), in its order */
+    double own[FH_METRICS_MAX_OWN];
 } fh_iteration_metrics;
 
 #endif

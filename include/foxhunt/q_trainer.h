@@ -1,5 +1,6 @@
-/* q_trainer.h — `foxhunt train --algo dqn|pqn` (issue 18; SPEC §7): collect, update,
- * log, checkpoint, repeat, as trainer.h does for PPO.
+/* q_trainer.h — DQN's and PQN's state (issue 18; SPEC §7): one iteration collects and
+ * updates, as trainer.h does for PPO; the DQN and PQN learners (src/rl/learner_q.c) run
+ * it in the training loop (train_loop.h).
  *
  * Each iteration collects N x L epsilon-greedy transitions (dqn_experience_kernel on
  * the GPU, the same device function per episode on the CPU; epsilon from the linear
@@ -15,9 +16,9 @@
  * ring live on the device, only actions, rewards and done flags come back per
  * iteration); on the CPU the same steps run on the host (the reference).
  *
- * metrics.csv / .jsonl have PPO's columns: value_loss holds the TD loss, grad_norm the
- * Q-network's mean pre-clip norm, curiosity_loss the curiosity fit's; explained_variance
- * holds epsilon; policy_loss, entropy, approx_kl and clip_fraction are 0.
+ * metrics.csv / .jsonl have the common columns and the learner's own (learner_q.c):
+ * td_loss, grad_norm (the Q-network's mean pre-clip norm), grad_steps (this iteration's),
+ * epsilon and curiosity_loss.
  * Checkpoints hold the Q-network under its keys (docs/CHECKPOINTS.md), the curiosity
  * model, the normalisation, the config (its algo says which network), the data
  * identity, and (dqn) the target network as the extra tensor "q.target" and the replay
@@ -27,15 +28,12 @@
 #ifndef FOXHUNT_Q_TRAINER_H
 #define FOXHUNT_Q_TRAINER_H
 
-#include <signal.h>
-
 #include "foxhunt/checkpoint.h"
 #include "foxhunt/device.h"
 #include "foxhunt/dqn.h"
 #include "foxhunt/iteration_metrics.h"
 #include "foxhunt/ppo.h"
 #include "foxhunt/run_data.h"
-#include "foxhunt/run_dir.h"
 #include "foxhunt/train_config.h"
 
 struct fh_gpu_dqn_collector;
@@ -74,11 +72,10 @@ typedef struct {
     int64_t grad_steps;               /* DQN gradient steps so far (target copies) */
     double *episode_return;           /* (N) running return of each slot's episode */
     int32_t *episode_length;          /* (N) */
-    fh_run_dir run;
     fh_data_identity data_identity;
     char *config_json;
-    char last_checkpoint[1100];
     double epsilon;                   /* the last collection's */
+    double curiosity_loss;            /* the last curiosity fit's */
     /* resume (as fh_trainer's): no data identity in the checkpoint; other data allowed by
      * cfg.allow_other_data (episodes restarted, ring emptied); the checkpoint held no
      * ring (above ring_save_max), so the ring restarted empty. The library does not
@@ -88,16 +85,20 @@ typedef struct {
 } fh_q_trainer;
 
 fh_status fh_q_trainer_init(fh_q_trainer *t, const fh_train_config *cfg, fh_error *err);
-fh_status fh_q_trainer_open_run(fh_q_trainer *t, fh_error *err);
 void fh_q_trainer_free(fh_q_trainer *t);
 
-typedef void (*fh_q_iteration_callback)(const fh_q_trainer *t, const fh_iteration_metrics *m,
-                                        void *user);
-/* Iterations t->iteration+1 .. cfg.iterations; stops after the current one when *stop
- * becomes non-zero, writing final.safetensors (interrupted.safetensors) either way. */
-fh_status fh_q_trainer_run(fh_q_trainer *t, volatile sig_atomic_t *stop,
-                           fh_q_iteration_callback on_iteration, void *user, fh_error *err);
-fh_status fh_q_trainer_save(const fh_q_trainer *t, const char *path, fh_error *err);
+/* One iteration `it`: epsilon from the schedule, collect, update, the curiosity fit; m's
+ * common metrics and collect_seconds filled (with learning rate m->lr), the update's in
+ * *qs; t->iteration = it on success. */
+fh_status fh_q_trainer_iterate(fh_q_trainer *t, int64_t it, fh_iteration_metrics *m,
+                               fh_q_stats *qs, fh_error *err);
+/* The device's networks, episodes and (DQN) ring brought back to the host. */
+fh_status fh_q_trainer_sync(fh_q_trainer *t, fh_error *err);
+/* A checkpoint of the host's state (sync first) with __metadata__ strings (n_meta 0:
+ * none). */
+fh_status fh_q_trainer_save(const fh_q_trainer *t, const char *path,
+                            const char *const *meta_keys, const char *const *meta_values,
+                            int n_meta, fh_error *err);
 
 /* The Q-network a checkpoint's config names (dqn: FH_NET_QNET, pqn: FH_NET_PQN); -1 for
  * ppo. */

@@ -43,6 +43,8 @@ typedef struct {
                                           while metrics_open and >= 0 */
     int metrics_open;
     char csv_path[FH_RUN_DIR_PATH_MAX], jsonl_path[FH_RUN_DIR_PATH_MAX];
+    const char *own[FH_METRICS_MAX_OWN]; /* the learner's own columns (static strings) */
+    int n_own;
     int lock_fd;                       /* valid when locked */
     int locked;
     char note[2048];                   /* what opening moved aside or removed; "" if nothing */
@@ -57,11 +59,12 @@ fh_status fh_make_dirs(const char *path, fh_error *err);
 fh_status fh_run_dir_new_name(char *out, size_t n, const fh_train_config *cfg, const char *tag,
                               fh_error *err);
 /* Creates and locks cfg->out, cleans and checks it (above), writes config.json and
- * opens the metrics files; on resume (cfg->resume set) keeps the rows up to iteration.
+ * opens the metrics files, whose columns are the common ones then own[0 .. n_own) (the
+ * learner's: learner.h); on resume (cfg->resume set) keeps the rows up to iteration.
  * On failure nothing in the directory was changed except a stale *.tmp removed, and the
  * lock is released. */
 fh_status fh_run_dir_open(fh_run_dir *rd, const fh_train_config *cfg, const char *config_json,
-                          int64_t iteration, fh_error *err);
+                          int64_t iteration, const char *const *own, int n_own, fh_error *err);
 /* Only the lock of dir (an existing directory), as fh_run_dir_open takes it: for a
  * directory of runs (`foxhunt walkforward`'s), held until fh_run_dir_close. */
 fh_status fh_run_dir_lock(fh_run_dir *rd, const char *dir, fh_error *err);

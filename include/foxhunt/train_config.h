@@ -19,7 +19,7 @@
 typedef struct {
     /* [run] */
     char data[FH_CONFIG_STRING_MAX];   /* CSV path; "" = the synthetic market */
-    char algo[8];                      /* ppo | dqn */
+    char algo[16];                     /* a learner's name (learner.h) */
     char device[8];                    /* auto | cpu | cuda */
     char kernel[16];                   /* fast | reference (GPU collection) */
     char precision[8];                 /* fp32 | tf32 (GPU matmuls: batched critic and

@@ -11,7 +11,7 @@
 #include "capi/capi_internal.h"
 #include "cli/eval_report.h"
 #include "foxhunt/checkpoint.h"
-#include "foxhunt/q_trainer.h"
+#include "foxhunt/learner.h"
 #include "foxhunt/trainer.h"
 
 #define PATH_ARRAYS 4 /* eval_report.c's per-policy layout: equity, exposure, cost, turnover */
@@ -64,21 +64,12 @@ static fh_status run(fh_api_eval *ev, const char *checkpoint, const char *data_c
         snprintf(cfg.data, sizeof cfg.data, "%s", data_csv);
     if (periods_per_year > 0)
         cfg.periods_per_year = periods_per_year;
-    /* the policy network the checkpoint's algorithm trained: PPO's actor, or DQN/PQN's
-     * Q-network (greedy = argmax Q, sampled = softmax(Q)), as cmd_eval.c */
-    int q_net = fh_q_net_of_algo(cfg.algo);
-    fh_net_kind policy_net = q_net >= 0 ? (fh_net_kind)q_net : FH_NET_ACTOR;
+    /* the policy network the checkpoint's learner trained (learner.h), as cmd_eval.c */
     fh_mlp actor;
-    memset(&actor, 0, sizeof actor);
     fh_feature_norm norm;
-    fh_checkpoint ck;
-    memset(&ck, 0, sizeof ck);
-    ck.nets[policy_net] = &actor;
-    ck.norm = &norm;
     fh_run_data rd;
     memset(&rd, 0, sizeof rd);
-    if ((st = fh_mlp_init(&actor, policy_net, err)) == FH_OK &&
-        (st = fh_checkpoint_load(checkpoint, &ck, NULL, err)) == FH_OK &&
+    if ((st = fh_learner_policy_load(checkpoint, cfg.algo, &actor, &norm, NULL, NULL, err)) == FH_OK &&
         (st = fh_run_data_load(&rd, &cfg, &norm, err)) == FH_OK)
         st = fh_eval_report_run(&ev->report, &actor, &cfg, &rd, split, seed, 1, err);
     if (st == FH_OK)

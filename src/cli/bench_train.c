@@ -5,19 +5,17 @@
  * update and the curiosity fit. Medians over the timed iterations after one warm-up
  * (which compiles, captures the graphs and tunes the matmuls).
  *
- * PQN and DQN rows (issue 18) time fh_q_trainer_run's iterations the same way, at the
+ * PQN and DQN rows (issue 18) time fh_q_trainer_iterate's iterations the same way, at the
  * same N x L: the epsilon-greedy collection, then PQN's epochs over the collection or
  * DQN's push into the ring and replay_ratio x N x L gradient steps, then the curiosity
  * fit. DQN's learning_starts is capped at N x L, so the warm-up iteration fills the ring
- * past it and every timed iteration updates. The Q trainer writes its final checkpoint
- * into a temporary directory (without the ring), removed afterwards. */
+ * past it and every timed iteration updates. No checkpoint is written. */
 #include "cli/bench_train.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "foxhunt/q_trainer.h"
 #include "foxhunt/timing.h"
@@ -99,37 +97,6 @@ static fh_status bench_device(const char *device, const fh_bench_train_options *
 
 /* ---- PQN and DQN ---- */
 
-typedef struct {
-    double collect_ms[MAX_TRAIN_REPEATS], update_ms[MAX_TRAIN_REPEATS];
-    int n;
-} q_timings;
-
-/* Each iteration's times from the trainer's metrics, the first (warm-up) left out. */
-static void on_q_iteration(const fh_q_trainer *t, const fh_iteration_metrics *m, void *user)
-{
-    (void)t;
-    q_timings *q = user;
-    if (m->iteration < 2 || q->n >= MAX_TRAIN_REPEATS)
-        return;
-    q->collect_ms[q->n] = m->collect_seconds * 1e3;
-    q->update_ms[q->n] = m->update_seconds * 1e3;
-    q->n++;
-}
-
-/* Removes what fh_q_trainer_run left in the temporary directory dir, then dir. */
-static void remove_bench_dir(const char *dir)
-{
-    const char *files[] = {"final.safetensors", "interrupted.safetensors",
-                           "final.safetensors.tmp", "interrupted.safetensors.tmp"};
-    char path[FH_CONFIG_STRING_MAX + 64];
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        unlink(path);
-    }
-    if (rmdir(dir) != 0)
-        fprintf(stderr, "note: could not remove the bench's temporary directory %s\n", dir);
-}
-
 /* One PQN or DQN row on device (cuda or cpu), the GPU collection by kernel (fast or
  * reference). */
 static fh_status bench_q(const char *algo, const char *device, const char *kernel,
@@ -138,31 +105,31 @@ static fh_status bench_q(const char *algo, const char *device, const char *kerne
     fh_train_config cfg;
     bench_config(&cfg, algo, device, o);
     snprintf(cfg.kernel, sizeof cfg.kernel, "%s", kernel);
-    cfg.checkpoint_every = 0;
-    cfg.eval_at_end = 0;
     if (o->replay_ratio > 0)
         cfg.replay_ratio = o->replay_ratio;
     const long long samples = (long long)o->episodes * o->steps;
     if (cfg.learning_starts > samples)
         cfg.learning_starts = (int)samples; /* the warm-up fills the ring past it */
-    const char *tmp = getenv("TMPDIR");
-    char dir[FH_CONFIG_STRING_MAX];
-    snprintf(dir, sizeof dir, "%.400s/foxhunt-bench-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (!mkdtemp(dir))
-        return fh_error_set(err, FH_ERR_FAILURE, "cannot create a temporary directory %s for "
-                            "the %s bench's checkpoint (set TMPDIR to a writable directory)",
-                            dir, algo);
-    snprintf(cfg.out, sizeof cfg.out, "%s", dir);
     fh_q_trainer t;
-    q_timings q;
-    memset(&q, 0, sizeof q);
+    double collect_ms[MAX_TRAIN_REPEATS], update_ms[MAX_TRAIN_REPEATS];
+    int n = 0;
     fh_status st = fh_q_trainer_init(&t, &cfg, err);
-    if (st == FH_OK) {
-        t.ring_save_max = 0; /* the checkpoint is thrown away: keep the ring out of it */
-        st = fh_q_trainer_run(&t, NULL, on_q_iteration, &q, err);
+    for (int it = 1; it <= cfg.iterations && st == FH_OK; it++) {
+        fh_iteration_metrics m;
+        memset(&m, 0, sizeof m);
+        m.lr = fh_train_config_lr(&cfg, it);
+        fh_q_stats qs;
+        double t0 = fh_clock_seconds();
+        st = fh_q_trainer_iterate(&t, it, &m, &qs, err);
+        double t1 = fh_clock_seconds();
+        if (st == FH_OK && it > 1 && n < MAX_TRAIN_REPEATS) { /* the first is the warm-up */
+            collect_ms[n] = m.collect_seconds * 1e3;
+            update_ms[n] = (t1 - t0 - m.collect_seconds) * 1e3;
+            n++;
+        }
     }
-    if (st == FH_OK && q.n > 0) {
-        double c = fh_median_inplace(q.collect_ms, q.n), u = fh_median_inplace(q.update_ms, q.n);
+    if (st == FH_OK && n > 0) {
+        double c = fh_median_inplace(collect_ms, n), u = fh_median_inplace(update_ms, n);
         double it = c + u;
         char ratio[32];
         if (strcmp(algo, "pqn") == 0)
@@ -180,7 +147,6 @@ static fh_status bench_q(const char *algo, const char *device, const char *kerne
         fflush(stdout);
     }
     fh_q_trainer_free(&t);
-    remove_bench_dir(dir);
     return st;
 }
 

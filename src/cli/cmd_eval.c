@@ -11,7 +11,7 @@
 #include "cli/tear_sheet.h"
 #include "foxhunt/checkpoint.h"
 #include "foxhunt/device.h"
-#include "foxhunt/q_trainer.h"
+#include "foxhunt/learner.h"
 #include "foxhunt/trainer.h"
 
 /* The tear sheet, with the training curves of the metrics.csv beside the checkpoint (its
@@ -76,18 +76,7 @@ int fh_cmd_eval(int argc, char **argv)
         cfg.periods_per_year = periods;
     fh_mlp actor;
     fh_feature_norm norm;
-    fh_checkpoint ck;
-    memset(&ck, 0, sizeof ck);
-    memset(&actor, 0, sizeof actor);
-    int rc = 0;
-    /* the policy network the checkpoint's algorithm trained: PPO's actor, or the
-     * Q-network of DQN/PQN (greedy = argmax Q, sampled = softmax(Q)) */
-    int q_net = fh_q_net_of_algo(cfg.algo);
-    fh_net_kind policy_net = q_net >= 0 ? (fh_net_kind)q_net : FH_NET_ACTOR;
-    if (fh_mlp_init(&actor, policy_net, &err) != FH_OK)
-        return fh_cli_report("eval", &err);
-    ck.nets[policy_net] = &actor;
-    ck.norm = &norm;
+    int rc = 0, actor_only = 0;
     fh_run_data rd;
     memset(&rd, 0, sizeof rd);
     fh_eval_report report;
@@ -97,7 +86,11 @@ int fh_cmd_eval(int argc, char **argv)
                      : !strcmp(split_name, "all")        ? FH_SPLIT_ALL
                                                          : FH_SPLIT_TEST;
     char *config_json = NULL; /* for the tear sheet's settings */
-    fh_status st = fh_checkpoint_load(checkpoint, &ck, report_html ? &config_json : NULL, &err);
+    /* the policy network the checkpoint's learner trained: PPO's actor, or the Q-network
+     * of DQN/PQN (greedy = argmax Q, sampled = softmax(Q)) */
+    fh_status st = fh_learner_policy_load(checkpoint, cfg.algo, &actor, &norm,
+                                          report_html ? &config_json : NULL, &actor_only,
+                                          &err);
     if (st == FH_OK)
         st = fh_run_data_load(&rd, &cfg, &norm, &err);
     /* a backtest failure (a network whose outputs overflow) names the checkpoint; nothing
@@ -113,7 +106,7 @@ int fh_cmd_eval(int argc, char **argv)
                                      config_json, &err) != FH_OK)) {
         rc = fh_cli_report("eval", &err);
     } else {
-        printf("checkpoint: %s%s\ndata: %s\n", checkpoint, ck.actor_only ? " (actor-only)" : "", rd.description);
+        printf("checkpoint: %s%s\ndata: %s\n", checkpoint, actor_only ? " (actor-only)" : "", rd.description);
         if (dev.use_gpu)
             printf("note: backtests run on the CPU (one bar at a time); the GPU is for training\n");
         fh_eval_report_print(&report, "evaluation", stdout);

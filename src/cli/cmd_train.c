@@ -16,10 +16,9 @@
 #include "dist/dist_settings.h"
 #include "dist/launch.h"
 #include "dist/rendezvous.h"
-#include "foxhunt/q_trainer.h"
-#include "foxhunt/trainer.h"
+#include "foxhunt/format.h"
+#include "foxhunt/train_loop.h"
 #if FH_HAVE_NCCL
-#include "cuda/gpu_ppo_update.h"
 #include "dist/dist.h"
 #include "dist/nccl_loader.h"
 #endif
@@ -91,39 +90,39 @@ static void format_duration(char *out, size_t n, double seconds)
         snprintf(out, n, "%dh%02dm", (int)seconds / 3600, ((int)seconds % 3600) / 60);
 }
 
-static void on_iteration(const fh_trainer *t, const fh_iteration_metrics *m, void *user)
+static void on_iteration(const fh_train_loop *loop, const fh_iteration_metrics *m, void *user)
 {
     progress_state *p = user;
+    const fh_learner *l = &loop->learner;
     p->elapsed += m->collect_seconds + m->update_seconds;
     double done = (double)(m->iteration - p->first_iteration + 1);
-    double eta = p->elapsed / done * (double)(t->cfg.iterations - m->iteration);
+    double eta = p->elapsed / done * (double)(l->cfg.iterations - m->iteration);
     char eta_text[32], ret[32];
     format_duration(eta_text, sizeof eta_text, eta);
     if (isfinite(m->mean_episode_return))
         snprintf(ret, sizeof ret, "%.3f", m->mean_episode_return);
     else
         snprintf(ret, sizeof ret, "n/a");
-    char line[384], val[96] = "";
-    if (t->validated)
+    char line[512], own[256] = "", val[96] = "", extra[96] = "";
+    for (int i = 0; i < l->ops->n_columns; i++) { /* the learner's columns it shows */
+        const fh_metric_column *c = &l->ops->columns[i];
+        if (!c->label)
+            continue;
+        char value[32];
+        snprintf(value, sizeof value, c->format, m->own[i]);
+        fh_format_append(own, sizeof own, "  %s %s", c->label, value);
+    }
+    if (loop->validated)
         snprintf(val, sizeof val, "  validation Sharpe %.2f (best %.2f at %lld)",
-                 t->validation.sharpe, t->best_sharpe, (long long)t->best_iteration);
-    char reduce[64] = "";
-#if FH_HAVE_NCCL
-    /* data-parallel without graphs: the update's time in its all-reduces (events) */
-    const fh_update_reducer *r = t->gpu_update ? fh_gpu_ppo_update_reducer(t->gpu_update) : NULL;
-    if (r && !r->graphs)
-        snprintf(reduce, sizeof reduce, "  all-reduce %.2f of %.1f ms",
-                 fh_gpu_ppo_update_reduce_ms(t->gpu_update), m->update_seconds * 1e3);
-#endif
-    snprintf(line, sizeof line,
-             "iter %lld/%d  %.0f steps/s (collect %.0f)  return %s  entropy %.3f  kl %.4f  "
-             "clip %.3f  ev %.2f  ETA %s%s%s",
-             (long long)m->iteration, t->cfg.iterations, m->steps_per_second,
-             m->collect_steps_per_second, ret, m->ppo.entropy, m->ppo.approx_kl,
-             m->ppo.clip_fraction, m->ppo.explained_variance, eta_text, reduce, val);
+                 loop->validation.sharpe, loop->best_sharpe, (long long)loop->best_iteration);
+    if (l->ops->ranks)
+        l->ops->ranks->progress(l, m, extra, sizeof extra);
+    snprintf(line, sizeof line, "iter %lld/%d  %.0f steps/s (collect %.0f)  return %s%s  ETA %s%s%s",
+             (long long)m->iteration, l->cfg.iterations, m->steps_per_second,
+             m->collect_steps_per_second, ret, own, eta_text, extra, val);
     if (p->is_tty) {
         printf("\r\033[K%s", line);
-        if (m->iteration == t->cfg.iterations || t->validated)
+        if (m->iteration == l->cfg.iterations || loop->validated)
             printf("\n");
     } else {
         printf("%s\n", line);
@@ -133,7 +132,7 @@ static void on_iteration(const fh_trainer *t, const fh_iteration_metrics *m, voi
 
 /* OUT/report.html, the tear sheet of the evaluation with the run's training curves; a
  * binary built without dygraphs says so and the run still succeeds. */
-static int write_run_report(const fh_trainer *t, const fh_eval_report *report,
+static int write_run_report(const fh_learner *l, const fh_eval_report *report,
                             const char *source)
 {
     fh_error err;
@@ -142,10 +141,10 @@ static int write_run_report(const fh_trainer *t, const fh_eval_report *report,
         return 0;
     }
     char path[FH_CONFIG_STRING_MAX + 32], metrics[FH_CONFIG_STRING_MAX + 32], title[700];
-    snprintf(path, sizeof path, "%s/report.html", t->cfg.out);
-    snprintf(metrics, sizeof metrics, "%s/metrics.csv", t->cfg.out);
-    snprintf(title, sizeof title, "foxhunt tear sheet: %.600s", t->cfg.out);
-    fh_tear_sheet_info info = {title, source, t->data.description, metrics, t->config_json};
+    snprintf(path, sizeof path, "%s/report.html", l->cfg.out);
+    snprintf(metrics, sizeof metrics, "%s/metrics.csv", l->cfg.out);
+    snprintf(title, sizeof title, "foxhunt tear sheet: %.600s", l->cfg.out);
+    fh_tear_sheet_info info = {title, source, l->data->description, metrics, l->config_json};
     if (fh_tear_sheet_write(path, report, &info, &err) != FH_OK)
         return fh_cli_report("train", &err);
     printf("(tear sheet: %s)\n", path);
@@ -270,41 +269,12 @@ static int launch_gpus(const fh_train_config *cfg, int argc, char **argv)
 }
 
 /* A rank's failure outside the training loop (its run directory, say): the other ranks
- * are told the reason (dist.h) before this one exits. */
-static void tell_ranks(const fh_trainer *t, const fh_error *err)
+ * are told the reason before this one exits. */
+static void tell_ranks(fh_train_loop *loop, fh_error *err)
 {
-#if FH_HAVE_NCCL
-    const fh_update_reducer *r = t->gpu_update ? fh_gpu_ppo_update_reducer(t->gpu_update) : NULL;
-    if (r)
-        fh_dist_fail(r->ctx, err->message);
-#else
-    (void)t;
-    (void)err;
-#endif
-}
-
-/* Rank 0 of a data-parallel run: which share each rank takes and which NCCL it uses. */
-static void print_ranks(const fh_trainer *t, const fh_dist_settings *ds,
-                        const fh_train_config *cfg)
-{
-    if (ds->mode != FH_DIST_RANK)
-        return;
-    printf("data-parallel: rank 0 of %d (rank from %s); each rank %d episodes and %d rows of "
-           "each minibatch (this run: %d and %d)", ds->world, ds->rank_source,
-           t->cfg.episodes, t->cfg.minibatch, cfg->episodes, cfg->minibatch);
-#if FH_HAVE_NCCL
-    const fh_update_reducer *r = t->gpu_update ? fh_gpu_ppo_update_reducer(t->gpu_update) : NULL;
-    if (r) {
-        const fh_nccl *n = fh_dist_nccl(r->ctx);
-        char version[32];
-        fh_nccl_version_text(n->version, version, sizeof version);
-        printf("; NCCL %s (%s)%s", version, n->path,
-               r->graphs ? "" : "; the update's steps one by one (--dist-graphs 0)");
-        if (n->note[0])
-            printf("\nnote: %s", n->note);
-    }
-#endif
-    printf("\n");
+    fh_learner *l = &loop->learner;
+    if (l->ops && l->ops->ranks && l->state && l->ops->ranks->present(l))
+        l->ops->ranks->failed(l, err);
 }
 
 int fh_cmd_train(int argc, char **argv)
@@ -314,7 +284,7 @@ int fh_cmd_train(int argc, char **argv)
     fh_error_clear(&err);
     int help = 0;
     if (fh_config_from_flags(&cfg, "train",
-                             "Train a PPO agent (or --algo dqn|pqn) on --data FILE or on the built-in synthetic market.\n"
+                             "Train an agent (--algo: ppo, dqn, pqn or constant) on --data FILE or on the built-in synthetic market.\n"
                              "Writes config.json, metrics.csv/.jsonl and checkpoints to --out (locked while\n"
                              "the run lasts; a directory holding another run's files is refused unless\n"
                              "--force). Ctrl-C or SIGTERM stops after the current iteration with\n"
@@ -340,80 +310,81 @@ int fh_cmd_train(int argc, char **argv)
     char who[64] = "train";
     if (ds.mode == FH_DIST_RANK)
         snprintf(who, sizeof who, "train (rank %d of %d)", ds.rank, ds.world);
-    if (fh_q_net_of_algo(cfg.algo) >= 0) { /* dqn, pqn: cmd_train_q.c */
-        stop_handlers handlers;
-        stop_handlers_install(&handlers);
-        int rc = fh_train_q(&cfg, &g_stop_requested);
-        stop_handlers_restore(&handlers);
-        return rc;
-    }
     /* the data, checkpoint and run directory are checked first: an error comes alone,
      * not after a screen of configuration */
-    fh_trainer t;
-    if (fh_trainer_init(&t, &cfg, &err) != FH_OK ||
-        (lead && fh_trainer_open_run(&t, &err) != FH_OK)) {
-        tell_ranks(&t, &err);
-        fh_trainer_free(&t);
+    fh_train_loop loop;
+    if (fh_train_loop_init(&loop, &cfg, &err) != FH_OK ||
+        (lead && fh_train_loop_open_run(&loop, &err) != FH_OK)) {
+        tell_ranks(&loop, &err);
+        fh_train_loop_free(&loop);
         return fh_cli_report(who, &err);
     }
+    const fh_learner *l = &loop.learner;
     if (!lead) { /* a rank other than 0: train its share, quietly */
         stop_handlers handlers;
         stop_handlers_install(&handlers);
-        fh_status st = fh_trainer_run(&t, &g_stop_requested, NULL, NULL, &err);
+        fh_status st = fh_train_loop_run(&loop, &g_stop_requested, NULL, NULL, &err);
         int stop_signal = g_stop_requested;
         stop_handlers_restore(&handlers);
-        fh_trainer_free(&t);
+        fh_train_loop_free(&loop);
         if (st != FH_OK)
             return fh_cli_report(who, &err);
         return stop_signal ? 128 + stop_signal : 0;
     }
     printf("foxhunt train: resolved configuration\n");
     fh_config_print(&cfg, stdout);
-    if (t.run.note[0])
-        printf("note: %s\n", t.run.note);
-    if (t.data_identity_unchecked)
+    if (loop.run.note[0])
+        printf("note: %s\n", loop.run.note);
+    if (l->data_identity_unchecked)
         fprintf(stderr, "warning: %s records no identity of its data (an older checkpoint): "
                 "resuming on the data given now without checking it is the same\n",
                 cfg.resume);
-    if (t.data_other)
+    if (l->data_other)
         printf("note: --allow-other-data: %s was trained on other data; its networks carry "
                "on, every episode restarts on this data\n", cfg.resume);
-    char device[400];
-    fh_device_describe(&t.device, device, sizeof device);
-    printf("%s%s\n", device, t.gpu ? "; collection on the GPU" : "");
+    if (l->note[0])
+        printf("note: %s\n", l->note);
+    char device[400], where[200];
+    fh_device_describe(l->device, device, sizeof device);
+    l->ops->describe(l, where, sizeof where);
+    printf("%s; %s\n", device, where);
     char splits[1024];
-    fh_run_data_describe_splits(&t.data, splits, sizeof splits);
-    printf("data: %s\nsplits: %s\n", t.data.description, splits);
+    fh_run_data_describe_splits(l->data, splits, sizeof splits);
+    printf("data: %s\nsplits: %s\n", l->data->description, splits);
     if (cfg.split_gap < FH_FEATURE_WARMUP)
         printf("note: split gap %d is below the %d-bar feature warm-up: the first features "
                "of each split are computed from the previous split's bars\n", cfg.split_gap,
                FH_FEATURE_WARMUP);
-    if (t.iteration > 0)
-        printf("resumed from %s at iteration %lld\n", cfg.resume, (long long)t.iteration);
-    print_ranks(&t, &ds, &cfg);
+    if (l->iteration > 0)
+        printf("resumed from %s at iteration %lld\n", cfg.resume, (long long)l->iteration);
+    if (l->ops->ranks && l->ops->ranks->present(l)) {
+        char ranks[1024];
+        l->ops->ranks->describe(l, ranks, sizeof ranks);
+        printf("%s\n", ranks);
+    }
 
     stop_handlers handlers;
     stop_handlers_install(&handlers);
-    progress_state progress = {isatty(STDOUT_FILENO), 0.0, t.iteration + 1};
-    fh_status st = fh_trainer_run(&t, &g_stop_requested, on_iteration, &progress, &err);
+    progress_state progress = {isatty(STDOUT_FILENO), 0.0, l->iteration + 1};
+    fh_status st = fh_train_loop_run(&loop, &g_stop_requested, on_iteration, &progress, &err);
     int stop_signal = g_stop_requested;
     stop_handlers_restore(&handlers);
-    if (progress.is_tty && t.iteration < cfg.iterations)
+    if (progress.is_tty && l->iteration < cfg.iterations)
         printf("\n");
     if (st != FH_OK) {
-        fh_trainer_free(&t);
+        fh_train_loop_free(&loop);
         return fh_cli_report(who, &err);
     }
     if (stop_signal) {
         printf("interrupted by %s after iteration %lld: checkpoint %s (continue with --resume "
                "%s)\n",
-               stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", (long long)t.iteration,
-               t.last_checkpoint, t.last_checkpoint);
-        fh_trainer_free(&t);
+               stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", (long long)l->iteration,
+               loop.last_checkpoint, loop.last_checkpoint);
+        fh_train_loop_free(&loop);
         return 128 + stop_signal; /* 130 after SIGINT, 143 after SIGTERM */
     }
     printf("done: %lld iterations; checkpoint %s; metrics in %s/metrics.csv\n",
-           (long long)t.iteration, t.last_checkpoint, cfg.out);
+           (long long)l->iteration, loop.last_checkpoint, cfg.out);
 
     int rc = 0;
     if (cfg.eval_at_end) {
@@ -422,13 +393,15 @@ int fh_cmd_train(int argc, char **argv)
         snprintf(json, sizeof json, "%s/eval.json", cfg.out);
         snprintf(returns, sizeof returns, "%s/returns.csv", cfg.out);
         /* the model the validation split chose, when there was a choice */
-        const fh_mlp *chosen = t.has_best ? &t.best_actor : &t.actor;
-        const char *source = t.has_best ? t.best_checkpoint : t.last_checkpoint;
-        if (t.has_best)
+        const char *source;
+        const fh_mlp *chosen = fh_train_loop_chosen(&loop, &source);
+        if (loop.has_best)
             printf("model chosen on the validation split: %s (iteration %lld, validation "
-                   "Sharpe %.2f); evaluated once on the test split\n", t.best_checkpoint,
-                   (long long)t.best_iteration, t.best_sharpe);
-        if (fh_eval_report_run(&report, chosen, &cfg, &t.data, FH_SPLIT_TEST, cfg.seed, 1,
+                   "Sharpe %.2f); evaluated once on the test split\n", loop.best_checkpoint,
+                   (long long)loop.best_iteration, loop.best_sharpe);
+        if (l->ops->policy_net != FH_NET_ACTOR)
+            printf("policies: greedy is argmax Q, sampled is softmax(Q)\n");
+        if (fh_eval_report_run(&report, chosen, &cfg, l->data, FH_SPLIT_TEST, cfg.seed, 1,
                                &err) != FH_OK ||
             fh_eval_report_write_json(&report, source, json, &err) != FH_OK ||
             fh_eval_report_write_returns(&report, returns, &err) != FH_OK) {
@@ -436,10 +409,10 @@ int fh_cmd_train(int argc, char **argv)
         } else {
             fh_eval_report_print(&report, "evaluation", stdout);
             printf("(written to %s and %s)\n", json, returns);
-            rc = write_run_report(&t, &report, source);
+            rc = write_run_report(l, &report, source);
         }
         fh_eval_report_free(&report);
     }
-    fh_trainer_free(&t);
+    fh_train_loop_free(&loop);
     return rc;
 }

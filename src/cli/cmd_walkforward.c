@@ -28,7 +28,6 @@
 
 #include "cli/commands.h"
 #include "cli/config_flags.h"
-#include "foxhunt/q_trainer.h" /* fh_q_net_of_algo */
 #include "cli/eval_report.h"
 #include "cli/tear_sheet.h"
 #include "cli/walkforward_record.h"
@@ -37,7 +36,7 @@
 #include "foxhunt/hash.h"
 #include "foxhunt/safetensors.h"
 #include "foxhunt/timing.h"
-#include "foxhunt/trainer.h"
+#include "foxhunt/train_loop.h"
 
 #define DEFAULT_FOLDS 5
 
@@ -118,7 +117,7 @@ static void print_run(const walkforward *w, const fh_train_config *cfg, int i,
 
 /* The fold run's record, written last: the model file chosen and its hash, the test
  * returns' hash, what made the run. */
-static fh_status write_record(const fh_trainer *t, const fh_train_config *cfg,
+static fh_status write_record(const fh_learner *l, const fh_train_config *cfg,
                               const char *model_path, const char *returns_csv,
                               double train_seconds, fh_error *err)
 {
@@ -140,8 +139,8 @@ static fh_status write_record(const fh_trainer *t, const fh_train_config *cfg,
     rec.fold = cfg->walkforward_fold + 1;
     rec.seed = cfg->seed;
     snprintf(rec.version, sizeof rec.version, "%s", FH_VERSION);
-    rec.config_json = t->config_json;
-    rec.data = t->data_identity;
+    rec.config_json = (char *)l->config_json; /* borrowed: rec is not freed here */
+    rec.data = *l->data_identity;
     snprintf(rec.model, sizeof rec.model, "%.31s", base);
     rec.returns_hash = fh_fnv1a(returns_csv, strlen(returns_csv), FH_FNV1A_OFFSET);
     rec.train_seconds = train_seconds;
@@ -160,32 +159,33 @@ static fh_status run_one(walkforward *w, const fh_train_config *base, int k, int
     fold_config(base, k, s, &cfg);
     cfg.force = 1; /* this run was judged unfinished (or --force): nothing here is kept */
     const int i = k * w->seeds + s;
-    fh_trainer t;
+    fh_train_loop loop;
     double t0 = fh_clock_seconds();
-    fh_status st = fh_trainer_init(&t, &cfg, err);
+    fh_status st = fh_train_loop_init(&loop, &cfg, err);
+    const fh_learner *l = &loop.learner;
     if (st == FH_OK)
-        st = fh_trainer_open_run(&t, err);
+        st = fh_train_loop_open_run(&loop, err);
     if (st == FH_OK && s == 0)
-        fold_header(w, k, &t.data);
-    if (st == FH_OK && t.run.note[0]) { /* the force is this command's, not the user's */
-        const char *note = t.run.note, *forced = "--force: ";
+        fold_header(w, k, l->data);
+    if (st == FH_OK && loop.run.note[0]) { /* the force is this command's, not the user's */
+        const char *note = loop.run.note, *forced = "--force: ";
         if (!base->force && strncmp(note, forced, strlen(forced)) == 0)
             note += strlen(forced);
         printf("  seed %llu: retrained from scratch: %s\n", (unsigned long long)cfg.seed, note);
     }
     if (st == FH_OK)
-        st = fh_trainer_run(&t, NULL, NULL, NULL, err);
+        st = fh_train_loop_run(&loop, NULL, NULL, NULL, err);
     w->train_seconds[i] = fh_clock_seconds() - t0;
     char *returns_csv = NULL;
-    const char *model = t.has_best ? t.best_checkpoint : t.last_checkpoint;
     if (st == FH_OK) {
-        const fh_mlp *chosen = t.has_best ? &t.best_actor : &t.actor;
-        w->chosen_iteration[i] = t.has_best ? t.best_iteration : t.iteration;
-        w->validation_sharpe[i] = t.has_best ? t.best_sharpe : NAN;
+        const char *model;
+        const fh_mlp *chosen = fh_train_loop_chosen(&loop, &model);
+        w->chosen_iteration[i] = loop.has_best ? loop.best_iteration : l->iteration;
+        w->validation_sharpe[i] = loop.has_best ? loop.best_sharpe : NAN;
         char json[FH_CONFIG_STRING_MAX + 32], returns[FH_CONFIG_STRING_MAX + 32];
         snprintf(json, sizeof json, "%s/eval.json", cfg.out);
         snprintf(returns, sizeof returns, "%s/returns.csv", cfg.out);
-        st = fh_eval_report_run(&w->reports[i], chosen, &cfg, &t.data, FH_SPLIT_TEST, cfg.seed,
+        st = fh_eval_report_run(&w->reports[i], chosen, &cfg, l->data, FH_SPLIT_TEST, cfg.seed,
                                 1, err);
         if (st == FH_OK)
             st = fh_eval_report_write_json(&w->reports[i], model, json, err);
@@ -194,19 +194,19 @@ static fh_status run_one(walkforward *w, const fh_train_config *base, int k, int
         if (st == FH_OK)
             st = fh_write_text_atomically(returns, returns_csv, err);
         if (st == FH_OK) /* last: it marks the run finished */
-            st = write_record(&t, &cfg, model, returns_csv, w->train_seconds[i], err);
+            st = write_record(l, &cfg, model, returns_csv, w->train_seconds[i], err);
     }
     free(returns_csv);
     if (st == FH_OK) {
         char how[96];
         snprintf(how, sizeof how, "trained, %d iterations in %.1f s (%s)", cfg.iterations,
-                 w->train_seconds[i], t.gpu ? "GPU" : "CPU");
-        print_run(w, &cfg, i, how, t.has_best);
+                 w->train_seconds[i], l->device->use_gpu ? "GPU" : "CPU");
+        print_run(w, &cfg, i, how, loop.has_best);
     } else {
         fh_error_prefix(err, "fold %d, seed %llu (%s): ", k + 1, (unsigned long long)cfg.seed,
                         cfg.out);
     }
-    fh_trainer_free(&t);
+    fh_train_loop_free(&loop);
     return st;
 }
 
@@ -272,20 +272,15 @@ static int keep_one(walkforward *w, const fh_train_config *base, int k, int s,
     if (!ok)
         return 0;
 
-    fh_mlp actor;
+    fh_mlp actor; /* the greedy policy's network: the actor, or a Q-network */
     memset(&actor, 0, sizeof actor);
     fh_feature_norm norm;
-    fh_checkpoint ck;
-    memset(&ck, 0, sizeof ck);
-    ck.nets[FH_NET_ACTOR] = &actor;
-    ck.norm = &norm;
     fh_run_data data;
     memset(&data, 0, sizeof data);
     fh_eval_report report;
     memset(&report, 0, sizeof report);
     char *returns_csv = NULL;
-    ok = fh_mlp_init(&actor, FH_NET_ACTOR, &err) == FH_OK &&
-         fh_checkpoint_load(path, &ck, NULL, &err) == FH_OK &&
+    ok = fh_learner_policy_load(path, cfg.algo, &actor, &norm, NULL, NULL, &err) == FH_OK &&
          fh_run_data_load(&data, &cfg, &norm, &err) == FH_OK &&
          fh_eval_report_run(&report, &actor, &cfg, &data, FH_SPLIT_TEST, cfg.seed, 1,
                             &err) == FH_OK &&
@@ -627,15 +622,6 @@ int fh_cmd_walkforward(int argc, char **argv)
         fh_error_set(&err, FH_ERR_INPUT, "--resume does not apply: a walk-forward killed "
                      "half-way resumes when rerun with the same --out and settings (its "
                      "finished fold runs kept; docs/WALKFORWARD.md)");
-        return fh_cli_report("walkforward", &err);
-    }
-    if (fh_q_net_of_algo(cfg.algo) >= 0) {
-        /* the fold runs are PPO trainers: a DQN or PQN walk-forward would train PPO under
-         * that label (issue 33 puts every learner behind the one training loop) */
-        fh_error_set(&err, FH_ERR_INPUT, "--algo %s: walkforward trains PPO only for now; "
-                     "run it with --algo ppo, or judge a %s run on its validation split "
-                     "(foxhunt train --eval-every N) and its test split (foxhunt eval)",
-                     cfg.algo, cfg.algo);
         return fh_cli_report("walkforward", &err);
     }
     if (cfg.walkforward_folds < 2)

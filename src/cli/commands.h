@@ -11,10 +11,6 @@
 int fh_cmd_train(int argc, char **argv);
 int fh_cmd_eval(int argc, char **argv);
 int fh_cmd_walkforward(int argc, char **argv);
-/* `train --algo dqn|pqn` (cmd_train_q.c); stop: the signal flag train's handler sets. */
-#include <signal.h>
-#include "foxhunt/train_config.h"
-int fh_train_q(fh_train_config *cfg, volatile sig_atomic_t *stop);
 int fh_cmd_collect(int argc, char **argv);
 int fh_cmd_update(int argc, char **argv);
 int fh_cmd_export(int argc, char **argv);

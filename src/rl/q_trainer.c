@@ -48,7 +48,6 @@ void fh_q_trainer_free(fh_q_trainer *t)
     free(t->episode_return);
     free(t->episode_length);
     free(t->config_json);
-    fh_run_dir_close(&t->run);
     memset(t, 0, sizeof *t);
 }
 
@@ -63,11 +62,6 @@ fh_status fh_q_trainer_init(fh_q_trainer *t, const fh_train_config *cfg, fh_erro
     if (net < 0)
         return fh_error_set(err, FH_ERR_INPUT, "algo %s is not a Q-learning algorithm",
                             cfg->algo);
-    if (cfg->eval_every > 0)
-        return fh_error_set(err, FH_ERR_INPUT, "--eval-every with algo %s: model selection on "
-                            "the validation split is implemented for ppo only (docs/DQN.md); "
-                            "train without it and evaluate checkpoints with foxhunt eval "
-                            "--split validation", cfg->algo);
     /* a resume: the checkpoint's algorithm, normalisation and ring shape, before the
      * data and buffers are built from them (q_trainer_resume.c) */
     fh_q_resume_plan plan;
@@ -148,15 +142,8 @@ fh_status fh_q_trainer_init(fh_q_trainer *t, const fh_train_config *cfg, fh_erro
     return st;
 }
 
-fh_status fh_q_trainer_open_run(fh_q_trainer *t, fh_error *err)
+fh_status fh_q_trainer_sync(fh_q_trainer *t, fh_error *err)
 {
-    return fh_run_dir_open(&t->run, &t->cfg, t->config_json, t->iteration, err);
-}
-
-fh_status fh_q_trainer_save(const fh_q_trainer *t_const, const char *path, fh_error *err)
-{
-    fh_q_trainer *t = (fh_q_trainer *)t_const; /* the checkpoint API takes mutable views */
-    const int N = t->cfg.episodes;
     fh_status st = FH_OK;
 #if FH_HAVE_CUDA
     if (t->gpu && (st = fh_gpu_dqn_collector_episodes(t->gpu, t->episodes, err)) != FH_OK)
@@ -169,7 +156,20 @@ fh_status fh_q_trainer_save(const fh_q_trainer *t_const, const char *path, fh_er
     if (t->gpu_curiosity &&
         (st = fh_gpu_curiosity_download(t->gpu_curiosity, &t->curiosity, err)) != FH_OK)
         return st;
+#else
+    (void)t;
+    (void)err;
 #endif
+    return st;
+}
+
+fh_status fh_q_trainer_save(const fh_q_trainer *t_const, const char *path,
+                            const char *const *meta_keys, const char *const *meta_values,
+                            int n_meta, fh_error *err)
+{
+    fh_q_trainer *t = (fh_q_trainer *)t_const; /* the checkpoint API takes mutable views */
+    const int N = t->cfg.episodes;
+    fh_status st;
     uint64_t *rng = malloc((size_t)N * 2 * sizeof(uint64_t));
     if (!rng)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
@@ -228,6 +228,9 @@ fh_status fh_q_trainer_save(const fh_q_trainer *t_const, const char *path, fh_er
     }
     ck.extras = e;
     ck.n_extras = n_extras;
+    ck.meta_keys = meta_keys;
+    ck.meta_values = meta_values;
+    ck.n_meta = n_meta;
     st = fh_checkpoint_save(path, &ck, t->config_json, err);
     free(rng);
     return st;
@@ -338,71 +341,24 @@ static fh_status q_update(fh_q_trainer *t, const fh_q_update_config *qc, fh_q_st
                   : dqn_iteration(t, qc, stats, err);
 }
 
-fh_status fh_q_trainer_run(fh_q_trainer *t, volatile sig_atomic_t *stop,
-                           fh_q_iteration_callback on_iteration, void *user, fh_error *err)
+fh_status fh_q_trainer_iterate(fh_q_trainer *t, int64_t it, fh_iteration_metrics *m,
+                               fh_q_stats *qs, fh_error *err)
 {
     const fh_train_config *cfg = &t->cfg;
     const int64_t per_iteration = (int64_t)cfg->episodes * cfg->steps;
     const int64_t total = per_iteration * cfg->iterations;
-    fh_status st = fh_make_dirs(cfg->out, err);
+    t->epsilon = fh_epsilon_at((it - 1) * per_iteration, total, (float)cfg->epsilon_start,
+                               (float)cfg->epsilon_end, (float)cfg->epsilon_fraction);
+    double t0 = fh_clock_seconds();
+    fh_status st = collect(t, (float)t->epsilon, err);
     if (st != FH_OK)
         return st;
-    char path[FH_CONFIG_STRING_MAX + 64];
-    while (t->iteration < cfg->iterations && !(stop && *stop)) {
-        int64_t it = t->iteration + 1;
-        fh_iteration_metrics m;
-        memset(&m, 0, sizeof m);
-        m.iteration = it;
-        m.global_step = it * per_iteration;
-        m.lr = fh_train_config_lr(cfg, it);
-        t->epsilon = fh_epsilon_at((it - 1) * per_iteration, total, (float)cfg->epsilon_start,
-                                   (float)cfg->epsilon_end, (float)cfg->epsilon_fraction);
-        double t0 = fh_clock_seconds();
-        if ((st = collect(t, (float)t->epsilon, err)) != FH_OK)
-            break;
-        double t1 = fh_clock_seconds();
-        batch_metrics(t, &m);
-        fh_q_update_config qc = fh_q_update_config_of(cfg, m.lr);
-        fh_q_stats qs;
-        st = q_update(t, &qc, &qs, err);
-        if (st == FH_OK)
-            st = curiosity_fit(t, &m.ppo.curiosity_loss, err);
-        if (st != FH_OK) {
-            fh_error_prefix(err, "iteration %lld: ", (long long)it);
-            break;
-        }
-        double t2 = fh_clock_seconds();
-        t->iteration = it;
-        m.ppo.value_loss = qs.loss;
-        m.ppo.grad_norm = qs.grad_norm;
-        m.ppo.minibatches = qs.minibatches;
-        m.ppo.explained_variance = t->epsilon;
-        m.collect_seconds = t1 - t0;
-        m.update_seconds = t2 - t1;
-        m.steps_per_second = (double)per_iteration / (t2 - t0);
-        m.collect_steps_per_second = (double)per_iteration / (t1 - t0);
-        if ((st = fh_run_dir_write_metrics(&t->run, &m, err)) != FH_OK) {
-            fh_run_dir_note_last_checkpoint(err, t->last_checkpoint, t->cfg.resume);
-            break;
-        }
-        if (on_iteration)
-            on_iteration(t, &m, user);
-        if (cfg->checkpoint_every > 0 && it % cfg->checkpoint_every == 0 && it < cfg->iterations) {
-            snprintf(path, sizeof path, "%s/checkpoint_%06lld.safetensors", cfg->out, (long long)it);
-            if ((st = fh_q_trainer_save(t, path, err)) != FH_OK) {
-                fh_run_dir_note_last_checkpoint(err, t->last_checkpoint, t->cfg.resume);
-                break;
-            }
-            snprintf(t->last_checkpoint, sizeof t->last_checkpoint, "%s", path);
-        }
-    }
-    if (st == FH_OK) {
-        snprintf(path, sizeof path, "%s/%s.safetensors", cfg->out,
-                 t->iteration >= cfg->iterations ? "final" : "interrupted");
-        if ((st = fh_q_trainer_save(t, path, err)) == FH_OK)
-            snprintf(t->last_checkpoint, sizeof t->last_checkpoint, "%s", path);
-        else
-            fh_run_dir_note_last_checkpoint(err, t->last_checkpoint, t->cfg.resume);
-    }
-    return st;
+    m->collect_seconds = fh_clock_seconds() - t0;
+    batch_metrics(t, m);
+    fh_q_update_config qc = fh_q_update_config_of(cfg, m->lr);
+    if ((st = q_update(t, &qc, qs, err)) != FH_OK ||
+        (st = curiosity_fit(t, &t->curiosity_loss, err)) != FH_OK)
+        return st;
+    t->iteration = it;
+    return FH_OK;
 }

@@ -99,12 +99,13 @@ fh_status fh_make_dirs(const char *path, fh_error *err)
     return FH_OK;
 }
 
-static const char *METRIC_COLUMNS =
-    "iteration,global_step,lr,collect_seconds,update_seconds,steps_per_second,"
-    "collect_steps_per_second,episodes_finished,mean_episode_return,mean_episode_length,"
-    "mean_reward,costs,turnover,reversals,barrier_profit_take,barrier_stop_loss,"
-    "barrier_time_limit,action_entropy,policy_loss,value_loss,entropy,approx_kl,"
-    "old_approx_kl,clip_fraction,explained_variance,curiosity_loss,grad_norm,epochs_run";
+/* The columns every learner's rows have, then the learner's own (learner.h). */
+static const char *const COMMON_COLUMNS[] = {
+    "iteration", "global_step", "lr", "collect_seconds", "update_seconds", "steps_per_second",
+    "collect_steps_per_second", "episodes_finished", "mean_episode_return",
+    "mean_episode_length", "mean_reward", "costs", "turnover", "reversals",
+    "barrier_profit_take", "barrier_stop_loss", "barrier_time_limit", "action_entropy"};
+enum { N_COMMON = sizeof COMMON_COLUMNS / sizeof COMMON_COLUMNS[0] }; /* then the learner's own (learner.h) */
 
 /* ---- small helpers ---- */
 
@@ -595,10 +596,16 @@ static fh_status set_aside_later(const char *out, int64_t iteration, aside *a,
 }
 
 fh_status fh_run_dir_open(fh_run_dir *rd, const fh_train_config *cfg, const char *config_json,
-                          int64_t iteration, fh_error *err)
+                          int64_t iteration, const char *const *own, int n_own, fh_error *err)
 {
     memset(rd, 0, sizeof *rd);
     rd->lock_fd = -1;
+    if (n_own < 0 || n_own > FH_METRICS_MAX_OWN)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %d metrics columns of the learner's "
+                            "(at most %d)", __FILE__, __LINE__, n_own, FH_METRICS_MAX_OWN);
+    for (int i = 0; i < n_own; i++)
+        rd->own[i] = own[i];
+    rd->n_own = n_own;
     rd->metrics_fd[0] = rd->metrics_fd[1] = -1;
     fh_status st = fh_make_dirs(cfg->out, err);
     if (st != FH_OK)
@@ -628,8 +635,11 @@ fh_status fh_run_dir_open(fh_run_dir *rd, const fh_train_config *cfg, const char
     }
     if (st == FH_OK && !in_place) /* refused before anything is written */
         st = clear_for_new_run(cfg, NULL, rd->note, sizeof rd->note, err);
-    char header[1024];
-    snprintf(header, sizeof header, "%s\n", METRIC_COLUMNS);
+    char header[1024] = "";
+    for (int i = 0; i < N_COMMON + n_own; i++)
+        fh_format_append(header, sizeof header, "%s%s", i ? "," : "",
+                         i < N_COMMON ? COMMON_COLUMNS[i] : own[i - N_COMMON]);
+    fh_format_append(header, sizeof header, "\n");
     if (st == FH_OK)
         st = prepare_tmp(config_path, config_json ? config_json : "{}\n", NULL, err);
     if (st == FH_OK)
@@ -701,31 +711,27 @@ fh_status fh_run_dir_write_metrics(fh_run_dir *rd, const fh_iteration_metrics *m
 {
     if (!rd->metrics_open)
         return FH_OK; /* no run directory opened: no metrics */
-    const fh_ppo_stats *p = &m->ppo;
-    double values[] = {(double)m->iteration, (double)m->global_step, m->lr,
-                       m->collect_seconds, m->update_seconds, m->steps_per_second,
-                       m->collect_steps_per_second, (double)m->episodes_finished,
-                       m->mean_episode_return, m->mean_episode_length, m->mean_reward,
-                       m->costs, m->turnover, (double)m->reversals,
-                       (double)m->barrier_profit_take, (double)m->barrier_stop_loss,
-                       (double)m->barrier_time_limit, m->action_entropy, p->policy_loss,
-                       p->value_loss, p->entropy, p->approx_kl, p->old_approx_kl,
-                       p->clip_fraction, p->explained_variance, p->curiosity_loss,
-                       p->grad_norm, (double)p->epochs_run};
-    int n = (int)(sizeof values / sizeof values[0]);
+    double values[N_COMMON + FH_METRICS_MAX_OWN] = {
+        (double)m->iteration, (double)m->global_step, m->lr, m->collect_seconds,
+        m->update_seconds, m->steps_per_second, m->collect_steps_per_second,
+        (double)m->episodes_finished, m->mean_episode_return, m->mean_episode_length,
+        m->mean_reward, m->costs, m->turnover, (double)m->reversals,
+        (double)m->barrier_profit_take, (double)m->barrier_stop_loss,
+        (double)m->barrier_time_limit, m->action_entropy};
+    _Static_assert(N_COMMON == 18, "values[] lists every common column");
+    int n = N_COMMON + rd->n_own;
+    for (int i = 0; i < rd->n_own; i++)
+        values[N_COMMON + i] = m->own[i];
     char csv[4096] = "", jsonl[8192] = "{";
-    const char *col = METRIC_COLUMNS;
     for (int i = 0; i < n; i++) {
-        const char *comma = strchr(col, ',');
-        int len = comma ? (int)(comma - col) : (int)strlen(col);
+        const char *col = i < N_COMMON ? COMMON_COLUMNS[i] : rd->own[i - N_COMMON];
         if (isfinite(values[i])) {
             fh_format_append(csv, sizeof csv, "%s%.9g", i ? "," : "", values[i]);
-            fh_format_append(jsonl, sizeof jsonl, "%s\"%.*s\":%.9g", i ? "," : "", len, col, values[i]);
+            fh_format_append(jsonl, sizeof jsonl, "%s\"%s\":%.9g", i ? "," : "", col, values[i]);
         } else {
             fh_format_append(csv, sizeof csv, "%s", i ? "," : "");
-            fh_format_append(jsonl, sizeof jsonl, "%s\"%.*s\":null", i ? "," : "", len, col);
+            fh_format_append(jsonl, sizeof jsonl, "%s\"%s\":null", i ? "," : "", col);
         }
-        col = comma ? comma + 1 : col + len;
     }
     fh_format_append(csv, sizeof csv, "\n");
     fh_format_append(jsonl, sizeof jsonl, "}\n");

@@ -2,6 +2,7 @@
  * (include/foxhunt/train_config.h). */
 #include "foxhunt/train_config.h"
 #include "foxhunt/format.h"
+#include "foxhunt/learner.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -38,7 +39,7 @@
 
 const fh_config_field fh_train_config_fields[] = {
     RUN("data", FH_FIELD_STRING, data, NULL, 0, 0, "OHLCV CSV file (empty: the built-in synthetic market)"),
-    RUN("algo", FH_FIELD_CHOICE, algo, "ppo|dqn|pqn", 0, 0, "algorithm: ppo, dqn (Double DQN with a replay ring and a target network) or pqn (Q(lambda), LayerNorm, no replay; Gallici et al. 2024)"),
+    RUN("algo", FH_FIELD_CHOICE, algo, FH_LEARNER_CHOICES, 0, 0, "the learner (src/rl/learners.c; docs/LEARNERS.md): ppo, dqn (Double DQN with a replay ring and a target network), pqn (Q(lambda), LayerNorm, no replay; Gallici et al. 2024) or constant (the best constant action: a baseline)"),
     RUN("device", FH_FIELD_CHOICE, device, "auto|cpu|cuda", 0, 0, "where to collect experience"),
     RUN("kernel", FH_FIELD_CHOICE, kernel, "fast|reference|fast/warp|fast/block|fast/lane", 0, 0, "GPU collection kernel (fast: its rollout mapping chosen from N; fast/warp, /block, /lane force one)"),
     RUN("precision", FH_FIELD_CHOICE, precision, "fp32|tf32", 0, 0, "GPU matmul precision (the batched critic and curiosity model, the update)"),
@@ -455,9 +456,9 @@ double fh_train_config_lr(const fh_train_config *cfg, int64_t iteration)
 
 fh_status fh_train_config_validate(const fh_train_config *cfg, fh_error *err)
 {
-    if (!fh_config_choice_ok("ppo|dqn|pqn", cfg->algo))
-        return fh_error_set(err, FH_ERR_INPUT, "algo = %s: expected ppo, dqn or pqn",
-                            cfg->algo);
+    if (!fh_learner_find(cfg->algo))
+        return fh_error_set(err, FH_ERR_INPUT, "algo = %s: expected one of %s", cfg->algo,
+                            FH_LEARNER_CHOICES);
     long batch = (long)cfg->episodes * cfg->steps;
     if (cfg->minibatch > batch)
         return fh_error_set(err, FH_ERR_INPUT,

@@ -1,4 +1,5 @@
-/* trainer.c — the training loop of `foxhunt train` (include/foxhunt/trainer.h).
+/* trainer.c — PPO's state, its iteration, checkpoints and resume
+ * (include/foxhunt/trainer.h); the loop around it is train_loop.c's.
  *
  * Data-parallel (issue 22, docs/SCALING.md), this process is one rank of a run: it runs
  * its rank's share of the episodes and of every minibatch, and the hooks of
@@ -31,11 +32,7 @@
 #define INIT_SEED_CRITIC 0xBF58476D1CE4E5B9ULL
 #define INIT_SEED_CURIOSITY 0x94D049BB133111EBULL
 
-/* Before the host reads t's state (a checkpoint, a validation): the device's networks
- * and episodes brought back; data-parallel, also every rank's episodes gathered (for
- * rank 0's file) and the ranks' networks checked equal. Every rank calls it at the same
- * iterations. */
-static fh_status sync_for_save(fh_trainer *t, fh_error *err)
+fh_status fh_trainer_sync(fh_trainer *t, fh_error *err)
 {
     fh_status st = fh_collector_sync_host(t, err);
     if (st != FH_OK)
@@ -243,12 +240,10 @@ void fh_trainer_free(fh_trainer *t)
     fh_mlp_free(&t->actor);
     fh_mlp_free(&t->critic);
     fh_mlp_free(&t->curiosity);
-    fh_mlp_free(&t->best_actor);
     fh_run_data_free(&t->data);
     free(t->episode_return);
     free(t->episode_length);
     free(t->config_json);
-    fh_run_dir_close(&t->run);
     memset(t, 0, sizeof *t);
 }
 
@@ -357,123 +352,32 @@ fh_status fh_trainer_init_norm(fh_trainer *t, const fh_train_config *run_cfg,
     return st;
 }
 
-fh_status fh_trainer_open_run(fh_trainer *t, fh_error *err)
-{
-    return fh_run_dir_open(&t->run, &t->cfg, t->config_json, t->iteration, err);
-}
+/* ---- an iteration ---- */
 
-/* ---- the loop ---- */
-
-/* After a failed iteration: no checkpoint is written; which one the run can go on from. */
-static void note_last_checkpoint(const fh_trainer *t, fh_error *err)
-{
-    fh_run_dir_note_last_checkpoint(err, t->last_checkpoint, t->cfg.resume);
-}
-
-static fh_status run_loop(fh_trainer *t, volatile sig_atomic_t *stop,
-                          fh_iteration_callback on_iteration, void *user, fh_error *err)
+fh_status fh_trainer_iterate(fh_trainer *t, int64_t it, fh_iteration_metrics *m,
+                             fh_ppo_stats *stats, fh_error *err)
 {
     const fh_train_config *cfg = &t->cfg;
-    int lead = fh_trainer_dist_leads(t); /* writes the run directory */
     int64_t per_iteration = fh_trainer_dist_run_steps(t);
-    fh_status st = lead ? fh_make_dirs(cfg->out, err) : FH_OK; /* checkpoints land there */
+    double t0 = fh_clock_seconds();
+    fh_collect_params params = {&t->actor, &t->critic, &t->curiosity,
+                                (float)cfg->gamma, (float)cfg->gae_lambda};
+    fh_iteration_sums sums;
+    fh_status st = fh_collector_collect_for_update(t, &params, &sums, err);
     if (st != FH_OK)
         return st;
-    if (lead && cfg->eval_every > 0 && (st = fh_trainer_validation_start(t, err)) != FH_OK)
+    m->collect_seconds = fh_clock_seconds() - t0;
+    if ((st = fh_trainer_dist_reduce_sums(t, &sums, err)) != FH_OK)
         return st;
-    char path[FH_CONFIG_STRING_MAX + 64];
-    /* one process stops on its own flag, before an iteration too; ranks on their
-     * agreement after each (fh_trainer_dist_agree_stop) */
-    int solo = !fh_trainer_dist_present(t);
-    int stopping = 0;
-    while (t->iteration < cfg->iterations && !stopping && !(solo && stop && *stop)) {
-        int64_t it = t->iteration + 1;
-        fh_iteration_metrics m;
-        memset(&m, 0, sizeof m);
-        m.iteration = it;
-        m.global_step = it * per_iteration;
-        m.lr = fh_train_config_lr(cfg, it);
-
-        double t0 = fh_clock_seconds();
-        fh_collect_params params = {&t->actor, &t->critic, &t->curiosity,
-                                    (float)cfg->gamma, (float)cfg->gae_lambda};
-        fh_iteration_sums sums;
-        if ((st = fh_collector_collect_for_update(t, &params, &sums, err)) != FH_OK)
-            break;
-        double t1 = fh_clock_seconds();
-        if ((st = fh_trainer_dist_reduce_sums(t, &sums, err)) != FH_OK)
-            break;
-        fh_iteration_metrics_from_sums(&m, &sums, per_iteration);
-        if (!isfinite(m.mean_reward)) { /* a NaN reward would reach every weight */
-            st = fh_error_set(err, FH_ERR_FAILURE, "iteration %lld: the collected batch's mean "
-                              "reward is %s (a reward is not finite); stopped before the "
-                              "update", (long long)it, isnan(m.mean_reward) ? "NaN" : "infinite");
-            note_last_checkpoint(t, err);
-            break;
-        }
-        if ((st = fh_collector_update(t, &m.ppo, m.lr, NULL, 0, err)) != FH_OK ||
-            (st = fh_trainer_dist_check(t, err)) != FH_OK) {
-            fh_error_prefix(err, "iteration %lld: ", (long long)it);
-            note_last_checkpoint(t, err);
-            break;
-        }
-        double t2 = fh_clock_seconds();
-        t->iteration = it;
-
-        m.collect_seconds = t1 - t0;
-        m.update_seconds = t2 - t1;
-        m.steps_per_second = (double)per_iteration / (t2 - t0);
-        m.collect_steps_per_second = (double)per_iteration / (t1 - t0);
-        if ((st = fh_run_dir_write_metrics(&t->run, &m, err)) != FH_OK) {
-            note_last_checkpoint(t, err);
-            break;
-        }
-        t->validated = 0;
-        if (cfg->eval_every > 0 && (it % cfg->eval_every == 0 || it == cfg->iterations) &&
-            ((st = sync_for_save(t, err)) != FH_OK ||
-             (lead && (st = fh_trainer_validate(t, err)) != FH_OK))) {
-            fh_error_prefix(err, "iteration %lld: validation: ", (long long)it);
-            break;
-        }
-        if (on_iteration && lead)
-            on_iteration(t, &m, user);
-        if (cfg->checkpoint_every > 0 && it % cfg->checkpoint_every == 0 &&
-            it < cfg->iterations) {
-            snprintf(path, sizeof path, "%s/checkpoint_%06lld.safetensors", cfg->out, (long long)it);
-            if ((st = sync_for_save(t, err)) != FH_OK ||
-                (lead && (st = fh_trainer_save(t, path, err)) != FH_OK)) {
-                note_last_checkpoint(t, err);
-                break;
-            }
-            snprintf(t->last_checkpoint, sizeof t->last_checkpoint, "%s", path);
-        }
-        stopping = stop && *stop; /* ranks: set on any, so all stop after this one */
-        if ((st = fh_trainer_dist_agree_stop(t, &stopping, err)) != FH_OK)
-            break;
-    }
-    /* a final checkpoint whatever stopped the loop, unless the loop failed; the ranks'
-     * last collective is its gather, so the communicator closes before rank 0 writes */
-    if (st == FH_OK) {
-        snprintf(path, sizeof path, "%s/%s.safetensors", cfg->out,
-                 t->iteration >= cfg->iterations ? "final" : "interrupted");
-        st = sync_for_save(t, err);
-        if (st == FH_OK)
-            st = fh_trainer_dist_finish(t, err);
-        if (st == FH_OK && lead && (st = fh_trainer_save(t, path, err)) != FH_OK)
-            note_last_checkpoint(t, err);
-        if (st == FH_OK)
-            snprintf(t->last_checkpoint, sizeof t->last_checkpoint, "%s", path);
-    }
-    return st;
-}
-
-fh_status fh_trainer_run(fh_trainer *t, volatile sig_atomic_t *stop,
-                         fh_iteration_callback on_iteration, void *user, fh_error *err)
-{
-    fh_status st = run_loop(t, stop, on_iteration, user, err);
-    if (st != FH_OK) {
-        fh_trainer_dist_blame(t, err); /* another rank's failure may have stopped this one */
-        fh_trainer_dist_fail(t, err);
-    }
-    return st;
+    fh_iteration_metrics_from_sums(m, &sums, per_iteration);
+    if (!isfinite(m->mean_reward)) /* a NaN reward would reach every weight */
+        return fh_error_set(err, FH_ERR_FAILURE, "the collected batch's mean reward is %s (a "
+                            "reward is not finite); stopped before the update",
+                            isnan(m->mean_reward) ? "NaN" : "infinite");
+    memset(stats, 0, sizeof *stats);
+    if ((st = fh_collector_update(t, stats, m->lr, NULL, 0, err)) != FH_OK ||
+        (st = fh_trainer_dist_check(t, err)) != FH_OK)
+        return st;
+    t->iteration = it;
+    return FH_OK;
 }

@@ -246,6 +246,38 @@ fh_status fh_trainer_dist_gathered(const fh_trainer *t, fh_episode_set *e, fh_er
     return FH_OK;
 }
 
+void fh_trainer_dist_describe(const fh_trainer *t, const fh_train_config *run, char *out,
+                              size_t n)
+{
+    fh_dist *d = trainer_dist(t);
+    fh_dist_settings ds;
+    fh_error err;
+    if (n)
+        out[0] = 0;
+    if (!d || fh_dist_settings_of_process(run, &ds, &err) != FH_OK)
+        return;
+    const fh_update_reducer *r = fh_gpu_ppo_update_reducer(t->gpu_update);
+    const fh_nccl *nc = fh_dist_nccl(r->ctx);
+    char version[32];
+    fh_nccl_version_text(nc->version, version, sizeof version);
+    snprintf(out, n, "data-parallel: rank 0 of %d (rank from %s); each rank %d episodes and "
+             "%d rows of each minibatch (this run: %d and %d); NCCL %s (%s)%s%s%s", ds.world,
+             ds.rank_source, t->cfg.episodes, t->cfg.minibatch, run->episodes, run->minibatch,
+             version, nc->path, r->graphs ? "" : "; the update's steps one by one "
+             "(--dist-graphs 0)", nc->note[0] ? "\nnote: " : "", nc->note);
+}
+
+void fh_trainer_dist_progress(const fh_trainer *t, double update_seconds, char *out, size_t n)
+{
+    const fh_update_reducer *r = trainer_dist(t) ? fh_gpu_ppo_update_reducer(t->gpu_update)
+                                                 : NULL;
+    if (n)
+        out[0] = 0;
+    if (r && !r->graphs) /* without graphs: the update's time in its all-reduces (events) */
+        snprintf(out, n, "  all-reduce %.2f of %.1f ms", fh_gpu_ppo_update_reduce_ms(t->gpu_update),
+                 update_seconds * 1e3);
+}
+
 #else /* !FH_HAVE_NCCL: one process always (fh_trainer_dist_plan refuses a rank) */
 
 fh_status fh_trainer_dist_join(fh_trainer *t, const fh_rank_plan *rp, struct fh_dist **out,
@@ -346,6 +378,23 @@ fh_status fh_trainer_dist_gathered(const fh_trainer *t, fh_episode_set *e, fh_er
     (void)e;
     (void)err;
     return FH_OK;
+}
+
+void fh_trainer_dist_describe(const fh_trainer *t, const fh_train_config *run, char *out,
+                              size_t n)
+{
+    (void)t;
+    (void)run;
+    if (n)
+        out[0] = 0;
+}
+
+void fh_trainer_dist_progress(const fh_trainer *t, double update_seconds, char *out, size_t n)
+{
+    (void)t;
+    (void)update_seconds;
+    if (n)
+        out[0] = 0;
 }
 
 #endif

@@ -76,6 +76,14 @@ fh_status fh_trainer_dist_check(const fh_trainer *t, fh_error *err);
 /* After the run's last collective: the communicator closed everywhere. */
 fh_status fh_trainer_dist_finish(fh_trainer *t, fh_error *err);
 
+/* Rank 0's line on the run's ranks (each one's share, the NCCL library; run: the run's
+ * settings), or "" for one process. */
+void fh_trainer_dist_describe(const fh_trainer *t, const fh_train_config *run, char *out,
+                              size_t n);
+/* Without CUDA graphs, the update's time in its all-reduces this iteration, for the
+ * progress line; else "". */
+void fh_trainer_dist_progress(const fh_trainer *t, double update_seconds, char *out, size_t n);
+
 /* ---- checkpoints ---- */
 
 /* After the host's copy of t was brought back (every rank at the same iterations):

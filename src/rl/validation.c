@@ -1,5 +1,6 @@
-/* validation.c — model selection on the validation split (issue 20; trainer.h,
- * docs/EVALUATION.md): every cfg.eval_every iterations the greedy actor is backtested on
+/* validation.c — model selection on the validation split (issue 20; train_loop.h,
+ * docs/EVALUATION.md): every cfg.eval_every iterations the greedy policy (any learner's:
+ * learner.h's policy) is backtested on
  * the validation split, the row goes to OUT/validation.csv, and the best Sharpe so far
  * is kept as OUT/best.safetensors (a full checkpoint: it resumes and evaluates like any
  * other). The test split is never read here. */
@@ -14,16 +15,16 @@
 
 #include "foxhunt/metrics.h"
 #include "foxhunt/safetensors.h" /* fh_open_regular */
-#include "foxhunt/trainer.h"
-#include "rl/trainer_dist.h"
+#include "foxhunt/evaluate.h"
+#include "rl/validation.h"
 
 #define VALIDATION_HEADER                                                                 \
     "iteration,global_step,sharpe,sharpe_se,cumulative_return,max_drawdown,"              \
     "time_in_market,turnover,best\n"
 
-static void path_in_out(const fh_trainer *t, const char *name, char *out, size_t size)
+static void path_in_out(const fh_train_loop *t, const char *name, char *out, size_t size)
 {
-    snprintf(out, size, "%s/%s", t->cfg.out, name);
+    snprintf(out, size, "%s/%s", t->learner.cfg.out, name);
 }
 
 /* Keeps the header and the rows of iterations <= keep (a resume in place): written to
@@ -67,8 +68,8 @@ static fh_status trim_rows(const char *path, int64_t keep, fh_error *err)
     return FH_OK;
 }
 
-/* The best so far from an existing best.safetensors (its actor and its metadata). */
-static fh_status read_best(fh_trainer *t, const char *path, fh_error *err)
+/* The best so far from an existing best.safetensors (its policy and its metadata). */
+static fh_status read_best(fh_train_loop *t, const char *path, fh_error *err)
 {
     fh_st_file f;
     memset(&f, 0, sizeof f);
@@ -81,7 +82,7 @@ static fh_status read_best(fh_trainer *t, const char *path, fh_error *err)
     double s = sharpe ? strtod(sharpe, &end1) : NAN;
     long long it = iteration ? strtoll(iteration, &end2, 10) : -1;
     int valid = sharpe && iteration && !*end1 && !*end2 && isfinite(s) && it >= 1 &&
-                it <= t->iteration;
+                it <= t->learner.iteration;
     fh_st_file_free(&f); /* the strings (and end1, end2) point into f */
     if (!valid)
         return fh_error_set(err, FH_ERR_INPUT,
@@ -90,7 +91,7 @@ static fh_status read_best(fh_trainer *t, const char *path, fh_error *err)
                             "afresh", path);
     fh_checkpoint ck;
     memset(&ck, 0, sizeof ck);
-    ck.nets[FH_NET_ACTOR] = &t->best_actor;
+    ck.nets[t->learner.ops->policy_net] = &t->best_policy;
     if ((st = fh_checkpoint_load(path, &ck, NULL, err)) != FH_OK)
         return st;
     t->has_best = 1;
@@ -100,22 +101,24 @@ static fh_status read_best(fh_trainer *t, const char *path, fh_error *err)
     return FH_OK;
 }
 
-fh_status fh_trainer_validation_start(fh_trainer *t, fh_error *err)
+fh_status fh_validation_start(fh_train_loop *t, fh_error *err)
 {
-    fh_market_view view = fh_market_view_of(&t->data.market, FH_SPLIT_VALIDATION);
+    const fh_learner *l = &t->learner;
+    fh_market_view view = fh_market_view_of(&l->data->market, FH_SPLIT_VALIDATION);
     if (view.n < 2)
         return fh_error_set(err, FH_ERR_INPUT,
                             "eval_every %d needs a validation split, and this run has none "
                             "(validation_fraction %g); set --validation-fraction (e.g. 0.1) or "
-                            "--eval-every 0", t->cfg.eval_every, t->cfg.validation_fraction);
+                            "--eval-every 0", l->cfg.eval_every, l->cfg.validation_fraction);
     fh_status st = FH_OK;
-    if (!t->best_actor.mem && (st = fh_mlp_init(&t->best_actor, FH_NET_ACTOR, err)) != FH_OK)
+    if (!t->best_policy.mem &&
+        (st = fh_mlp_init(&t->best_policy, l->ops->policy_net, err)) != FH_OK)
         return st;
-    if (t->iteration == 0)
+    if (l->iteration == 0)
         return FH_OK;
     char path[FH_RUN_DIR_PATH_MAX];
     path_in_out(t, "validation.csv", path, sizeof path);
-    if ((st = trim_rows(path, t->iteration, err)) != FH_OK)
+    if ((st = trim_rows(path, l->iteration, err)) != FH_OK)
         return st;
     path_in_out(t, "best.safetensors", path, sizeof path);
     struct stat sb; /* no open: a FIFO there is refused by fh_st_read, never read */
@@ -124,7 +127,7 @@ fh_status fh_trainer_validation_start(fh_trainer *t, fh_error *err)
     return read_best(t, path, err);
 }
 
-static fh_status append_row(const fh_trainer *t, const fh_backtest_metrics *m, int best,
+static fh_status append_row(const fh_train_loop *t, const fh_backtest_metrics *m, int best,
                             fh_error *err)
 {
     char path[FH_RUN_DIR_PATH_MAX];
@@ -136,8 +139,8 @@ static fh_status append_row(const fh_trainer *t, const fh_backtest_metrics *m, i
     int fresh = fstat(fd, &sb) == 0 && sb.st_size == 0;
     char row[1024];
     snprintf(row, sizeof row, "%s%lld,%lld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%d\n",
-             fresh ? VALIDATION_HEADER : "", (long long)t->iteration,
-             (long long)(t->iteration * fh_trainer_dist_run_steps(t)), m->sharpe,
+             fresh ? VALIDATION_HEADER : "", (long long)t->learner.iteration,
+             (long long)(t->learner.iteration * t->learner.run_steps), m->sharpe,
              m->sharpe_se, m->cumulative_return, m->max_drawdown, m->time_in_market,
              m->turnover, best);
     fh_status st = fh_append_whole(fd, path, row, err); /* whole or not at all */
@@ -149,14 +152,16 @@ static fh_status append_row(const fh_trainer *t, const fh_backtest_metrics *m, i
     return st;
 }
 
-fh_status fh_trainer_validate(fh_trainer *t, fh_error *err)
+fh_status fh_validation_run(fh_train_loop *t, fh_error *err)
 {
-    const fh_train_config *cfg = &t->cfg;
-    fh_market_view view = fh_market_view_of(&t->data.market, FH_SPLIT_VALIDATION);
+    fh_learner *l = &t->learner;
+    const fh_train_config *cfg = &l->cfg;
+    fh_market_view view = fh_market_view_of(&l->data->market, FH_SPLIT_VALIDATION);
     double ppy = cfg->periods_per_year > 0 ? cfg->periods_per_year
-                                           : fh_periods_per_year(t->data.market.interval_seconds);
+                                           : fh_periods_per_year(l->data->market.interval_seconds);
+    const fh_mlp *policy = l->ops->policy(l);
     fh_backtest_metrics m;
-    fh_status st = fh_backtest_run(&m, FH_POLICY_GREEDY, &t->actor, &cfg->env, &view, NULL,
+    fh_status st = fh_backtest_run(&m, FH_POLICY_GREEDY, policy, &cfg->env, &view, NULL,
                                    ppy, cfg->seed, NULL, err);
     if (st != FH_OK)
         return st;
@@ -166,15 +171,16 @@ fh_status fh_trainer_validate(fh_trainer *t, fh_error *err)
         char path[FH_RUN_DIR_PATH_MAX], sharpe[40], iteration[32];
         path_in_out(t, "best.safetensors", path, sizeof path);
         snprintf(sharpe, sizeof sharpe, "%.17g", m.sharpe);
-        snprintf(iteration, sizeof iteration, "%lld", (long long)t->iteration);
+        snprintf(iteration, sizeof iteration, "%lld", (long long)l->iteration);
         const char *keys[2] = {"validation.sharpe", "validation.iteration"};
         const char *values[2] = {sharpe, iteration};
-        if ((st = fh_trainer_save_with(t, path, NULL, 0, keys, values, 2, err)) != FH_OK)
+        fh_save_meta meta = {keys, values, 2};
+        if ((st = l->ops->save(l, path, &meta, err)) != FH_OK)
             return st;
-        fh_mlp_copy(&t->best_actor, &t->actor);
+        fh_mlp_copy(&t->best_policy, policy);
         t->has_best = 1;
         t->best_sharpe = m.sharpe;
-        t->best_iteration = t->iteration;
+        t->best_iteration = l->iteration;
         snprintf(t->best_checkpoint, sizeof t->best_checkpoint, "%s", path);
     }
     if ((st = append_row(t, &m, best, err)) != FH_OK)

@@ -37,7 +37,7 @@
 
 #include "foxhunt/run_dir.h"
 #include "foxhunt/safetensors.h"
-#include "foxhunt/trainer.h"
+#include "foxhunt/train_loop.h"
 #include "test_util.h"
 
 static char g_dir[256];
@@ -826,9 +826,9 @@ static void tiny_config(fh_train_config *cfg, const char *out)
 }
 
 /* After iteration 2's row, the jsonl file becomes /dev/full. */
-static void swap_to_dev_full(const fh_trainer *tc, const fh_iteration_metrics *m, void *user)
+static void swap_to_dev_full(const fh_train_loop *tc, const fh_iteration_metrics *m, void *user)
 {
-    fh_trainer *t = user;
+    fh_train_loop *t = user;
     (void)tc;
     if (m->iteration == 2) {
         int full = open("/dev/full", O_WRONLY);
@@ -851,21 +851,21 @@ static void test_metrics_write_failure_lib(void)
     snprintf(run, sizeof run, "%s/devfull", g_dir);
     fh_train_config cfg;
     tiny_config(&cfg, run);
-    fh_trainer t;
+    fh_train_loop t;
     fh_error err;
     fh_error_clear(&err);
-    if (fh_trainer_init(&t, &cfg, &err) != FH_OK || fh_trainer_open_run(&t, &err) != FH_OK) {
+    if (fh_train_loop_init(&t, &cfg, &err) != FH_OK || fh_train_loop_open_run(&t, &err) != FH_OK) {
         CHECK_MSG(0, "trainer: %s", err.message);
-        fh_trainer_free(&t);
+        fh_train_loop_free(&t);
         return;
     }
-    fh_status st = fh_trainer_run(&t, NULL, swap_to_dev_full, &t, &err);
+    fh_status st = fh_train_loop_run(&t, NULL, swap_to_dev_full, &t, &err);
     CHECK_MSG(st == FH_ERR_FAILURE, "the run went on after a failed metrics write (status %d)",
               (int)st);
     CHECK_MSG(strstr(err.message, "metrics.jsonl") && strstr(err.message, strerror(ENOSPC)),
               "the message does not name metrics.jsonl and '%s': %s", strerror(ENOSPC),
               err.message);
-    fh_trainer_free(&t);
+    fh_train_loop_free(&t);
     for (int k = 1; k <= 2; k++) {
         snprintf(path, sizeof path, "%s/checkpoint_%06d.safetensors", run, k);
         CHECK_MSG(checkpoint_iteration(path) == k, "%s: iteration %lld", path,
@@ -889,8 +889,8 @@ static void test_lock_in_process(void)
     tiny_config(&cfg, run);
     fh_run_dir a, b;
     fh_error err;
-    CHECK_MSG(fh_run_dir_open(&a, &cfg, "{}\n", 0, &err) == FH_OK, "open: %s", err.message);
-    fh_status st = fh_run_dir_open(&b, &cfg, "{}\n", 0, &err);
+    CHECK_MSG(fh_run_dir_open(&a, &cfg, "{}\n", 0, NULL, 0, &err) == FH_OK, "open: %s", err.message);
+    fh_status st = fh_run_dir_open(&b, &cfg, "{}\n", 0, NULL, 0, &err);
     char pid[32];
     snprintf(pid, sizeof pid, "pid %ld", (long)getpid());
     CHECK_MSG(st == FH_ERR_FAILURE && strstr(err.message, run) &&
@@ -899,12 +899,12 @@ static void test_lock_in_process(void)
     fh_run_dir_close(&b);
     fh_run_dir_close(&a);
     /* unlocked now, but it holds a run's files */
-    st = fh_run_dir_open(&b, &cfg, "{}\n", 0, &err);
+    st = fh_run_dir_open(&b, &cfg, "{}\n", 0, NULL, 0, &err);
     CHECK_MSG(st == FH_ERR_INPUT && strstr(err.message, "--force"),
               "a fresh open of a used directory: %d %s", (int)st, err.message);
     fh_run_dir_close(&b);
     cfg.force = 1;
-    st = fh_run_dir_open(&b, &cfg, "{}\n", 0, &err);
+    st = fh_run_dir_open(&b, &cfg, "{}\n", 0, NULL, 0, &err);
     CHECK_MSG(st == FH_OK && strstr(b.note, "superseded-"), "--force open: %d %s / %s",
               (int)st, err.message, b.note);
     fh_run_dir_close(&b);

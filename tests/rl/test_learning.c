@@ -33,9 +33,8 @@
 #include "foxhunt/device.h"
 #include "foxhunt/evaluate.h"
 #include "foxhunt/metrics.h"
-#include "foxhunt/q_trainer.h"
 #include "foxhunt/timing.h"
-#include "foxhunt/trainer.h"
+#include "foxhunt/train_loop.h"
 #include "test_util.h"
 
 /* the assertions' thresholds (docs/LEARNING.md: measured values and margins) */
@@ -121,24 +120,17 @@ static fh_status trace_policy(trace_result *r, const fh_mlp *actor, const fh_env
     return st;
 }
 
-/* The trainer of cfg.algo: PPO's (the actor is the greedy policy) or DQN/PQN's (the
- * Q-network is: greedy = argmax Q, which fh_backtest_run's argmax of the outputs is). */
-typedef struct {
-    int q; /* 1: DQN/PQN */
-    fh_trainer ppo;
-    fh_q_trainer qt;
-} learner;
-
-static const fh_mlp *learner_policy(const learner *l) { return l->q ? &l->qt.q : &l->ppo.actor; }
-static const fh_market *learner_market(const learner *l)
+/* The learner of cfg.algo in the training loop (train_loop.h): its policy network is
+ * the actor (PPO) or the Q-network (DQN/PQN: greedy = argmax Q, which fh_backtest_run's
+ * argmax of the outputs is). */
+static const fh_mlp *learner_policy(const fh_train_loop *loop)
 {
-    return l->q ? &l->qt.data.market : &l->ppo.data.market;
+    return loop->learner.ops->policy(&loop->learner);
 }
-static const fh_train_config *learner_cfg(const learner *l) { return l->q ? &l->qt.cfg : &l->ppo.cfg; }
 
-static void print_greedy_progress(const learner *l, uint64_t seed)
+static void print_greedy_progress(const fh_train_loop *loop, uint64_t seed)
 {
-    const fh_market *market = learner_market(l);
+    const fh_market *market = &loop->learner.data->market;
     double ppy = fh_periods_per_year(market->interval_seconds);
     const fh_split splits[2] = {FH_SPLIT_TRAIN, FH_SPLIT_TEST};
     printf("      greedy:");
@@ -147,7 +139,8 @@ static void print_greedy_progress(const learner *l, uint64_t seed)
         trace_result r;
         fh_error err;
         fh_error_clear(&err);
-        if (trace_policy(&r, learner_policy(l), &learner_cfg(l)->env, &v, ppy, seed, &err) != FH_OK)
+        if (trace_policy(&r, learner_policy(loop), &loop->learner.cfg.env, &v, ppy, seed,
+                         &err) != FH_OK)
             return;
         printf("  %s Sharpe %5.2f spread %5.2f agree %4.1f%% turnover %5.0f", k ? "test" : "train",
                r.sharpe, r.drift_spread, 100 * r.agree, r.m.turnover);
@@ -159,31 +152,25 @@ typedef struct {
     double t0;
     int every;
     int eval_every; /* experiments: greedy backtests on both splits every K iterations */
-    const learner *l;
 } progress;
 
-static void on_iteration(const fh_trainer *t, const fh_iteration_metrics *m, void *user)
+static void on_iteration(const fh_train_loop *loop, const fh_iteration_metrics *m, void *user)
 {
     progress *p = user;
-    if (m->iteration % p->every == 0 || m->iteration == t->cfg.iterations)
-        printf("    iter %3lld  %6.1fs  return %8.3f  entropy %.3f  kl %.4f  ev %5.2f\n",
+    const fh_learner *l = &loop->learner;
+    if (m->iteration % p->every == 0 || m->iteration == l->cfg.iterations) {
+        printf("    iter %3lld  %6.1fs  return %8.3f  action entropy %.3f",
                (long long)m->iteration, fh_clock_seconds() - p->t0, m->mean_episode_return,
-               m->ppo.entropy, m->ppo.approx_kl, m->ppo.explained_variance);
+               m->action_entropy);
+        for (int i = 0; i < l->ops->n_columns; i++) /* the learner's own it shows */
+            if (l->ops->columns[i].label) {
+                printf("  %s ", l->ops->columns[i].label);
+                printf(l->ops->columns[i].format, m->own[i]);
+            }
+        printf("\n");
+    }
     if (p->eval_every > 0 && m->iteration % p->eval_every == 0)
-        print_greedy_progress(p->l, t->cfg.seed);
-    fflush(stdout);
-}
-
-static void on_q_iteration(const fh_q_trainer *t, const fh_iteration_metrics *m, void *user)
-{
-    progress *p = user;
-    if (m->iteration % p->every == 0 || m->iteration == t->cfg.iterations)
-        printf("    iter %3lld  %6.1fs  return %8.3f  action entropy %.3f  TD loss %.5f  "
-               "epsilon %.3f\n",
-               (long long)m->iteration, fh_clock_seconds() - p->t0, m->mean_episode_return,
-               m->action_entropy, m->ppo.value_loss, m->ppo.explained_variance);
-    if (p->eval_every > 0 && m->iteration % p->eval_every == 0)
-        print_greedy_progress(p->l, t->cfg.seed);
+        print_greedy_progress(loop, l->cfg.seed);
     fflush(stdout);
 }
 
@@ -208,20 +195,17 @@ static int train_and_evaluate(const fh_train_config *base, uint64_t seed, seed_r
     snprintf(cfg.out, sizeof cfg.out, "%s", dir);
     fh_error err;
     fh_error_clear(&err);
-    static learner l; /* two trainers: too large for the stack */
-    memset(&l, 0, sizeof l);
-    l.q = fh_q_net_of_algo(cfg.algo) >= 0;
+    fh_train_loop l;
     int ok = 0;
     double t0 = fh_clock_seconds();
-    progress prog = {t0, g_eval_every ? g_eval_every : cfg.iterations >= 20 ? 10 : 1, g_eval_every,
-                     &l};
-    fh_status st = l.q ? fh_q_trainer_init(&l.qt, &cfg, &err) : fh_trainer_init(&l.ppo, &cfg, &err);
+    progress prog = {t0, g_eval_every ? g_eval_every : cfg.iterations >= 20 ? 10 : 1, g_eval_every};
+    fh_status st = fh_train_loop_init(&l, &cfg, &err);
     if (st != FH_OK) {
         fprintf(stderr, "seed %llu: init failed: %s\n", (unsigned long long)seed, err.message);
         goto done;
     }
     const fh_mlp *policy = learner_policy(&l);
-    const fh_market *market = learner_market(&l);
+    const fh_market *market = &l.learner.data->market;
     {
         /* reference: the freshly initialised policy's greedy backtest on the test split */
         fh_market_view test0 = fh_market_view_of(market, FH_SPLIT_TEST);
@@ -235,8 +219,7 @@ static int train_and_evaluate(const fh_train_config *base, uint64_t seed, seed_r
     }
     if (g_eval_every)
         print_greedy_progress(&l, seed);
-    st = l.q ? fh_q_trainer_run(&l.qt, NULL, on_q_iteration, &prog, &err)
-             : fh_trainer_run(&l.ppo, NULL, on_iteration, &prog, &err);
+    st = fh_train_loop_run(&l, NULL, on_iteration, &prog, &err);
     if (st != FH_OK) {
         fprintf(stderr, "seed %llu: training failed: %s\n", (unsigned long long)seed, err.message);
         goto done;
@@ -288,10 +271,7 @@ static int train_and_evaluate(const fh_train_config *base, uint64_t seed, seed_r
            always_long.m.costs);
     ok = 1;
 done:
-    if (l.q)
-        fh_q_trainer_free(&l.qt);
-    else
-        fh_trainer_free(&l.ppo);
+    fh_train_loop_free(&l);
     /* the trainer wrote final.safetensors into dir: remove it and the directory */
     char path[sizeof dir + 64];
     snprintf(path, sizeof path, "%s/final.safetensors", dir);
@@ -371,7 +351,7 @@ int main(int argc, char **argv)
            (long long)cfg.iterations * cfg.episodes * cfg.steps, cfg.epochs, cfg.minibatch,
            cfg.lr, cfg.anneal_lr, cfg.gamma, cfg.gae_lambda, cfg.ent_coef, n_seeds,
            (unsigned long long)first_seed);
-    if (fh_q_net_of_algo(cfg.algo) >= 0)
+    if (strcmp(cfg.algo, "dqn") == 0 || strcmp(cfg.algo, "pqn") == 0)
         printf("algo %s: epsilon %g -> %g over %g of the steps, q_lambda %g, n_step %d, "
                "replay_ratio %g, target_update_every %d\n", cfg.algo, cfg.epsilon_start,
                cfg.epsilon_end, cfg.epsilon_fraction, cfg.q_lambda, cfg.n_step, cfg.replay_ratio,

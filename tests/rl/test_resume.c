@@ -37,7 +37,9 @@
 #include <string.h>
 
 #include "foxhunt/safetensors.h"
+#include "foxhunt/train_loop.h"
 #include "foxhunt/trainer.h"
+#include "rl/learners.h"
 #include "io/ckpt_fixture.h"
 #include "io/io_test_helpers.h"
 #include "test_run_compare.h"
@@ -236,10 +238,11 @@ typedef struct {
     int what; /* 0: an episode's cash, 1: a critic weight */
 } poison_plan;
 
-static void poison_after_3(const fh_trainer *t_const, const fh_iteration_metrics *m, void *user)
+static void poison_after_3(const fh_train_loop *t_const, const fh_iteration_metrics *m,
+                           void *user)
 {
     const poison_plan *p = user;
-    fh_trainer *t = (fh_trainer *)t_const; /* the test's own trainer */
+    fh_trainer *t = fh_learner_ppo_trainer(&t_const->learner); /* the test's own trainer */
     if (m->iteration != 3)
         return;
     if (p->what == 0)
@@ -274,24 +277,24 @@ static void test_nan_during_training(void)
         snprintf(out, sizeof out, "%s/nan_%d", g_dir, what);
         fh_train_config cfg;
         small_config(&cfg, out);
-        fh_trainer t;
+        fh_train_loop loop;
         fh_error err;
         fh_error_clear(&err);
-        if (fh_trainer_init(&t, &cfg, &err) != FH_OK) {
+        if (fh_train_loop_init(&loop, &cfg, &err) != FH_OK) {
             CHECK_MSG(0, "init: %s", err.message);
-            fh_trainer_free(&t);
+            fh_train_loop_free(&loop);
             continue;
         }
         poison_plan plan = {what};
-        fh_status st = fh_trainer_run(&t, NULL, poison_after_3, &plan, &err);
+        fh_status st = fh_train_loop_run(&loop, NULL, poison_after_3, &plan, &err);
         snprintf(path, sizeof path, "%s/checkpoint_000002.safetensors", out);
         CHECK_MSG(st == FH_ERR_FAILURE && strncmp(err.message, want[what], strlen(want[what])) == 0 &&
                   strstr(err.message, " is NaN") && strstr(err.message, path),
                   "case %d: status %d, \"%s\" should start \"%s\", say NaN and name %s", what,
                   (int)st, err.message, want[what], path);
-        CHECK_MSG(t.iteration == 3, "case %d: stopped at iteration %lld", what,
-                  (long long)t.iteration);
-        fh_trainer_free(&t);
+        CHECK_MSG(loop.learner.iteration == 3, "case %d: stopped at iteration %lld", what,
+                  (long long)loop.learner.iteration);
+        fh_train_loop_free(&loop);
         const char *absent[3] = {"checkpoint_000004.safetensors", "final.safetensors",
                                  "interrupted.safetensors"};
         for (int k = 0; k < 3; k++) {
@@ -305,6 +308,7 @@ static void test_nan_during_training(void)
         CHECK(fh_checkpoint_read_config(path, &rc, &err) == FH_OK);
         snprintf(rc.resume, sizeof rc.resume, "%s", path);
         rc.threads = 1;
+        fh_trainer t;
         st = fh_trainer_init(&t, &rc, &err);
         CHECK_MSG(st == FH_OK && t.iteration == 2, "case %d: resuming %s: %s", what, path,
                   err.message);
