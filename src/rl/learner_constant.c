@@ -3,9 +3,12 @@
  *
  * Each iteration gives each of the N episodes one action drawn from the current
  * distribution p and holds it for L steps of the environment (the same env_step, costs
- * and barriers as every learner); the actions of the best ELITE_FRACTION of episodes by
- * total reward pull p towards them (p = (1 - SMOOTHING) p + SMOOTHING elite frequency,
- * floored at P_FLOOR so no action dies out). The policy is an actor network whose
+ * and barriers as every learner). Each action drawn is judged by the mean total reward
+ * of the episodes that held it (not episode by episode: the best single episodes are
+ * the luckiest of the most volatile actions, full long or short, while the mean says
+ * which action pays); the best ELITE_FRACTION of the actions drawn pull p towards them
+ * (p = (1 - SMOOTHING) p + SMOOTHING uniform over the elite, floored at P_FLOOR so no
+ * action dies out). The policy is an actor network whose
  * weights are zero and whose last bias is log p: argmax is the likeliest action, so
  * validation, eval, walk-forward and the tear sheet treat it as any actor. It is also a
  * sanity baseline: the best fixed exposure on the training split, after costs.
@@ -28,11 +31,11 @@
 #define P_FLOOR 1e-3
 #define STREAM_ACTIONS (1ULL << 61) /* the action draws' stream, above any episode's */
 
-/* An episode's total reward and its slot, sorted elite first. */
+/* An action's mean total reward this iteration, sorted elite first. */
 typedef struct {
     double ret;
-    int slot;
-} ranked_slot;
+    int action;
+} ranked_action;
 
 typedef struct {
     fh_run_data data;
@@ -45,7 +48,7 @@ typedef struct {
     char *config_json;
     int *actions;        /* (N) */
     double *returns;     /* (N) */
-    ranked_slot *order;  /* (N) */
+
     float *states, *rewards;
     int *dones, *terminals, *truncations;
 } constant_state;
@@ -105,13 +108,12 @@ static fh_status create(fh_learner *l, fh_error *err)
     s->config_json = fh_train_config_to_json(cfg);
     s->actions = calloc((size_t)N, sizeof *s->actions);
     s->returns = calloc((size_t)N, sizeof *s->returns);
-    s->order = calloc((size_t)N, sizeof *s->order);
     s->states = calloc((size_t)N * FH_STATE_DIM, sizeof *s->states);
     s->rewards = calloc((size_t)N, sizeof *s->rewards);
     s->dones = calloc((size_t)N, sizeof *s->dones);
     s->terminals = calloc((size_t)N, sizeof *s->terminals);
     s->truncations = calloc((size_t)N, sizeof *s->truncations);
-    if (!s->config_json || !s->actions || !s->returns || !s->order || !s->states ||
+    if (!s->config_json || !s->actions || !s->returns || !s->states ||
         !s->rewards || !s->dones || !s->terminals || !s->truncations)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
     if ((st = fh_vec_env_init(&s->env, N, &cfg->env, &s->view, cfg->seed, err)) != FH_OK)
@@ -126,13 +128,13 @@ static fh_status create(fh_learner *l, fh_error *err)
     return FH_OK;
 }
 
-/* Elite first: returns descending, then the lower slot (a total order: deterministic). */
+/* Elite first: mean returns descending, then the lower action (a total order). */
 static int by_return(const void *a, const void *b)
 {
-    const ranked_slot *x = a, *y = b;
+    const ranked_action *x = a, *y = b;
     if (x->ret != y->ret)
         return x->ret > y->ret ? -1 : 1;
-    return (x->slot > y->slot) - (x->slot < y->slot);
+    return (x->action > y->action) - (x->action < y->action);
 }
 
 static fh_status iterate(fh_learner *l, int64_t it, fh_iteration_metrics *m, fh_error *err)
@@ -166,14 +168,22 @@ static fh_status iterate(fh_learner *l, int64_t it, fh_iteration_metrics *m, fh_
     if (!isfinite(reward))
         return fh_error_set(err, FH_ERR_FAILURE, "the episodes' rewards sum to %g (a reward is "
                             "not finite)", reward);
-    for (int n = 0; n < N; n++)
-        s->order[n] = (ranked_slot){s->returns[n], n};
-    qsort(s->order, (size_t)N, sizeof *s->order, by_return);
-    int elite = (int)ceil(ELITE_FRACTION * N);
+    double action_sum[FH_N_ACTIONS] = {0};
+    int count[FH_N_ACTIONS] = {0}, drawn = 0;
+    for (int n = 0; n < N; n++) {
+        action_sum[s->actions[n]] += s->returns[n];
+        count[s->actions[n]]++;
+    }
+    ranked_action ranked[FH_N_ACTIONS];
+    for (int a = 0; a < FH_N_ACTIONS; a++)
+        if (count[a])
+            ranked[drawn++] = (ranked_action){action_sum[a] / count[a], a};
+    qsort(ranked, (size_t)drawn, sizeof ranked[0], by_return);
+    int elite = (int)ceil(ELITE_FRACTION * drawn);
     double freq[FH_N_ACTIONS] = {0}, elite_return = 0;
     for (int k = 0; k < elite; k++) {
-        freq[s->actions[s->order[k].slot]] += 1.0 / elite;
-        elite_return += s->order[k].ret / elite;
+        freq[ranked[k].action] = 1.0 / elite;
+        elite_return += ranked[k].ret / elite;
     }
     double total = 0;
     for (int a = 0; a < FH_N_ACTIONS; a++) {
@@ -246,7 +256,6 @@ static void destroy(fh_learner *l)
     free(s->config_json);
     free(s->actions);
     free(s->returns);
-    free(s->order);
     free(s->states);
     free(s->rewards);
     free(s->dones);

@@ -28,6 +28,7 @@
 
 #include "cli/walkforward_record.h"
 #include "cli/walkforward_stitch.h"
+#include "foxhunt/safetensors.h"
 #include "test_util.h"
 
 #define RECORD "walkforward_fold.json"
@@ -139,27 +140,51 @@ static int test_cli(const char *dir)
     int rc = system(cmd);
     CHECK_MSG(rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0,
               "check_walkforward.py disagrees");
-    /* --algo dqn or pqn is refused, not trained as PPO under that label (bcd20a5 did) */
-    const char *algos[] = {"dqn", "pqn"};
-    for (int a = 0; a < 2; a++) {
-        char q_out[500];
+    /* --algo dqn, pqn and constant train what they say (bcd20a5 trained PPO under the
+     * label): each fold run's config, metrics columns and chosen model are the learner's */
+    const char *algos[] = {"dqn", "pqn", "constant"};
+    const char *own_column[] = {"td_loss", "td_loss", "best_action"};
+    const char *policy_key[] = {"q_output.weight", "q_output.weight", "policy_output.weight"};
+    for (int a = 0; a < 3; a++) {
+        char q_out[500], algo_json[64];
         snprintf(q_out, sizeof q_out, "%s/wf_%s", dir, algos[a]);
-        char *q_argv[] = WF_ARGS(q_out, "6", "42");
+        char *q_argv[] = WF_ARGS(q_out, "3", "42");
         char *with_algo[64];
         int n = 0;
         for (; q_argv[n]; n++)
             with_algo[n] = q_argv[n];
         with_algo[n++] = (char *)"--algo";
         with_algo[n++] = (char *)algos[a];
+        if (a == 0) { /* DQN: its ring fills and it learns within the tiny run */
+            with_algo[n++] = (char *)"--learning-starts";
+            with_algo[n++] = (char *)"128";
+        }
         with_algo[n] = NULL;
-        CHECK_MSG(fh_run_foxhunt(dir, "algo", with_algo, NULL, NULL) == 2,
-                  "walkforward --algo %s did not exit 2", algos[a]);
-        snprintf(path, sizeof path, "%s/algo.err", dir);
+        CHECK_MSG(fh_run_foxhunt(dir, "algo", with_algo, NULL, NULL) == 0,
+                  "walkforward --algo %s failed (see %s/algo.err)", algos[a], dir);
+        snprintf(path, sizeof path, "%s/fold2_seed4/config.json", q_out);
         char *text = fh_read_text(path);
-        CHECK_MSG(text && strstr(text, "trains PPO only"), "--algo %s: %s", algos[a],
-                  text ? text : "(no stderr)");
+        snprintf(algo_json, sizeof algo_json, "\"%s\"", algos[a]);
+        const char *key = text ? strstr(text, "\"algo\":") : NULL;
+        if (key)
+            key += strspn(key + 7, " \t") + 7; /* the value after "algo": */
+        CHECK_MSG(key && strncmp(key, algo_json, strlen(algo_json)) == 0,
+                  "--algo %s: %s does not say algo %s", algos[a], path, algo_json);
         free(text);
-        CHECK_MSG(!fh_file_exists(q_out), "--algo %s: %s made", algos[a], q_out);
+        snprintf(path, sizeof path, "%s/fold2_seed4/metrics.csv", q_out);
+        text = fh_read_text(path);
+        CHECK_MSG(text && strstr(text, own_column[a]) && !strstr(text, "policy_loss"),
+                  "--algo %s: %s has not the learner's own columns", algos[a], path);
+        free(text);
+        snprintf(path, sizeof path, "%s/fold1_seed3/best.safetensors", q_out);
+        fh_st_file f;
+        memset(&f, 0, sizeof f);
+        fh_error err;
+        CHECK_MSG(fh_st_read(&f, path, &err) == FH_OK && fh_st_find(&f, policy_key[a]),
+                  "--algo %s: %s holds no %s", algos[a], path, policy_key[a]);
+        fh_st_file_free(&f);
+        snprintf(path, sizeof path, "%s/walkforward.json", q_out);
+        CHECK_MSG(fh_file_exists(path), "--algo %s: no %s", algos[a], path);
     }
     /* a second walk-forward into the same directory is refused */
     CHECK(fh_run_foxhunt(dir, "again", argv, NULL, NULL) == 2);

@@ -1,0 +1,414 @@
+/* test_learners.c — the learner seam (include/foxhunt/learner.h, train_loop.h; issue 33).
+ *
+ *  1. the table: FH_LEARNER_CHOICES (the settings' choices for algo) lists the learners of
+ *     learners.c in order, and each names its policy network;
+ *  2. the loop's contract, on a scripted learner defined here (outside the table): which
+ *     iterations it runs, when it syncs and saves (checkpoint_every, validation's best,
+ *     final / interrupted), metrics rows with the learner's own columns, and an
+ *     iteration's failure naming the last checkpoint and writing none after it;
+ *  3. the constant learner (learner_constant.c) learns: against a brute-force reference
+ *     (every one of the 45 actions held by every episode, the mean reward in the same
+ *     environment), the action it picks is among the best;
+ *  4. through the CLI, that learner gets validation, best-model selection, the end-of-run
+ *     evaluation and eval's report for free (walk-forward: test_walkforward). */
+#include "test_proc.h" /* first: it sets _GNU_SOURCE */
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "foxhunt/env.h"
+#include "foxhunt/train_loop.h"
+#include "rl/learners.h"
+#include "test_util.h"
+
+static char g_dir[256];
+
+/* ---- 1. the table ---- */
+
+static void test_table(void)
+{
+    char names[256];
+    fh_learner_names(names, sizeof names, "|");
+    CHECK_MSG(strcmp(names, FH_LEARNER_CHOICES) == 0, "the table's names %s, the settings' "
+              "choices %s", names, FH_LEARNER_CHOICES);
+    CHECK(fh_learner_find("ppo") == &fh_learner_ppo && fh_learner_find("dqn") == &fh_learner_dqn &&
+          fh_learner_find("pqn") == &fh_learner_pqn &&
+          fh_learner_find("constant") == &fh_learner_constant && !fh_learner_find("sac"));
+    CHECK(fh_learner_policy_net("ppo") == FH_NET_ACTOR && fh_learner_policy_net("dqn") == FH_NET_QNET &&
+          fh_learner_policy_net("pqn") == FH_NET_PQN &&
+          fh_learner_policy_net("constant") == FH_NET_ACTOR);
+    fh_train_config cfg;
+    fh_train_config_default(&cfg);
+    snprintf(cfg.algo, sizeof cfg.algo, "sac");
+    fh_error err;
+    CHECK_MSG(fh_train_config_validate(&cfg, &err) == FH_ERR_INPUT &&
+              strstr(err.message, "ppo|dqn|pqn|constant"), "an unknown algo: %s", err.message);
+}
+
+/* ---- 2. the loop's contract on a scripted learner ---- */
+
+/* The scripted learner's state: what the loop asked of it. Its policy is an actor whose
+ * last bias favours action `action`, which changes with the iteration so validation sees
+ * different Sharpe ratios. */
+typedef struct {
+    fh_run_data data;
+    fh_mlp actor;
+    fh_device_info device;
+    fh_data_identity identity;
+    char *config_json;
+    int fail_at;            /* iterate fails at this iteration (0: never) */
+    int iterated, synced;
+    int64_t saved_at[32];   /* the iteration of each save */
+    char saved_path[32][512];
+    int saves, saves_with_meta;
+} scripted;
+
+static const fh_metric_column SCRIPTED_COLUMNS[] = {{"twice_iteration", "2it", "%.0f"},
+                                                    {"square", NULL, NULL}};
+
+static fh_status s_create(fh_learner *l, fh_error *err)
+{
+    scripted *s = calloc(1, sizeof *s);
+    if (!s)
+        return fh_error_set(err, FH_ERR_FAILURE, "out of memory");
+    l->state = s;
+    s->fail_at = (int)l->cfg.walkforward_fold; /* the test's knob, borrowed */
+    l->cfg.walkforward_fold = 0;
+    fh_status st = fh_run_data_load(&s->data, &l->cfg, NULL, err);
+    if (st == FH_OK)
+        st = fh_mlp_init(&s->actor, FH_NET_ACTOR, err);
+    if (st != FH_OK)
+        return st;
+    memset(s->actor.params, 0, s->actor.n_params * sizeof(float));
+    fh_data_identity_of(&s->identity, &s->data.bars, "scripted");
+    s->config_json = fh_train_config_to_json(&l->cfg);
+    l->data = &s->data;
+    l->data_identity = &s->identity;
+    l->device = &s->device;
+    l->config_json = s->config_json;
+    l->run_steps = 100;
+    return FH_OK;
+}
+
+static fh_status s_iterate(fh_learner *l, int64_t it, fh_iteration_metrics *m, fh_error *err)
+{
+    scripted *s = l->state;
+    s->iterated++;
+    if (it == s->fail_at)
+        return fh_error_set(err, FH_ERR_FAILURE, "scripted failure");
+    /* the policy: full long (action 44) on odd iterations, full short (4) on even ones */
+    memset(s->actor.params + FH_ACTOR_OFF_B2, 0, FH_N_ACTIONS * sizeof(float));
+    s->actor.params[FH_ACTOR_OFF_B2 + (it % 2 ? FH_N_ACTIONS - 1 : 4)] = 1.0f;
+    m->mean_reward = 0.5;
+    m->own[0] = 2.0 * (double)it;
+    m->own[1] = (double)(it * it);
+    l->iteration = it;
+    return FH_OK;
+}
+
+static fh_status s_sync(fh_learner *l, fh_error *err)
+{
+    (void)err;
+    ((scripted *)l->state)->synced++;
+    return FH_OK;
+}
+
+static fh_status s_save(fh_learner *l, const char *path, const fh_save_meta *meta,
+                        fh_error *err)
+{
+    scripted *s = l->state;
+    if (s->saves < 32) {
+        s->saved_at[s->saves] = l->iteration;
+        snprintf(s->saved_path[s->saves], sizeof s->saved_path[0], "%s", path);
+    }
+    s->saves++;
+    s->saves_with_meta += meta != NULL;
+    uint64_t seed = l->cfg.seed;
+    int64_t iteration = l->iteration;
+    fh_checkpoint ck;
+    memset(&ck, 0, sizeof ck);
+    ck.nets[FH_NET_ACTOR] = &s->actor;
+    ck.norm = &s->data.market.norm;
+    ck.seed = &seed;
+    ck.iteration = &iteration;
+    if (meta) {
+        ck.meta_keys = meta->keys;
+        ck.meta_values = meta->values;
+        ck.n_meta = meta->n;
+    }
+    return fh_checkpoint_save(path, &ck, s->config_json, err);
+}
+
+static const fh_mlp *s_policy(const fh_learner *l) { return &((scripted *)l->state)->actor; }
+
+static void s_describe(const fh_learner *l, char *out, size_t n)
+{
+    (void)l;
+    snprintf(out, n, "scripted");
+}
+
+static void s_destroy(fh_learner *l)
+{
+    scripted *s = l->state;
+    if (!s)
+        return;
+    fh_run_data_free(&s->data);
+    fh_mlp_free(&s->actor);
+    free(s->config_json);
+    free(s);
+    l->state = NULL;
+}
+
+static const fh_learner_ops SCRIPTED = {
+    .name = "scripted", .summary = "the test's", .columns = SCRIPTED_COLUMNS, .n_columns = 2,
+    .create = s_create, .iterate = s_iterate, .sync = s_sync, .save = s_save,
+    .policy = s_policy, .policy_net = FH_NET_ACTOR, .describe = s_describe,
+    .destroy = s_destroy};
+
+static void scripted_config(fh_train_config *cfg, const char *out, int fail_at)
+{
+    fh_train_config_default(cfg);
+    snprintf(cfg->device, sizeof cfg->device, "cpu");
+    snprintf(cfg->out, sizeof cfg->out, "%s", out);
+    cfg->episodes = 4;
+    cfg->steps = 16;
+    cfg->minibatch = 16;
+    cfg->iterations = 5;
+    cfg->checkpoint_every = 2;
+    cfg->eval_every = 2;
+    cfg->synthetic_bars = 3000;
+    cfg->validation_fraction = 0.2;
+    cfg->walkforward_fold = fail_at;
+}
+
+static void stop_at_3(const fh_train_loop *loop, const fh_iteration_metrics *m, void *user)
+{
+    (void)loop;
+    if (m->iteration == 3)
+        *(volatile sig_atomic_t *)user = 1;
+}
+
+static void test_loop_contract(void)
+{
+    char out[300], path[400];
+    snprintf(out, sizeof out, "%s/scripted", g_dir);
+    fh_train_config cfg;
+    scripted_config(&cfg, out, 0);
+    fh_train_loop loop;
+    fh_error err;
+    fh_status st = fh_train_loop_init_with(&loop, &SCRIPTED, &cfg, &err);
+    if (st == FH_OK)
+        st = fh_train_loop_open_run(&loop, &err);
+    if (st == FH_OK)
+        st = fh_train_loop_run(&loop, NULL, NULL, NULL, &err);
+    CHECK_MSG(st == FH_OK, "the scripted run: %s", err.message);
+    scripted *s = loop.learner.state;
+    /* iterations 1..5; validations at 2, 4 and 5 (the last); checkpoints at 2 and 4 and
+     * the final one; each save and validation after a sync */
+    CHECK_MSG(s && s->iterated == 5 && loop.learner.iteration == 5, "iterated %d",
+              s ? s->iterated : -1);
+    int64_t want_at[8];
+    int n_want = 0, best_saves = s ? s->saves_with_meta : 0;
+    CHECK_MSG(best_saves >= 1 && loop.has_best, "validation saved no best (%d)", best_saves);
+    CHECK_MSG(s && s->synced == 3 + 2 + 1, "synced %d times: 3 validations, 2 checkpoints, "
+              "the final", s ? s->synced : -1);
+    for (int k = 0; s && k < s->saves && k < 32; k++)
+        if (strstr(s->saved_path[k], "checkpoint_") || strstr(s->saved_path[k], "final"))
+            want_at[n_want++ < 8 ? n_want - 1 : 7] = s->saved_at[k];
+    CHECK_MSG(n_want == 3 && want_at[0] == 2 && want_at[1] == 4 && want_at[2] == 5,
+              "checkpoints at %lld, %lld, %lld (%d)", (long long)want_at[0],
+              (long long)want_at[1], (long long)want_at[2], n_want);
+    snprintf(path, sizeof path, "%s/metrics.csv", out);
+    char *csv = fh_read_text(path);
+    CHECK_MSG(csv && strstr(csv, ",action_entropy,twice_iteration,square\n") &&
+              strstr(csv, ",10,25\n"), "metrics.csv: the learner's columns and row 5: %s",
+              csv ? csv : "(none)");
+    free(csv);
+    snprintf(path, sizeof path, "%s/validation.csv", out);
+    char *val = fh_read_text(path);
+    int rows = 0;
+    for (const char *p = val; p && (p = strchr(p, '\n')); p++)
+        rows++;
+    CHECK_MSG(rows == 4, "validation.csv: %d lines (the header and iterations 2, 4, 5)", rows);
+    free(val);
+    const char *source = NULL;
+    CHECK(fh_train_loop_chosen(&loop, &source) == &loop.best_policy && source &&
+          strstr(source, "best.safetensors"));
+    fh_train_loop_free(&loop);
+
+    /* a stop after iteration 3: interrupted.safetensors at 3, nothing later */
+    snprintf(out, sizeof out, "%s/scripted_stop", g_dir);
+    scripted_config(&cfg, out, 0);
+    volatile sig_atomic_t stop = 0;
+    st = fh_train_loop_init_with(&loop, &SCRIPTED, &cfg, &err);
+    if (st == FH_OK)
+        st = fh_train_loop_run(&loop, &stop, stop_at_3, (void *)&stop, &err);
+    s = loop.learner.state;
+    snprintf(path, sizeof path, "%s/interrupted.safetensors", out);
+    CHECK_MSG(st == FH_OK && s && s->iterated == 3 && fh_file_exists(path) &&
+              strcmp(loop.last_checkpoint, path) == 0, "stop: %s, iterated %d, last %s",
+              err.message, s ? s->iterated : -1, loop.last_checkpoint);
+    fh_train_loop_free(&loop);
+
+    /* a failure at iteration 4: no checkpoint after it; the message names iteration 4
+     * and the last checkpoint (2) */
+    snprintf(out, sizeof out, "%s/scripted_fail", g_dir);
+    scripted_config(&cfg, out, 4);
+    st = fh_train_loop_init_with(&loop, &SCRIPTED, &cfg, &err);
+    if (st == FH_OK)
+        st = fh_train_loop_run(&loop, NULL, NULL, NULL, &err);
+    CHECK_MSG(st == FH_ERR_FAILURE && strstr(err.message, "iteration 4: scripted failure") &&
+              strstr(err.message, "checkpoint_000002.safetensors"), "failure: %s",
+              err.message);
+    snprintf(path, sizeof path, "%s/final.safetensors", out);
+    CHECK(!fh_file_exists(path));
+    snprintf(path, sizeof path, "%s/interrupted.safetensors", out);
+    CHECK(!fh_file_exists(path));
+    fh_train_loop_free(&loop);
+}
+
+/* ---- 3. the constant learner learns the best constant action ---- */
+
+/* The mean reward per step of every episode holding action a for `steps` steps, from the
+ * same starts (seed) as the learner's environment: the reference. */
+static double constant_action_reward(const fh_train_config *cfg, const fh_run_data *data,
+                                     int a, int steps)
+{
+    fh_market_view view;
+    fh_env_market unused;
+    fh_error err;
+    fh_vec_env env;
+    memset(&env, 0, sizeof env);
+    if (fh_run_data_train_split(data, &view, &unused, &err) != FH_OK ||
+        fh_vec_env_init(&env, cfg->episodes, &cfg->env, &view, cfg->seed + 1000, &err) != FH_OK)
+        return NAN;
+    int N = cfg->episodes;
+    int *actions = calloc((size_t)N, sizeof *actions), *dones = calloc((size_t)N, sizeof(int));
+    int *terms = calloc((size_t)N, sizeof(int)), *truncs = calloc((size_t)N, sizeof(int));
+    float *states = calloc((size_t)N * FH_STATE_DIM, sizeof(float));
+    float *rewards = calloc((size_t)N, sizeof(float));
+    double total = 0;
+    for (int n = 0; n < N; n++)
+        actions[n] = a;
+    for (int t = 0; t < steps; t++) {
+        if (fh_vec_env_step(&env, actions, NULL, states, rewards, dones, terms, truncs, NULL,
+                            &err) != FH_OK) {
+            total = NAN;
+            break;
+        }
+        for (int n = 0; n < N; n++)
+            total += rewards[n];
+    }
+    free(actions);
+    free(dones);
+    free(terms);
+    free(truncs);
+    free(states);
+    free(rewards);
+    fh_vec_env_free(&env);
+    return total / ((double)N * steps);
+}
+
+static int by_value_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+static void test_constant_learns(void)
+{
+    char out[300];
+    snprintf(out, sizeof out, "%s/constant", g_dir);
+    fh_train_config cfg;
+    fh_train_config_default(&cfg);
+    snprintf(cfg.algo, sizeof cfg.algo, "constant");
+    snprintf(cfg.device, sizeof cfg.device, "cpu");
+    snprintf(cfg.out, sizeof cfg.out, "%s", out);
+    cfg.episodes = 512;
+    cfg.steps = 256;
+    cfg.minibatch = 64;
+    cfg.iterations = 12;
+    cfg.synthetic_bars = 20000;
+    cfg.eval_at_end = 0;
+    cfg.seed = 11;
+    fh_train_loop loop;
+    fh_error err;
+    fh_status st = fh_train_loop_init(&loop, &cfg, &err);
+    if (st == FH_OK)
+        st = fh_train_loop_run(&loop, NULL, NULL, NULL, &err);
+    CHECK_MSG(st == FH_OK, "the constant learner: %s", err.message);
+    if (st != FH_OK) {
+        fh_train_loop_free(&loop);
+        return;
+    }
+    const fh_mlp *policy = loop.learner.ops->policy(&loop.learner);
+    const float *bias = policy->params + FH_ACTOR_OFF_B2;
+    int chosen = 0;
+    double p_sum = 0;
+    for (int a = 0; a < FH_N_ACTIONS; a++) {
+        p_sum += exp((double)bias[a]);
+        if (bias[a] > bias[chosen])
+            chosen = a;
+    }
+    CHECK_MSG(fabs(p_sum - 1.0) < 1e-4, "exp(bias) sums to %.6f, not 1", p_sum);
+    double reward[FH_N_ACTIONS], sorted[FH_N_ACTIONS];
+    for (int a = 0; a < FH_N_ACTIONS; a++)
+        sorted[a] = reward[a] = constant_action_reward(&cfg, loop.learner.data, a, 256);
+    qsort(sorted, FH_N_ACTIONS, sizeof sorted[0], by_value_desc);
+    for (int a = 0; a < FH_N_ACTIONS; a++)
+        printf("%s%8.5f/%5.3f", a % 5 ? " " : "\n", reward[a], exp(bias[a]));
+    printf("\n");
+    int rank = 0;
+    while (rank < FH_N_ACTIONS && sorted[rank] > reward[chosen])
+        rank++;
+    printf("constant learner: chose action %d (p %.2f): mean reward %.5f, rank %d of 45 by "
+           "the reference (best %.5f, median %.5f, worst %.5f)\n", chosen, exp(bias[chosen]),
+           reward[chosen], rank + 1, sorted[0], sorted[FH_N_ACTIONS / 2],
+           sorted[FH_N_ACTIONS - 1]);
+    /* among the best quarter of the 45 by the reference, and above the median clearly */
+    CHECK_MSG(rank < FH_N_ACTIONS / 4, "the chosen action ranks %d of 45", rank + 1);
+    fh_train_loop_free(&loop);
+}
+
+/* ---- 4. what the loop gives it, through the CLI ---- */
+
+static void test_constant_cli(void)
+{
+    char out[300], path[400];
+    snprintf(out, sizeof out, "%s/constant_cli", g_dir);
+    char *argv[] = {"train", "--algo", "constant", "--device", "cpu", "--episodes", "32",
+                    "--steps", "32", "--minibatch", "32", "--iterations", "4", "--eval-every",
+                    "2", "--synthetic-bars", "4000", "--threads", "1", "--out", out, NULL};
+    char *text = NULL;
+    CHECK_MSG(fh_run_foxhunt(g_dir, "constant_cli", argv, &text, NULL) == 0,
+              "train --algo constant failed (see %s/constant_cli.err)", g_dir);
+    CHECK_MSG(text && strstr(text, "validation Sharpe") && strstr(text, "action ") &&
+              strstr(text, "model chosen on the validation split"),
+              "its progress and choice: %s", text ? text : "(none)");
+    free(text);
+    const char *files[] = {"best.safetensors", "validation.csv", "final.safetensors",
+                           "eval.json", "returns.csv", "metrics.jsonl"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", out, files[i]);
+        CHECK_MSG(fh_file_exists(path), "missing %s", path);
+    }
+    /* eval of its best model, as of any checkpoint */
+    snprintf(path, sizeof path, "%s/best.safetensors", out);
+    char *eval_argv[] = {"eval", "--checkpoint", path, NULL};
+    CHECK_MSG(fh_run_foxhunt(g_dir, "constant_eval", eval_argv, &text, NULL) == 0 && text &&
+              strstr(text, "greedy"), "eval of the constant learner's best: %s",
+              text ? text : "(none)");
+    free(text);
+}
+
+int main(void)
+{
+    if (!fh_make_temp_dir(g_dir, sizeof g_dir, "fh_learners"))
+        return 1;
+    test_table();
+    test_loop_contract();
+    test_constant_learns();
+    test_constant_cli();
+    return fh_test_finish();
+}
