@@ -54,7 +54,6 @@ static fh_status set_defaults(fh_train_config *cfg, const char *command,
     return FH_OK;
 }
 
-
 void fh_config_print(const fh_train_config *cfg, FILE *out)
 {
     const char *section = "";
@@ -218,13 +217,11 @@ fh_status fh_key_flags_parse(fh_train_config *cfg, const char *command, const ch
         else
             fh_config_field_format(f, cfg, t->value, sizeof t->value);
         t->text = t->value[0] ? t->value : NULL;
+        /* a list is text to the parser, its values checked below; --help shows a list
+         * of choices as the choices */
         int choice = f->type == FH_FIELD_CHOICE && !keys[i].list;
-        snprintf(t->metavar, sizeof t->metavar, "%s",
-                 !keys[i].list ? "VALUE"
-                 : f->type == FH_FIELD_CHOICE ? f->choices : "VALUE");
-        if (keys[i].list)
-            snprintf(t->metavar + strlen(t->metavar), sizeof t->metavar - strlen(t->metavar),
-                     "[,...]");
+        snprintf(t->metavar, sizeof t->metavar, "%s%s",
+                 keys[i].list && f->choices ? f->choices : "VALUE", keys[i].list ? "[,...]" : "");
         args[n_own + i] = (fh_arg){t->name, choice ? FH_ARG_CHOICE : FH_ARG_STRING, &t->text,
                                    t->metavar, t->help, choice ? f->choices : NULL, 0, 0, 0};
     }
