@@ -204,7 +204,9 @@ int fh_cmd_bench(int argc, char **argv)
     fh_error err;
     fh_error_clear(&err);
     int help = 0;
-    if (fh_key_flags_parse(&fl, "bench", "Measure experience-collection throughput (median of several collections).",
+    if (fh_key_flags_parse(&fl, "bench",
+                           "Measure experience-collection throughput (median of several "
+                           "collections).",
                            settings, (int)(sizeof settings / sizeof settings[0]), args,
                            (int)(sizeof args / sizeof args[0]), argc, argv, &help, &err) != FH_OK)
         return fh_cli_report("bench", &err);

@@ -49,17 +49,18 @@ int fh_cmd_eval(int argc, char **argv)
         {.key = "seed", .note = "here: of the sampled and random policies"},
         {.key = "periods_per_year", .note = "0 here: the checkpoint's setting, else from the bar spacing"},
     };
+    const int n_keys = (int)(sizeof settings / sizeof settings[0]);
     fh_train_config fl; /* the flags' values */
     fh_error err;
     fh_error_clear(&err);
     int help = 0;
     if (fh_key_flags_parse(&fl, "eval", "Backtest a checkpoint's policy (greedy and sampled) against baselines.",
-                           settings, (int)(sizeof settings / sizeof settings[0]), args,
-                           (int)(sizeof args / sizeof args[0]), argc, argv, &help, &err) != FH_OK)
+                           settings, n_keys, args, (int)(sizeof args / sizeof args[0]), argc, argv,
+                           &help, &err) != FH_OK)
         return fh_cli_report("eval", &err);
     if (help)
         return 0;
-    const char *data = fh_key_flag_of(settings, 4, "data")->seen ? fl.data : NULL;
+    const char *data = fh_key_flag_of(settings, n_keys, "data")->seen ? fl.data : NULL;
     const char *device = fl.device;
     const uint64_t seed = fl.seed;
     const double periods = fl.periods_per_year;

@@ -89,8 +89,8 @@ int fh_cmd_export(int argc, char **argv)
     fh_error_clear(&err);
     int help = 0;
     if (fh_key_flags_parse(&fl, "export", "Write the actor-only checkpoint of a full checkpoint, for evaluation and sharing.",
-                           settings, 1, args, (int)(sizeof args / sizeof args[0]), argc, argv,
-                           &help, &err) != FH_OK)
+                           settings, (int)(sizeof settings / sizeof settings[0]), args,
+                           (int)(sizeof args / sizeof args[0]), argc, argv, &help, &err) != FH_OK)
         return fh_cli_report("export", &err);
     if (help)
         return 0;

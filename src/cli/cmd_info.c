@@ -103,10 +103,11 @@ int fh_cmd_info(int argc, char **argv)
     fh_error err;
     fh_error_clear(&err);
     int help = 0;
-    if (fh_key_flags_parse(&fl, "info", "Print the version, build options, defaults and GPU overrides "
+    if (fh_key_flags_parse(&fl, "info",
+                           "Print the version, build options, defaults and GPU overrides "
                            "(and, with --device cuda, the fast path's plan).",
-                           settings, (int)(sizeof settings / sizeof settings[0]), NULL, 0, argc, argv, &help,
-                           &err) != FH_OK)
+                           settings, (int)(sizeof settings / sizeof settings[0]), NULL, 0,
+                           argc, argv, &help, &err) != FH_OK)
         return fh_cli_report("info", &err);
     if (help)
         return 0;
