@@ -123,6 +123,9 @@ typedef struct {
 extern const fh_config_field fh_train_config_fields[];
 extern const int fh_train_config_n_fields;
 
+/* The field of key ("episodes"), or NULL when the table has none. */
+const fh_config_field *fh_config_field_find(const char *key);
+
 void fh_train_config_default(fh_train_config *cfg);
 /* 1 when value is one of choices ("a|b|c"). */
 int fh_config_choice_ok(const char *choices, const char *value);

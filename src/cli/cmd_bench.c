@@ -13,6 +13,7 @@
 
 #include "cli/args.h"
 #include "cli/bench_train.h"
+#include "cli/config_flags.h"
 #include "cli/commands.h"
 #include "foxhunt/device.h"
 #include "foxhunt/rollout.h"
@@ -174,39 +175,45 @@ static void print_row(const bench_row *r)
 
 int fh_cmd_bench(int argc, char **argv)
 {
-    const char *device = "auto", *episodes_text = "128,1024,16384", *json = NULL;
-    const char *kernel = "both", *precision = "fp32";
-    int steps = 500, repeats = 5, cpu_max = 1024, cpu_repeats = 3;
-    int train = 0, epochs = 10, minibatch = 512, train_cpu_max = 64000, threads = 0;
+    const char *episodes_text = NULL, *kernel = NULL, *json = NULL;
+    int repeats = 5, cpu_max = 1024, cpu_repeats = 3;
+    int train = 0, train_cpu_max = 64000;
     const char *algos_text = "ppo,pqn,dqn";
-    double replay_ratio = 0.0;
     fh_arg args[] = {
-        {"--device", FH_ARG_CHOICE, &device, NULL, "auto: GPU (if any) and CPU; cpu or cuda: that one only", "auto|cpu|cuda", 0, 0, 0},
-        {"--episodes", FH_ARG_STRING, &episodes_text, "N[,N...]", "episode counts to measure", NULL, 0, 0, 0},
-        {"--steps", FH_ARG_INT, &steps, "L", "steps per episode", NULL, 1, 1 << 16, 0},
-        {"--kernel", FH_ARG_STRING, &kernel, "K[,K...]", "GPU kernel(s) to time, side by side: both (= reference,fast), or a list of reference, fast, fast/warp, fast/block, fast/lane (the fast path with its rollout mapping forced); --train: the PQN/DQN rows with the collection's fast and/or reference kernel", NULL, 0, 0, 0},
-        {"--precision", FH_ARG_CHOICE, &precision, NULL, "GPU batched-network precision", "fp32|tf32", 0, 0, 0},
         {"--repeats", FH_ARG_INT, &repeats, "R", "timed GPU collections per size (after one warm-up)", NULL, 1, MAX_REPEATS, 0},
         {"--cpu-repeats", FH_ARG_INT, &cpu_repeats, "R", "timed CPU collections per size", NULL, 1, MAX_REPEATS, 0},
         {"--cpu-max-episodes", FH_ARG_INT, &cpu_max, "N", "skip the CPU path above this N (it is slow)", NULL, 0, 1 << 20, 0},
         {"--json", FH_ARG_STRING, &json, "FILE", "also write the rows as JSON", NULL, 0, 0, 0},
         {"--train", FH_ARG_FLAG, &train, NULL, "time whole training iterations (collection + update + curiosity fit) instead, GPU and CPU side by side; training steps/s", NULL, 0, 0, 0},
         {"--algos", FH_ARG_STRING, &algos_text, "A[,A...]", "--train: the algorithms timed, rows in this order: ppo, pqn, dqn", NULL, 0, 0, 0},
-        {"--epochs", FH_ARG_INT, &epochs, "E", "--train: PPO and PQN epochs per update", NULL, 1, 1000, 0},
-        {"--replay-ratio", FH_ARG_DOUBLE, &replay_ratio, "R", "--train: DQN's gradient steps per collected transition (default: 0.015625, [q] replay_ratio's)", NULL, 0, 16, 0},
-        {"--minibatch", FH_ARG_INT, &minibatch, "M", "--train: minibatch size", NULL, 1, 1 << 24, 0},
         {"--cpu-max-samples", FH_ARG_INT, &train_cpu_max, "S", "--train: skip the CPU above this N*L (its update is slow)", NULL, 0, 1 << 30, 0},
-        {"--threads", FH_ARG_INT, &threads, "T", "--train: CPU threads (0: the default)", NULL, 0, 4096, 0},
     };
-    fh_arg_spec spec = {"bench", "Measure experience-collection throughput (median of several collections).",
-                        args, (int)(sizeof args / sizeof args[0])};
+    /* settings: the table's flags (config_flags.h) */
+    fh_key_flag settings[] = {
+        {.key = "device", .note = "auto here: GPU (if any) and CPU; cpu or cuda: that one only"},
+        {.key = "episodes", .value = "128,1024,16384", .list = &episodes_text, .note = "here: the episode counts measured"},
+        {.key = "steps"},
+        {.key = "kernel", .value = "both", .list = &kernel, .also = "both", .note = "here: the kernels timed side by side: both (= reference,fast) or a list (a fast/<mapping> forces the fast path's rollout mapping); --train: the PQN/DQN rows with the collection's fast and/or reference kernel"},
+        {.key = "precision"},
+        {.key = "epochs", .note = "--train: PPO's and PQN's"},
+        {.key = "replay_ratio", .note = "--train: DQN's"},
+        {.key = "minibatch", .note = "--train"},
+        {.key = "threads", .note = "--train"},
+    };
+    fh_train_config fl; /* the flags' values */
     fh_error err;
     fh_error_clear(&err);
     int help = 0;
-    if (fh_args_parse(&spec, argc, argv, &help, &err) != FH_OK)
+    if (fh_key_flags_parse(&fl, "bench",
+                           "Measure experience-collection throughput (median of several "
+                           "collections).",
+                           settings, (int)(sizeof settings / sizeof settings[0]), args,
+                           (int)(sizeof args / sizeof args[0]), argc, argv, &help, &err) != FH_OK)
         return fh_cli_report("bench", &err);
     if (help)
         return 0;
+    const char *device = fl.device, *precision = fl.precision;
+    const int steps = fl.steps;
     int sizes[MAX_SIZES];
     int n_sizes = fh_args_parse_int_list(episodes_text, sizes, MAX_SIZES);
     if (n_sizes < 0) {
@@ -236,8 +243,9 @@ int fh_cmd_bench(int argc, char **argv)
     if (train) {
         int rc_train = 0;
         for (int s = 0; s < n_sizes && rc_train == 0; s++) {
-            fh_bench_train_options o = {sizes[s], steps,   epochs, minibatch,   repeats,
-                                        threads,  precision, algos, replay_ratio, q_kernels};
+            fh_bench_train_options o = {sizes[s],   steps,     fl.epochs, fl.minibatch,
+                                        repeats,    fl.threads, precision, algos,
+                                        fl.replay_ratio, q_kernels};
             int with_cpu = (!dev.use_gpu || strcmp(device, "auto") == 0) &&
                            (long long)sizes[s] * steps <= train_cpu_max;
             if (fh_bench_train(&o, dev.use_gpu, with_cpu, &err) != FH_OK)

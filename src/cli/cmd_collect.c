@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/config_flags.h"
 #include "cli/commands.h"
 #include "env/common_device_functions.cuh"
 #include "foxhunt/batch_file.h"
@@ -169,60 +170,63 @@ done:
 
 int fh_cmd_collect(int argc, char **argv)
 {
-    fh_train_config cfg;
-    fh_train_config_default(&cfg);
-    const char *checkpoint = NULL, *data = NULL, *device = "auto", *out = NULL;
-    const char *kernel = "fast";
-    int episodes = cfg.episodes, steps = cfg.steps;
+    const char *checkpoint = NULL;
     double epsilon = -1.0;
-    uint64_t seed = cfg.seed;
     fh_arg args[] = {
         {"--checkpoint", FH_ARG_STRING, &checkpoint, "FILE", "weights to collect with (default: fresh weights from --seed)", NULL, 0, 0, 0},
-        {"--data", FH_ARG_STRING, &data, "FILE", "CSV (default: the checkpoint's data, else the synthetic market)", NULL, 0, 0, 0},
-        {"--device", FH_ARG_CHOICE, &device, NULL, "where to collect", "auto|cpu|cuda", 0, 0, 0},
-        {"--kernel", FH_ARG_CHOICE, &kernel, NULL, "GPU collection kernel", "fast|reference|fast/warp|fast/block|fast/lane", 0, 0, 0},
-        {"--episodes", FH_ARG_INT, &episodes, "N", "parallel episodes (with --checkpoint: the checkpoint's)", NULL, 1, 1 << 20, 0},
-        {"--steps", FH_ARG_INT, &steps, "L", "steps per episode (with --checkpoint: the checkpoint's)", NULL, 1, 1 << 16, 0},
-        {"--seed", FH_ARG_U64, &seed, "S", "seed of the episodes (and of fresh weights)", NULL, 0, 0, 0},
-        {"--out", FH_ARG_STRING, &out, "FILE.safetensors", "where to write the collection (required)", NULL, 0, 0, 0},
         {"--epsilon", FH_ARG_DOUBLE, &epsilon, "E", "with a DQN/PQN checkpoint: epsilon-greedy's epsilon, 0 greedy (default: the checkpoint's epsilon_end)", NULL, 0, 1, 0},
     };
-    fh_arg_spec spec = {"collect", "Run one experience collection and write it as a safetensors file.",
-                        args, (int)(sizeof args / sizeof args[0])};
+    /* settings: the table's flags (config_flags.h) */
+    fh_key_flag settings[] = {
+        {.key = "data", .note = "(default: the checkpoint's data, else the synthetic market)"},
+        {.key = "device"},
+        {.key = "kernel"},
+        {.key = "episodes", .note = "with --checkpoint, the checkpoint's unless given"},
+        {.key = "steps", .note = "with --checkpoint, the checkpoint's unless given"},
+        {.key = "seed", .note = "here: of the episodes (and of fresh weights)"},
+        {.key = "out", .note = "here: FILE.safetensors of the collection (required)"},
+    };
+    const int n_keys = (int)(sizeof settings / sizeof settings[0]);
+    fh_train_config fl; /* the flags' values */
     fh_error err;
     fh_error_clear(&err);
     int help = 0;
-    if (fh_args_parse(&spec, argc, argv, &help, &err) != FH_OK)
+    if (fh_key_flags_parse(&fl, "collect", "Run one experience collection and write it as a safetensors file.",
+                           settings, n_keys, args, (int)(sizeof args / sizeof args[0]), argc, argv,
+                           &help, &err) != FH_OK)
         return fh_cli_report("collect", &err);
     if (help)
         return 0;
-    if (!out) {
+    if (!fh_key_flag_of(settings, n_keys, "out")->seen) {
         fh_error_set(&err, FH_ERR_INPUT, "--out FILE.safetensors is required");
         return fh_cli_report("collect", &err);
     }
+    const char *out = fl.out;
+    const int epsilon_given = args[1].seen; /* --epsilon */
+    fh_train_config cfg;
+    fh_train_config_default(&cfg);
     if (checkpoint && fh_checkpoint_read_config(checkpoint, &cfg, &err) != FH_OK)
         return fh_cli_report("collect", &err);
-    if (data)
-        snprintf(cfg.data, sizeof cfg.data, "%s", data);
-    snprintf(cfg.device, sizeof cfg.device, "%s", device);
-    snprintf(cfg.kernel, sizeof cfg.kernel, "%s", kernel);
+    if (fh_key_flag_of(settings, n_keys, "data")->seen)
+        snprintf(cfg.data, sizeof cfg.data, "%s", fl.data);
+    snprintf(cfg.device, sizeof cfg.device, "%s", fl.device);
+    snprintf(cfg.kernel, sizeof cfg.kernel, "%s", fl.kernel);
     /* with a checkpoint its N x L unless given: the shape `foxhunt update` expects */
-    if (!checkpoint || fh_args_find(&spec, "--episodes")->seen)
-        cfg.episodes = episodes;
-    if (!checkpoint || fh_args_find(&spec, "--steps")->seen)
-        cfg.steps = steps;
-    cfg.seed = seed;
+    if (!checkpoint || fh_key_flag_of(settings, n_keys, "episodes")->seen)
+        cfg.episodes = fl.episodes;
+    if (!checkpoint || fh_key_flag_of(settings, n_keys, "steps")->seen)
+        cfg.steps = fl.steps;
+    cfg.seed = fl.seed;
     cfg.minibatch = 1; /* no update: keep validation from asking for a batch size */
     cfg.resume[0] = '\0';
     cfg.checkpoint_every = 0;
     if (fh_q_net_of_algo(cfg.algo) >= 0) { /* a DQN/PQN checkpoint: its Q-network acts */
-        if (collect_q(&cfg, checkpoint, fh_args_find(&spec, "--epsilon")->seen
-                                                     ? epsilon : cfg.epsilon_end,
-                               out, &err) != FH_OK)
+        if (collect_q(&cfg, checkpoint, epsilon_given ? epsilon : cfg.epsilon_end, out,
+                      &err) != FH_OK)
             return fh_cli_report("collect", &err);
         return 0;
     }
-    if (fh_args_find(&spec, "--epsilon")->seen) {
+    if (epsilon_given) {
         fh_error_set(&err, FH_ERR_INPUT, "--epsilon applies to a DQN/PQN checkpoint (its "
                      "Q-network acts epsilon-greedily); this collection's policy is a PPO actor "
                      "(%s), which samples its actions", checkpoint ? checkpoint : "fresh weights");

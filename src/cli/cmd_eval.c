@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/args.h"
+#include "cli/config_flags.h"
 #include "cli/commands.h"
 #include "cli/eval_report.h"
 #include "cli/tear_sheet.h"
@@ -31,31 +32,38 @@ static fh_status write_report(const char *path, const fh_eval_report *r, const c
 
 int fh_cmd_eval(int argc, char **argv)
 {
-    const char *checkpoint = NULL, *data = NULL, *device = "auto", *json = NULL, *returns = NULL;
+    const char *checkpoint = NULL, *json = NULL, *returns = NULL;
     const char *split_name = "test";
     const char *report_html = NULL;
-    uint64_t seed = 1;
-    double periods = 0;
     fh_arg args[] = {
         {"--checkpoint", FH_ARG_STRING, &checkpoint, "FILE", "checkpoint (.safetensors) to evaluate", NULL, 0, 0, 0},
-        {"--data", FH_ARG_STRING, &data, "FILE", "CSV to evaluate on (default: the data the checkpoint trained on)", NULL, 0, 0, 0},
-        {"--device", FH_ARG_CHOICE, &device, NULL, "device (backtests step one bar at a time on the CPU)", "auto|cpu|cuda", 0, 0, 0},
         {"--json", FH_ARG_STRING, &json, "FILE", "also write the results as JSON", NULL, 0, 0, 0},
         {"--returns", FH_ARG_STRING, &returns, "FILE.csv", "also write every policy's path bar by bar: time, equity, return, exposure, cost, turnover (pandas: read_csv(FILE, index_col='time', parse_dates=True); docs/EVALUATION.md)", NULL, 0, 0, 0},
         {"--report", FH_ARG_STRING, &report_html, "FILE.html", "also write a tear sheet: one self-contained HTML page with the tables, equity, drawdown, rolling Sharpe, exposure, return distribution, monthly returns, the run's training curves and its settings (docs/EVALUATION.md)", NULL, 0, 0, 0},
         {"--split", FH_ARG_CHOICE, &split_name, NULL, "which split to backtest (the checkpoint's config places them; docs/EVALUATION.md)", "test|validation|train|all", 0, 0, 0},
-        {"--seed", FH_ARG_U64, &seed, "S", "seed of the sampled and random policies", NULL, 0, 0, 0},
-        {"--periods-per-year", FH_ARG_DOUBLE, &periods, "P", "bars per year for annualising (0: the checkpoint's setting, else from the bar spacing: 252 daily, 8760 hourly)", NULL, 0, 1e8, 0},
     };
-    fh_arg_spec spec = {"eval", "Backtest a checkpoint's policy (greedy and sampled) against baselines.",
-                        args, (int)(sizeof args / sizeof args[0])};
+    /* settings: the table's flags (config_flags.h) */
+    fh_key_flag settings[] = {
+        {.key = "data", .note = "here: to evaluate on (default: the data the checkpoint trained on)"},
+        {.key = "device", .note = "backtests step one bar at a time on the CPU"},
+        {.key = "seed", .note = "here: of the sampled and random policies"},
+        {.key = "periods_per_year", .note = "0 here: the checkpoint's setting, else from the bar spacing"},
+    };
+    const int n_keys = (int)(sizeof settings / sizeof settings[0]);
+    fh_train_config fl; /* the flags' values */
     fh_error err;
     fh_error_clear(&err);
     int help = 0;
-    if (fh_args_parse(&spec, argc, argv, &help, &err) != FH_OK)
+    if (fh_key_flags_parse(&fl, "eval", "Backtest a checkpoint's policy (greedy and sampled) against baselines.",
+                           settings, n_keys, args, (int)(sizeof args / sizeof args[0]), argc, argv,
+                           &help, &err) != FH_OK)
         return fh_cli_report("eval", &err);
     if (help)
         return 0;
+    const char *data = fh_key_flag_of(settings, n_keys, "data")->seen ? fl.data : NULL;
+    const char *device = fl.device;
+    const uint64_t seed = fl.seed;
+    const double periods = fl.periods_per_year;
     if (!checkpoint) {
         fh_error_set(&err, FH_ERR_INPUT, "--checkpoint FILE is required");
         return fh_cli_report("eval", &err);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cli/args.h"
+#include "cli/config_flags.h"
 #include "cli/commands.h"
 #include "foxhunt/checkpoint.h"
 #include "foxhunt/safetensors.h"
@@ -77,18 +78,24 @@ int fh_cmd_export(int argc, char **argv)
     fh_arg args[] = {
         {"--checkpoint", FH_ARG_STRING, &checkpoint, "FILE", "full checkpoint to export from (required)", NULL, 0, 0, 0},
         {"--actor", FH_ARG_FLAG, &actor_flag, NULL, "write the actor-only checkpoint: the actor's weights, the normalisation, the config and the data identity; `foxhunt eval` reads it, a resume cannot (required: the only export so far)", NULL, 0, 0, 0},
-        {"--out", FH_ARG_STRING, &out, "FILE.safetensors", "where to write it (required; written to FILE.tmp, then renamed)", NULL, 0, 0, 0},
         {"--force", FH_ARG_FLAG, &force, NULL, "replace --out when it exists", NULL, 0, 0, 0},
     };
-    fh_arg_spec spec = {"export", "Write the actor-only checkpoint of a full checkpoint, for evaluation and sharing.",
-                        args, (int)(sizeof args / sizeof args[0])};
+    /* settings: the table's flags (config_flags.h) */
+    fh_key_flag settings[] = {
+        {.key = "out", .note = "here: the actor-only FILE.safetensors (required; written to FILE.tmp, then renamed)"},
+    };
+    fh_train_config fl; /* the flags' values */
     fh_error err;
     fh_error_clear(&err);
     int help = 0;
-    if (fh_args_parse(&spec, argc, argv, &help, &err) != FH_OK)
+    if (fh_key_flags_parse(&fl, "export", "Write the actor-only checkpoint of a full checkpoint, for evaluation and sharing.",
+                           settings, (int)(sizeof settings / sizeof settings[0]), args,
+                           (int)(sizeof args / sizeof args[0]), argc, argv, &help, &err) != FH_OK)
         return fh_cli_report("export", &err);
     if (help)
         return 0;
+    if (settings[0].seen)
+        out = fl.out;
     if (!checkpoint || !out) {
         fh_error_set(&err, FH_ERR_INPUT, "%s is required",
                      !checkpoint ? "--checkpoint FILE" : "--out FILE.safetensors");

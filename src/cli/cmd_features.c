@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/config_flags.h"
 #include "cli/commands.h"
 #include "foxhunt/data.h"
 #include "foxhunt/safetensors.h" /* fh_fopen_regular, fh_replace_with_tmp */
@@ -72,42 +73,46 @@ int fh_cmd_features(int argc, char **argv)
 {
     fh_synth_config synth;
     fh_synth_config_default(&synth);
-    const char *data = NULL, *out = NULL;
-    uint64_t seed = synth.seed;
-    int n_bars = (int)synth.n_bars, normalize = 0, synthetic = 0;
-    double train_fraction = 0.8;
+    int normalize = 0, synthetic = 0;
     fh_arg args[] = {
-        {"--data", FH_ARG_STRING, &data, "FILE", "OHLCV CSV (Yahoo or kline style); "
-         "without it, the synthetic market", NULL, 0, 0, 0},
-        {"--out", FH_ARG_STRING, &out, "FILE.csv", "where to write the features (required)",
-         NULL, 0, 0, 0},
         {"--synthetic", FH_ARG_FLAG, &synthetic, NULL, "use the synthetic market (the "
          "default when --data is absent)", NULL, 0, 0, 0},
-        {"--seed", FH_ARG_U64, &seed, "S", "synthetic market seed", NULL, 0, 0, 0},
-        {"--bars", FH_ARG_INT, &n_bars, "N", "synthetic market length in bars", NULL,
-         FH_MIN_BARS, 100000000, 0},
         {"--normalize", FH_ARG_FLAG, &normalize, NULL, "write z-scored features (fit on "
          "the training split, clipped to +-5) instead of raw values", NULL, 0, 0, 0},
-        {"--train-fraction", FH_ARG_DOUBLE, &train_fraction, "F", "training share of the "
-         "bars after the warm-up (with --normalize)", NULL, 0.01, 0.99, 0},
     };
-    fh_arg_spec spec = {"features",
-                        "Compute the 51 causal market features (docs/FEATURES.md) of a CSV "
-                        "or of the synthetic market, and write them as CSV.",
-                        args, (int)(sizeof args / sizeof args[0])};
+    /* settings: the table's flags (config_flags.h); --seed and --bars predate the table */
+    fh_key_flag settings[] = {
+        {.key = "data", .note = "Yahoo or kline style"},
+        {.key = "out", .note = "here: FILE.csv of the features (required)"},
+        {.key = "synthetic_seed", .flag = "--seed"},
+        {.key = "synthetic_bars", .flag = "--bars"},
+        {.key = "train_fraction", .value = "0.8", .note = "here: with --normalize, of the bars "
+         "after the warm-up, no validation split and no gap"},
+    };
+    const int n_keys = (int)(sizeof settings / sizeof settings[0]);
+    fh_train_config fl; /* the flags' values */
     fh_error err;
     fh_error_clear(&err);
     int help = 0;
-    if (fh_args_parse(&spec, argc, argv, &help, &err) != FH_OK)
+    if (fh_key_flags_parse(&fl, "features",
+                           "Compute the 51 causal market features (docs/FEATURES.md) of a CSV "
+                           "or of the synthetic market, and write them as CSV.",
+                           settings, n_keys, args, (int)(sizeof args / sizeof args[0]), argc, argv,
+                           &help, &err) != FH_OK)
         return fh_cli_report("features", &err);
     if (help)
         return 0;
+    const char *data = fh_key_flag_of(settings, n_keys, "data")->seen ? fl.data : NULL;
+    const char *out = fh_key_flag_of(settings, n_keys, "out")->seen ? fl.out : NULL;
+    const uint64_t seed = fl.synthetic_seed;
+    const double train_fraction = fl.train_fraction;
     if (!out) {
         fh_error_set(&err, FH_ERR_INPUT, "--out FILE.csv is required (see foxhunt features "
                      "--help)");
         return fh_cli_report("features", &err);
     }
-    if (data && (synthetic || args[3].seen || args[4].seen)) {
+    if (data && (synthetic || fh_key_flag_of(settings, n_keys, "synthetic_seed")->seen ||
+                 fh_key_flag_of(settings, n_keys, "synthetic_bars")->seen)) {
         fh_error_set(&err, FH_ERR_INPUT, "--data cannot be combined with --synthetic, "
                      "--seed or --bars (those describe the synthetic market)");
         return fh_cli_report("features", &err);
@@ -119,7 +124,7 @@ int fh_cmd_features(int argc, char **argv)
         st = fh_bars_load_csv(data, &bars, &err);
     } else {
         synth.seed = seed;
-        synth.n_bars = (size_t)n_bars;
+        synth.n_bars = (size_t)fl.synthetic_bars;
         st = fh_synth_generate(&synth, &bars, NULL, &err);
     }
     if (st != FH_OK)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/config_flags.h"
 #include "cli/commands.h"
 #include "cuda/fast_plan.h"
 #include "cuda/overrides.h"
@@ -90,26 +91,28 @@ static int print_plans(const fh_device_info *dev, const int *sizes, int n_sizes,
 
 int fh_cmd_info(int argc, char **argv)
 {
-    const char *device = "cpu", *episodes_text = "128,1024,16384", *precision = "fp32";
-    int steps = FH_DEFAULT_STEPS;
-    fh_arg args[] = {
-        {"--device", FH_ARG_CHOICE, &device, "cpu|cuda", "cuda: also print the fast path's "
-         "plan on this machine's GPU", "cpu|cuda", 0, 0, 0},
-        {"--episodes", FH_ARG_STRING, &episodes_text, "N[,N...]", "episode counts to plan for "
-         "(with --device cuda)", NULL, 0, 0, 0},
-        {"--steps", FH_ARG_INT, &steps, "L", "steps per episode to plan for", NULL, 1, 1000000, 0},
-        {"--precision", FH_ARG_CHOICE, &precision, "fp32|tf32", "the critic's matmuls",
-         "fp32|tf32", 0, 0, 0},
+    const char *episodes_text = NULL;
+    /* settings: the table's flags (config_flags.h) */
+    fh_key_flag settings[] = {
+        {.key = "device", .value = "cpu", .note = "cuda here (auto: when there is a GPU): also print the fast path's plan on this machine's GPU"},
+        {.key = "episodes", .value = "128,1024,16384", .list = &episodes_text, .note = "here: the episode counts to plan for (with --device cuda)"},
+        {.key = "steps", .note = "here: to plan for"},
+        {.key = "precision"},
     };
-    fh_arg_spec spec = {"info", "Print the version, build options, defaults and GPU overrides "
-                        "(and, with --device cuda, the fast path's plan).",
-                        args, (int)(sizeof args / sizeof args[0])};
+    fh_train_config fl; /* the flags' values */
     fh_error err;
+    fh_error_clear(&err);
     int help = 0;
-    if (fh_args_parse(&spec, argc, argv, &help, &err) != FH_OK)
+    if (fh_key_flags_parse(&fl, "info",
+                           "Print the version, build options, defaults and GPU overrides "
+                           "(and, with --device cuda, the fast path's plan).",
+                           settings, (int)(sizeof settings / sizeof settings[0]), NULL, 0,
+                           argc, argv, &help, &err) != FH_OK)
         return fh_cli_report("info", &err);
     if (help)
         return 0;
+    const char *precision = fl.precision;
+    const int steps = fl.steps;
     int sizes[MAX_SIZES];
     int n_sizes = fh_args_parse_int_list(episodes_text, sizes, MAX_SIZES);
     if (n_sizes <= 0) {
@@ -136,11 +139,13 @@ int fh_cmd_info(int argc, char **argv)
            FH_DEFAULT_STEPS);
     printf("\n");
     fh_gpu_overrides_print_table(stdout);
-    if (strcmp(device, "cuda") != 0)
+    if (strcmp(fl.device, "cpu") == 0)
         return 0;
     fh_device_info dev;
-    if (fh_device_select("cuda", &dev, &err) != FH_OK)
+    if (fh_device_select(fl.device, &dev, &err) != FH_OK)
         return fh_cli_report("info", &err);
+    if (!dev.use_gpu) /* auto without a GPU */
+        return 0;
 #if FH_HAVE_CUDA
     return print_plans(&dev, sizes, n_sizes, steps, precision);
 #else

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "cli/args.h"
+#include "cli/config_flags.h"
 #include "cli/commands.h"
 #include "foxhunt/batch_file.h"
 #include "foxhunt/checkpoint.h"
@@ -43,27 +44,36 @@ static int same_file(const char *a, const char *b)
 
 int fh_cmd_update(int argc, char **argv)
 {
-    const char *checkpoint = NULL, *batch = NULL, *out = NULL, *device = "cpu", *data = NULL;
-    double lr_flag = 0;
+    const char *checkpoint = NULL, *batch = NULL, *out = NULL;
     int iteration_flag = 1;
     fh_arg args[] = {
         {"--checkpoint", FH_ARG_STRING, &checkpoint, "FILE", "checkpoint to update from: networks, Adam state, config, update stream (required)", NULL, 0, 0, 0},
         {"--batch", FH_ARG_STRING, &batch, "FILE.safetensors", "the collection (`foxhunt collect --checkpoint FILE`) to update on (required)", NULL, 0, 0, 0},
-        {"--out", FH_ARG_STRING, &out, "FILE.safetensors", "where to write the new checkpoint and the update's record (required)", NULL, 0, 0, 0},
-        {"--device", FH_ARG_CHOICE, &device, NULL, "where to update: cpu (the reference) or cuda (the GPU update the trainer uses under --device cuda)", "cpu|cuda", 0, 0, 0},
-        {"--lr", FH_ARG_DOUBLE, &lr_flag, "LR", "learning rate (default: the run's for this iteration, annealed as train does)", NULL, 0, 100, 0},
         {"--iteration", FH_ARG_INT, &iteration_flag, "K", "which iteration this update is, 1-based: sets the annealed rate and the new run.iteration (default: the checkpoint's + 1)", NULL, 1, 2147483647, 0},
-        {"--data", FH_ARG_STRING, &data, "FILE", "CSV (default: the data the checkpoint trained on; it must be the same data)", NULL, 0, 0, 0},
     };
-    fh_arg_spec spec = {"update", "Run one PPO update on a saved collection and write the new checkpoint with the update's record.",
-                        args, (int)(sizeof args / sizeof args[0])};
+    /* settings: the table's flags (config_flags.h) */
+    fh_key_flag settings[] = {
+        {.key = "out", .note = "here: FILE.safetensors of the new checkpoint and the update's record (required)"},
+        {.key = "device", .value = "cpu", .note = "here: where the update runs: cpu (the reference), cuda (the GPU update the trainer uses under --device cuda) or auto (cuda when there is a GPU)"},
+        {.key = "lr", .note = "(default: the run's for this iteration, annealed as train does)"},
+        {.key = "data", .note = "it must be the data the checkpoint trained on (default: that data)"},
+    };
+    const int n_keys = (int)(sizeof settings / sizeof settings[0]);
+    fh_train_config fl; /* the flags' values */
     fh_error err;
     fh_error_clear(&err);
     int help = 0;
-    if (fh_args_parse(&spec, argc, argv, &help, &err) != FH_OK)
+    if (fh_key_flags_parse(&fl, "update", "Run one PPO update on a saved collection and write the new checkpoint with the update's record.",
+                           settings, n_keys, args, (int)(sizeof args / sizeof args[0]), argc, argv,
+                           &help, &err) != FH_OK)
         return fh_cli_report("update", &err);
     if (help)
         return 0;
+    if (fh_key_flag_of(settings, n_keys, "out")->seen)
+        out = fl.out;
+    const char *data = fh_key_flag_of(settings, n_keys, "data")->seen ? fl.data : NULL;
+    const int lr_given = fh_key_flag_of(settings, n_keys, "lr")->seen;
+    const int iteration_given = args[2].seen; /* --iteration */
     if (!checkpoint || !batch || !out) {
         fh_error_set(&err, FH_ERR_INPUT, "%s is required", !checkpoint ? "--checkpoint FILE"
                      : !batch ? "--batch FILE.safetensors" : "--out FILE.safetensors");
@@ -83,7 +93,7 @@ int fh_cmd_update(int argc, char **argv)
     if (data)
         snprintf(cfg.data, sizeof cfg.data, "%s", data);
     snprintf(cfg.resume, sizeof cfg.resume, "%s", checkpoint);
-    snprintf(cfg.device, sizeof cfg.device, "%s", device);
+    snprintf(cfg.device, sizeof cfg.device, "%s", fl.device);
     snprintf(cfg.update_device, sizeof cfg.update_device, "same");
     cfg.checkpoint_every = 0;
     cfg.allow_other_data = 0;
@@ -131,10 +141,9 @@ int fh_cmd_update(int argc, char **argv)
                 info.weights_hash_present ? "differs" : "", checkpoint, checkpoint);
 
     int64_t from_iteration = t.iteration;
-    int64_t iteration = fh_args_find(&spec, "--iteration")->seen ? iteration_flag
-                                                                 : t.iteration + 1;
-    double lr = fh_args_find(&spec, "--lr")->seen ? lr_flag : fh_train_config_lr(&cfg, iteration);
-    if (!(lr > 0) && !fh_args_find(&spec, "--lr")->seen) {
+    int64_t iteration = iteration_given ? iteration_flag : t.iteration + 1;
+    double lr = lr_given ? fl.lr : fh_train_config_lr(&cfg, iteration);
+    if (!(lr > 0) && !lr_given) {
         fh_error_set(&err, FH_ERR_INPUT, "iteration %lld of a run of %d iterations: the "
                      "annealed learning rate is %g; pass --lr LR, or --iteration K with K <= "
                      "%d", (long long)iteration, cfg.iterations, lr, cfg.iterations);

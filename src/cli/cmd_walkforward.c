@@ -38,8 +38,6 @@
 #include "foxhunt/timing.h"
 #include "foxhunt/train_loop.h"
 
-#define DEFAULT_FOLDS 5
-
 typedef struct {
     int folds, seeds;
     fh_eval_report *reports;  /* (folds, seeds) */
@@ -604,17 +602,19 @@ int fh_cmd_walkforward(int argc, char **argv)
     fh_error err;
     fh_error_clear(&err);
     int help = 0;
-    if (fh_config_from_flags(&cfg, "walkforward",
-                             "Walk-forward evaluation: K folds (--walkforward-folds, default 5) of\n"
-                             "training on the bars before each fold's test segment (expanding or\n"
-                             "rolling window, model chosen on the validation split before it),\n"
-                             "--walkforward-seeds seeds each; the segments stitched into one\n"
-                             "out-of-sample path per seed, reported against buy-and-hold with\n"
-                             "standard errors and the deflated Sharpe. Takes every train flag.\n"
-                             "Killed half-way, it resumes when rerun with the same --out and\n"
-                             "settings: the fold runs that finished are kept, the others retrained\n"
-                             "(docs/WALKFORWARD.md); --force retrains every fold.",
-                             argc, argv, &help, &err) != FH_OK)
+    /* the table's keys, with walk-forward's own default: 5 folds */
+    static const fh_key_flag defaults[] = {{.key = "walkforward_folds", .value = "5"}};
+    if (fh_config_from_flags_with(&cfg, "walkforward",
+                                  "Walk-forward evaluation: K folds (--walkforward-folds, default 5) of\n"
+                                  "training on the bars before each fold's test segment (expanding or\n"
+                                  "rolling window, model chosen on the validation split before it),\n"
+                                  "--walkforward-seeds seeds each; the segments stitched into one\n"
+                                  "out-of-sample path per seed, reported against buy-and-hold with\n"
+                                  "standard errors and the deflated Sharpe. Takes every train flag.\n"
+                                  "Killed half-way, it resumes when rerun with the same --out and\n"
+                                  "settings: the fold runs that finished are kept, the others retrained\n"
+                                  "(docs/WALKFORWARD.md); --force retrains every fold.",
+                                  defaults, 1, argc, argv, &help, &err) != FH_OK)
         return fh_cli_report("walkforward", &err);
     if (help)
         return 0;
@@ -624,8 +624,11 @@ int fh_cmd_walkforward(int argc, char **argv)
                      "finished fold runs kept; docs/WALKFORWARD.md)");
         return fh_cli_report("walkforward", &err);
     }
-    if (cfg.walkforward_folds < 2)
-        cfg.walkforward_folds = DEFAULT_FOLDS;
+    if (cfg.walkforward_folds < 2) {
+        fh_error_set(&err, FH_ERR_INPUT, "--walkforward-folds %d: a walk-forward needs 2 "
+                     "folds or more (default 5)", cfg.walkforward_folds);
+        return fh_cli_report("walkforward", &err);
+    }
     if (fh_train_config_validate(&cfg, &err) != FH_OK)
         return fh_cli_report("walkforward", &err);
     if (!cfg.out[0] &&

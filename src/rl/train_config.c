@@ -44,7 +44,7 @@ const fh_config_field fh_train_config_fields[] = {
     RUN("kernel", FH_FIELD_CHOICE, kernel, "fast|reference|fast/warp|fast/block|fast/lane", 0, 0, "GPU collection kernel (fast: its rollout mapping chosen from N; fast/warp, /block, /lane force one)"),
     RUN("precision", FH_FIELD_CHOICE, precision, "fp32|tf32", 0, 0, "GPU matmul precision (the batched critic and curiosity model, the update)"),
     RUN("update_device", FH_FIELD_CHOICE, update_device, "same|cpu", 0, 0, "where the PPO update runs: same (the collection's device: the GPU under --device cuda) or cpu (the reference)"),
-    RUN("out", FH_FIELD_STRING, out, NULL, 0, 0, "run directory (config, metrics, checkpoints); empty: a new runs/<data>__<algo>__<seed>__<UTC time> for each run"),
+    RUN("out", FH_FIELD_STRING, out, NULL, 0, 0, "where to write: train's and walkforward's run directory (config, metrics, checkpoints; empty: a new runs/<data>__<algo>__<seed>__<UTC time> each run), the other commands' output file"),
     RUN("resume", FH_FIELD_STRING, resume, NULL, 0, 0, "checkpoint to resume from"),
     RUN("episodes", FH_FIELD_INT, episodes, NULL, 1, 1 << 20, "N: parallel episodes per collection"),
     RUN("steps", FH_FIELD_INT, steps, NULL, 1, 1 << 16, "L: steps per episode per collection"),
@@ -59,7 +59,7 @@ const fh_config_field fh_train_config_fields[] = {
     RUN("walkforward_window", FH_FIELD_CHOICE, walkforward_window, "expanding|rolling", 0, 0, "walk-forward training window: expanding (from the first bar) or rolling (the first fold's length)"),
     RUN("walkforward_seeds", FH_FIELD_INT, walkforward_seeds, NULL, 1, 1000, "foxhunt walkforward: seeds per fold (seed, seed+1, ...); their spread and the deflated Sharpe come from them"),
     RUN("synthetic_bars", FH_FIELD_INT, synthetic_bars, NULL, 1000, 1 << 26, "bars of the synthetic market"),
-    RUN("synthetic_seed", FH_FIELD_U64, synthetic_seed, NULL, 0, 0, "seed of the synthetic market (independent of --seed)"),
+    RUN("synthetic_seed", FH_FIELD_U64, synthetic_seed, NULL, 0, 0, "seed of the synthetic market (independent of the run's seed)"),
     RUN("threads", FH_FIELD_INT, threads, NULL, 0, 1024, "CPU threads (0: all cores)"),
     RUN("eval_at_end", FH_FIELD_BOOL, eval_at_end, NULL, 0, 1, "evaluate on the test split when training ends"),
     RUN("eval_every", FH_FIELD_INT, eval_every, NULL, 0, 1 << 24, "iterations between greedy backtests on the validation split; the best by Sharpe is kept as best.safetensors and evaluated at the end (0: none)"),
@@ -337,6 +337,14 @@ void fh_config_field_format(const fh_config_field *f, const fh_train_config *cfg
         break;
     }
     }
+}
+
+const fh_config_field *fh_config_field_find(const char *key)
+{
+    for (int i = 0; i < fh_train_config_n_fields; i++)
+        if (strcmp(fh_train_config_fields[i].key, key) == 0)
+            return &fh_train_config_fields[i];
+    return NULL;
 }
 
 static const fh_config_field *find_field(const char *section, const char *key)
