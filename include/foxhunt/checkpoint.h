@@ -102,15 +102,16 @@ typedef struct {
      * with some data.* keys but not all, or one that does not parse, is refused. */
     fh_data_identity *data;
     int data_present;
-    /* An actor-only checkpoint. Save: 1 writes one: nets[FH_NET_ACTOR]'s params (no
-     * Adam state), norm, the config and (when given) data, with __metadata__ "kind" =
-     * "actor"; the actor, norm and config_json are required, and any other network,
-     * seed, iteration, rng_state or extra is an error (FH_ERR_FAILURE, nothing written).
-     * Load: set to 1 when the file is one, else 0. Such a file answers a load that asks
-     * for the actor (its params; its Adam moments and step are zeroed, a fresh
-     * optimiser's), norm, data, the config and optional extras; a load that asks for
-     * anything else (another network, seed, iteration, rng_state, a required extra: a
-     * resume) is refused (FH_ERR_INPUT) saying the file is actor-only. */
+    /* An actor-only checkpoint: the greedy policy's one network (PPO's actor, or a Q
+     * learner's Q-network: learner.h). Save: 1 writes one: that network's params (no
+     * Adam state; the one net given), norm, the config and (when given) data, with
+     * __metadata__ "kind" = "actor"; the network, norm and config_json are required, and
+     * a second network, seed, iteration, rng_state or extra is an error (FH_ERR_FAILURE,
+     * nothing written). Load: set to 1 when the file is one, else 0. Such a file answers
+     * a load that asks for one network (its params; its Adam moments and step are zeroed,
+     * a fresh optimiser's), norm, data, the config and optional extras; a load that asks
+     * for anything else (a second network, seed, iteration, rng_state, a required extra:
+     * a resume) is refused (FH_ERR_INPUT) saying the file is actor-only. */
     int actor_only;
     /* save only: further __metadata__ strings (e.g. "update.lr"); a key may not be
      * format, format_version, kind, config or data.* (FH_ERR_FAILURE, nothing written) */

@@ -12,6 +12,7 @@
 #include "cli/config_flags.h"
 #include "cli/commands.h"
 #include "foxhunt/checkpoint.h"
+#include "foxhunt/learner.h"
 #include "foxhunt/safetensors.h"
 #include "foxhunt/trainer.h"
 
@@ -126,12 +127,14 @@ int fh_cmd_export(int argc, char **argv)
     fh_checkpoint_extra iter = {"run.iteration", FH_DTYPE_I64, 1, {1}, &iteration, 1, 0};
     fh_checkpoint ck;
     memset(&ck, 0, sizeof ck);
-    ck.nets[FH_NET_ACTOR] = &actor;
+    /* the greedy policy's network: PPO's actor, a Q learner's Q-network (learner.h) */
+    const fh_net_kind net = fh_learner_policy_net(cfg.algo);
+    ck.nets[net] = &actor;
     ck.norm = &norm;
     ck.data = &identity;
     ck.extras = &iter;
     ck.n_extras = 1;
-    if (fh_mlp_init(&actor, FH_NET_ACTOR, &err) != FH_OK ||
+    if (fh_mlp_init(&actor, net, &err) != FH_OK ||
         fh_checkpoint_load(checkpoint, &ck, &config, &err) != FH_OK)
         goto fail;
     if (ck.actor_only) {
@@ -147,7 +150,7 @@ int fh_cmd_export(int argc, char **argv)
     fh_checkpoint ack;
     memset(&ack, 0, sizeof ack);
     ack.actor_only = 1;
-    ack.nets[FH_NET_ACTOR] = &actor;
+    ack.nets[net] = &actor;
     ack.norm = &norm;
     ack.data = ck.data_present ? &identity : NULL;
     ack.meta_keys = keys;
@@ -157,10 +160,10 @@ int fh_cmd_export(int argc, char **argv)
         goto fail;
 
     if (iter.present)
-        printf("exported the actor of %s (iteration %" PRId64 ") -> %s\n", checkpoint,
-               iteration, out);
+        printf("exported the %s of %s (iteration %" PRId64 ") -> %s\n",
+               fh_net_desc_get(net)->name, checkpoint, iteration, out);
     else
-        printf("exported the actor of %s -> %s\n", checkpoint, out);
+        printf("exported the %s of %s -> %s\n", fh_net_desc_get(net)->name, checkpoint, out);
     if (!ck.data_present)
         printf("note: %s records no data identity (written before it was recorded); "
                "neither does %s\n", checkpoint, out);

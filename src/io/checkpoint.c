@@ -277,13 +277,23 @@ static const char *const k_net_weights[] = {
 _Static_assert(sizeof k_net_weights / sizeof *k_net_weights == FH_NET_COUNT,
                "one description per network kind");
 
-/* What a load asks of an actor-only file that it does not hold (the first such thing),
- * or NULL when it asks only for the actor, the normalisation, the data identity, the
- * config and optional extras. */
-static const char *beyond_actor_only(const fh_checkpoint *ck)
+/* The one network an actor-only file holds: the greedy policy's (PPO's actor, or a Q
+ * learner's Q-network: learner.h), the first asked for; -1 for none. */
+static int policy_net_of(const fh_checkpoint *ck)
 {
     for (int k = 0; k < FH_NET_COUNT; k++)
-        if (k != FH_NET_ACTOR && ck->nets[k])
+        if (ck->nets[k])
+            return k;
+    return -1;
+}
+
+/* What a load asks of an actor-only file that it does not hold (the first such thing),
+ * or NULL when it asks only for one network (the policy), the normalisation, the data
+ * identity, the config and optional extras. */
+static const char *beyond_actor_only(const fh_checkpoint *ck)
+{
+    for (int k = policy_net_of(ck) + 1; k < FH_NET_COUNT; k++)
+        if (ck->nets[k])
             return k_net_weights[k];
     if (ck->seed)
         return "run.seed";
@@ -304,7 +314,7 @@ fh_status fh_checkpoint_save(const char *path, const fh_checkpoint *ck, const ch
         return fh_error_set(err, FH_ERR_FAILURE, "%s: %d extra tensors (at most %d)", path,
                             ck->n_extras, FH_CHECKPOINT_MAX_EXTRAS);
     if (ck->actor_only) {
-        const char *missing = !ck->nets[FH_NET_ACTOR] ? "the actor"
+        const char *missing = policy_net_of(ck) < 0 ? "the policy's network"
                             : !ck->norm ? "the normalisation"
                             : !config_json ? "the config (an evaluation rebuilds its data from it)"
                             : NULL;
@@ -586,7 +596,7 @@ fh_status fh_checkpoint_load(const char *path, fh_checkpoint *ck, char **config_
         memcpy(plan->items[i].dst, plan->items[i].src->data, plan->items[i].src->nbytes);
     /* an actor-only file holds no optimiser state: the actor's is a fresh one, so that
      * what a load leaves never depends on what the buffers held before */
-    fh_mlp *actor = ck->nets[FH_NET_ACTOR];
+    fh_mlp *actor = policy_net_of(ck) >= 0 ? ck->nets[policy_net_of(ck)] : NULL;
     if (actor_only && actor) {
         memset(actor->adam_m, 0, actor->n_params * sizeof *actor->adam_m);
         memset(actor->adam_v, 0, actor->n_params * sizeof *actor->adam_v);

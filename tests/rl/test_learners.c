@@ -402,6 +402,37 @@ static void test_constant_cli(void)
     free(text);
 }
 
+/* export --actor of a Q learner: the Q-network (its greedy policy) alone; eval of the
+ * export gives the full checkpoint's evaluation, number for number */
+static void test_export_q(void)
+{
+    char out[300], full[400], policy[400], json_a[400], json_b[400];
+    snprintf(out, sizeof out, "%s/pqn", g_dir);
+    snprintf(full, sizeof full, "%s/final.safetensors", out);
+    snprintf(policy, sizeof policy, "%s/policy.safetensors", out);
+    snprintf(json_a, sizeof json_a, "%s/full.json", out);
+    snprintf(json_b, sizeof json_b, "%s/policy.json", out);
+    char *train[] = {"train", "--algo", "pqn", "--device", "cpu", "--episodes", "16", "--steps",
+                     "32", "--minibatch", "64", "--iterations", "2", "--synthetic-bars", "3000",
+                     "--eval-at-end", "0", "--threads", "1", "--out", out, NULL};
+    char *export[] = {"export", "--actor", "--checkpoint", full, "--out", policy, NULL};
+    char *eval_a[] = {"eval", "--checkpoint", full, "--json", json_a, NULL};
+    char *eval_b[] = {"eval", "--checkpoint", policy, "--json", json_b, NULL};
+    char *text = NULL;
+    CHECK(fh_run_foxhunt(g_dir, "pqn_train", train, NULL, NULL) == 0);
+    CHECK(fh_run_foxhunt(g_dir, "pqn_export", export, &text, NULL) == 0 && text &&
+          strstr(text, "q_output.weight") && !strstr(text, "adam"));
+    free(text);
+    CHECK(fh_run_foxhunt(g_dir, "pqn_eval_a", eval_a, NULL, NULL) == 0);
+    CHECK(fh_run_foxhunt(g_dir, "pqn_eval_b", eval_b, NULL, NULL) == 0);
+    char *a = fh_read_text(json_a), *b = fh_read_text(json_b);
+    const char *pa = a ? strstr(a, "\"policies\"") : NULL, *pb = b ? strstr(b, "\"policies\"") : NULL;
+    CHECK_MSG(pa && pb && strcmp(pa, pb) == 0, "eval of the exported Q-network differs from "
+              "the full checkpoint's (%s, %s)", json_a, json_b);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     if (!fh_make_temp_dir(g_dir, sizeof g_dir, "fh_learners"))
@@ -410,5 +441,10 @@ int main(void)
     test_loop_contract();
     test_constant_learns();
     test_constant_cli();
+    test_export_q();
+    if (fh_test_failed == 0)
+        fh_remove_tree(g_dir);
+    else
+        fprintf(stderr, "files kept in %s\n", g_dir);
     return fh_test_finish();
 }
