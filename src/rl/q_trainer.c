@@ -9,11 +9,7 @@
 #include "env/common_device_functions.cuh"
 #include "foxhunt/timing.h"
 #include "rl/q_trainer_resume.h"
-#if FH_HAVE_CUDA
-#include "cuda/gpu_dqn_collector.h"
-#include "cuda/gpu_curiosity.h"
-#include "cuda/gpu_q_update.h"
-#endif
+#include "rl/q_backend.h"
 
 #define INIT_SEED_Q 0xD6E8FEB86659FD93ULL
 #define INIT_SEED_CURIOSITY 0x94D049BB133111EBULL /* PPO's: the same curiosity start */
@@ -30,11 +26,7 @@ int fh_q_net_of_algo(const char *algo)
 
 void fh_q_trainer_free(fh_q_trainer *t)
 {
-#if FH_HAVE_CUDA
-    fh_gpu_curiosity_destroy(t->gpu_curiosity);
-    fh_gpu_q_update_destroy(t->gpu_update);
-    fh_gpu_dqn_collector_destroy(t->gpu);
-#endif
+    fh_q_backend_destroy(t);
     fh_mlp_free(&t->q);
     fh_mlp_free(&t->target);
     fh_mlp_free(&t->curiosity);
@@ -112,55 +104,18 @@ fh_status fh_q_trainer_init(fh_q_trainer *t, const fh_train_config *cfg, fh_erro
     for (int n = 0; n < N; n++)
         env_episode_init(&cfg->env, &t->train_market, &t->episodes[n], cfg->seed,
                          (unsigned long long)n);
-    if (t->device.use_gpu) {
-#if FH_HAVE_CUDA
-        st = fh_gpu_dqn_collector_create_kernel(&t->gpu, &t->device, N, L, &cfg->env,
-                                                &t->train_view, cfg->seed, t->pqn, cfg->kernel,
-                                                err);
-#else
-        st = fh_error_set(err, FH_ERR_FAILURE, "this build has no CUDA");
-#endif
-    }
+    if (t->device.use_gpu)
+        st = fh_q_backend_create_collector(t, err);
     if (st == FH_OK && cfg->resume[0])
         st = fh_q_resume_load(t, &plan, err);
-#if FH_HAVE_CUDA
-    /* the update on the device, from the host's weights (fresh or resumed) */
-    if (st == FH_OK && t->gpu)
-        st = fh_gpu_q_update_create(&t->gpu_update, &t->device, t->net, N, L, cfg, err);
-    if (st == FH_OK && t->gpu_update)
-        st = fh_gpu_q_update_upload(t->gpu_update, &t->q, t->pqn ? NULL : &t->target, err);
-    if (st == FH_OK && t->gpu)
-        st = fh_gpu_curiosity_create(&t->gpu_curiosity, &t->device, (int64_t)N * L, cfg, err);
-    if (st == FH_OK && t->gpu_curiosity)
-        st = fh_gpu_curiosity_upload(t->gpu_curiosity, &t->curiosity, err);
-    if (st == FH_OK && t->gpu_update && !t->pqn) {
-        fh_gpu_q_update_set_grad_steps(t->gpu_update, t->grad_steps);
-        if (t->ring.size > 0)
-            st = fh_gpu_q_update_upload_ring(t->gpu_update, &t->ring, err);
-    }
-#endif
+    if (st == FH_OK && t->gpu) /* the update on the device, from the host's weights */
+        st = fh_q_backend_create_update(t, err);
     return st;
 }
 
 fh_status fh_q_trainer_sync(fh_q_trainer *t, fh_error *err)
 {
-    fh_status st = FH_OK;
-#if FH_HAVE_CUDA
-    if (t->gpu && (st = fh_gpu_dqn_collector_episodes(t->gpu, t->episodes, err)) != FH_OK)
-        return st;
-    if (t->gpu_update &&
-        ((st = fh_gpu_q_update_download(t->gpu_update, &t->q, t->pqn ? NULL : &t->target,
-                                        err)) != FH_OK ||
-         (!t->pqn && (st = fh_gpu_q_update_download_ring(t->gpu_update, &t->ring, err)) != FH_OK)))
-        return st;
-    if (t->gpu_curiosity &&
-        (st = fh_gpu_curiosity_download(t->gpu_curiosity, &t->curiosity, err)) != FH_OK)
-        return st;
-#else
-    (void)t;
-    (void)err;
-#endif
-    return st;
+    return fh_q_backend_sync_host(t, err);
 }
 
 fh_status fh_q_trainer_save(const fh_q_trainer *t_const, const char *path,
@@ -272,25 +227,9 @@ static void batch_metrics(fh_q_trainer *t, fh_iteration_metrics *m)
     m->action_entropy = entropy;
 }
 
-static fh_status collect(fh_q_trainer *t, float epsilon, fh_error *err)
-{
-#if FH_HAVE_CUDA
-    /* both networks' device weights, read in place; only what the iteration's metrics
-     * need comes back */
-    if (t->gpu_update) {
-        fh_status st = fh_gpu_dqn_collect_resident(t->gpu, fh_gpu_q_update_params(t->gpu_update),
-                                                   fh_gpu_curiosity_params(t->gpu_curiosity),
-                                                   epsilon, NULL, err);
-        return st == FH_OK ? fh_gpu_dqn_collector_download_summary(t->gpu, &t->batch, err) : st;
-    }
-#endif
-    return fh_dqn_collect_cpu(t->q.params, t->pqn, t->curiosity.params, &t->cfg.env,
-                              &t->train_market, t->episodes, epsilon, &t->batch, err);
-}
-
 /* DQN: the collection into the ring; once it holds learning_starts transitions,
  * replay_ratio * N * L gradient steps, the target network following. */
-static fh_status dqn_iteration(fh_q_trainer *t, const fh_q_update_config *qc, fh_q_stats *stats,
+fh_status fh_q_dqn_iteration(fh_q_trainer *t, const fh_q_update_config *qc, fh_q_stats *stats,
                                fh_error *err)
 {
     const fh_train_config *cfg = &t->cfg;
@@ -304,43 +243,6 @@ static fh_status dqn_iteration(fh_q_trainer *t, const fh_q_update_config *qc, fh
                         &t->update_rng, err);
 }
 
-/* The curiosity model's fit on the collection (after the Q update: the same stream
- * order on both paths): on the device when the collection is there. */
-static fh_status curiosity_fit(fh_q_trainer *t, double *loss, fh_error *err)
-{
-    const int64_t n = (int64_t)t->cfg.episodes * t->cfg.steps;
-#if FH_HAVE_CUDA
-    if (t->gpu_curiosity) {
-        fh_dqn_device_batch db = fh_gpu_dqn_collector_batch(t->gpu);
-        return fh_gpu_curiosity_fit(t->gpu_curiosity, db.states, db.actions, db.exposures,
-                                    db.bars, fh_gpu_dqn_collector_market_features(t->gpu), n,
-                                    &t->update_rng, loss, err);
-    }
-#endif
-    return fh_curiosity_fit(loss, &t->curiosity, &t->curiosity_ws, t->batch.states,
-                            t->batch.actions, t->batch.exposures, t->batch.bars, n,
-                            &t->train_market, &t->cfg, &t->update_rng, err);
-}
-
-/* The iteration's update: on the device when there is one (the collection read where it
- * lies), else fh_pqn_update / dqn_iteration on the host. */
-static fh_status q_update(fh_q_trainer *t, const fh_q_update_config *qc, fh_q_stats *stats,
-                          fh_error *err)
-{
-#if FH_HAVE_CUDA
-    if (t->gpu_update) {
-        fh_dqn_device_batch db = fh_gpu_dqn_collector_batch(t->gpu);
-        if (t->pqn)
-            return fh_gpu_pqn_update_run(t->gpu_update, &db, qc, &t->update_rng, 0, stats, err);
-        fh_status st = fh_gpu_dqn_update_run(t->gpu_update, &db, qc, &t->update_rng, stats, err);
-        t->grad_steps = fh_gpu_q_update_grad_steps(t->gpu_update);
-        return st;
-    }
-#endif
-    return t->pqn ? fh_pqn_update(stats, &t->q, &t->ws, &t->batch, qc, &t->update_rng, err)
-                  : dqn_iteration(t, qc, stats, err);
-}
-
 fh_status fh_q_trainer_iterate(fh_q_trainer *t, int64_t it, fh_iteration_metrics *m,
                                fh_q_stats *qs, fh_error *err)
 {
@@ -350,14 +252,14 @@ fh_status fh_q_trainer_iterate(fh_q_trainer *t, int64_t it, fh_iteration_metrics
     t->epsilon = fh_epsilon_at((it - 1) * per_iteration, total, (float)cfg->epsilon_start,
                                (float)cfg->epsilon_end, (float)cfg->epsilon_fraction);
     double t0 = fh_clock_seconds();
-    fh_status st = collect(t, (float)t->epsilon, err);
+    fh_status st = fh_q_backend_collect(t, (float)t->epsilon, err);
     if (st != FH_OK)
         return st;
     m->collect_seconds = fh_clock_seconds() - t0;
     batch_metrics(t, m);
     fh_q_update_config qc = fh_q_update_config_of(cfg, m->lr);
-    if ((st = q_update(t, &qc, qs, err)) != FH_OK ||
-        (st = curiosity_fit(t, &t->curiosity_loss, err)) != FH_OK)
+    if ((st = fh_q_backend_update(t, &qc, qs, err)) != FH_OK ||
+        (st = fh_q_backend_curiosity_fit(t, &t->curiosity_loss, err)) != FH_OK)
         return st;
     t->iteration = it;
     return FH_OK;

@@ -16,9 +16,7 @@
 
 #include "foxhunt/env.h"
 #include "rl/resume_checks.h"
-#if FH_HAVE_CUDA
-#include "cuda/gpu_dqn_collector.h"
-#endif
+#include "rl/q_backend.h"
 
 fh_status fh_q_resume_prepare(const fh_train_config *cfg, fh_q_resume_plan *plan,
                               fh_error *err)
@@ -231,10 +229,8 @@ fh_status fh_q_resume_load(fh_q_trainer *t, const fh_q_resume_plan *plan, fh_err
         ring_empty(&t->ring);
     if (!t->data_other && (st = fh_resume_check_episodes(&eps, rng, path, err)) != FH_OK)
         goto done;
-#if FH_HAVE_CUDA
-    if (t->gpu && (st = fh_gpu_dqn_collector_set_episodes(t->gpu, t->episodes, err)) != FH_OK)
+    if ((st = fh_q_backend_set_episodes(t, err)) != FH_OK)
         goto done;
-#endif
     t->iteration = iteration;
     t->grad_steps = grad_steps;
 done:
