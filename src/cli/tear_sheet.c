@@ -32,21 +32,46 @@ static const char *const COLOURS[FH_POLICY_COUNT] = {
     [FH_POLICY_ALWAYS_LONG] = "#9467bd",
 };
 
-/* The training curves plotted from metrics.csv (src/rl/run_dir.c names its columns),
- * each where the file has it with at least one number. */
+/* The training curves plotted from metrics.csv (src/rl/run_dir.c names its columns):
+ * these two of every learner's, then each of the learner's own columns (those after
+ * action_entropy: include/foxhunt/learner.h), each where the file has a number in it. A
+ * new learner's columns are plotted without a change here. */
+static const char *const COMMON_CURVES[] = {"mean_episode_return", "mean_reward"};
+#define LAST_COMMON_COLUMN "action_entropy"
+#define MAX_CURVES 32
+/* Titles of the columns whose name does not say it plainly (else the name, spaced). */
 static const struct {
     const char *column, *title;
-} TRAINING[] = {
+} TITLES[] = {
     {"mean_episode_return", "mean episode return"},
     {"mean_reward", "mean reward per step"},
-    {"policy_loss", "policy loss"},
-    {"value_loss", "value loss"},
-    {"entropy", "entropy"},
     {"approx_kl", "approx. KL"},
-    {"clip_fraction", "clip fraction"},
-    {"explained_variance", "explained variance"},
+    {"old_approx_kl", "old approx. KL"},
+    {"td_loss", "TD loss"},
 };
-#define TRAINING_COUNT ((int)(sizeof TRAINING / sizeof TRAINING[0]))
+
+/* A column name the page may write as it is (an id, a JSON key): metrics.csv is read
+ * from disk, so anything but [a-z0-9_] is not plotted. */
+static int plain_name(const char *name)
+{
+    if (!*name || strlen(name) > 64)
+        return 0;
+    for (const char *c = name; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
+            return 0;
+    return 1;
+}
+
+static void put_title(FILE *f, const char *column)
+{
+    for (size_t i = 0; i < sizeof TITLES / sizeof TITLES[0]; i++)
+        if (strcmp(TITLES[i].column, column) == 0) {
+            fputs(TITLES[i].title, f);
+            return;
+        }
+    for (const char *c = column; *c; c++)
+        fputc(*c == '_' ? ' ' : *c, f);
+}
 
 static const char *const MONTHS[12] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
@@ -57,7 +82,7 @@ typedef struct {
     const fh_tear_sheet_info *info;
     size_t stride, points, window;
     fh_csv_table metrics; /* rows == 0 when there is none */
-    int train_columns[TRAINING_COUNT]; /* metrics.csv column of each curve, or -1 */
+    int train_columns[MAX_CURVES]; /* metrics.csv column of each curve */
     int train_charts;
     double *a, *b; /* scratch, bars values each */
     fh_ts_month *months;
@@ -335,12 +360,12 @@ static void put_training(FILE *f, const page *p)
     }
     fputs("<p class=\"note\">From the run's metrics.csv, one point per iteration "
           "(docs/LEARNING.md reads them).</p>\n<div class=\"grid\">\n", f);
-    for (int k = 0; k < TRAINING_COUNT; k++) {
-        if (p->train_columns[k] < 0)
-            continue;
-        fprintf(f, "<div><h3>%s</h3><div class=\"chart\" id=\"chart-train-%s\"></div>"
-                "<div class=\"legend\" id=\"legend-train-%s\"></div></div>\n", TRAINING[k].title,
-                TRAINING[k].column, TRAINING[k].column);
+    for (int k = 0; k < p->train_charts; k++) {
+        const char *column = p->metrics.names[p->train_columns[k]];
+        fputs("<div><h3>", f);
+        put_title(f, column);
+        fprintf(f, "</h3><div class=\"chart\" id=\"chart-train-%s\"></div>"
+                "<div class=\"legend\" id=\"legend-train-%s\"></div></div>\n", column, column);
     }
     fputs("</div>\n</section>\n", f);
 }
@@ -482,17 +507,15 @@ static void put_training_data(FILE *f, const page *p)
         return;
     }
     int first = 1;
-    for (int k = -1; k < TRAINING_COUNT; k++) {
+    for (int k = -1; k < p->train_charts; k++) {
         int c = k < 0 ? it : p->train_columns[k];
-        if (c < 0)
-            continue;
         for (size_t row = 0; row < rows; row++)
             column[row] = t->values[row * (size_t)t->columns + (size_t)c];
         fh_ts_downsample(column, rows, stride, FH_TS_AT, out);
         if (k < 0)
             fputs("\"iteration\":", f);
         else
-            fprintf(f, "%s\"%s\":", first ? ",\"series\":{" : ",\n", TRAINING[k].column);
+            fprintf(f, "%s\"%s\":", first ? ",\"series\":{" : ",\n", t->names[c]);
         put_array(f, out, points);
         if (k >= 0)
             first = 0;
@@ -565,8 +588,7 @@ static void put_page(FILE *f, const page *p)
 
 static fh_status read_metrics(page *p, fh_error *err)
 {
-    for (int k = 0; k < TRAINING_COUNT; k++)
-        p->train_columns[k] = -1;
+    p->train_charts = 0;
     if (!p->info->metrics_csv)
         return FH_OK;
     fh_status st = fh_csv_table_read(&p->metrics, p->info->metrics_csv, err);
@@ -575,12 +597,16 @@ static fh_status read_metrics(page *p, fh_error *err)
     const fh_csv_table *t = &p->metrics;
     if (fh_csv_table_column(t, "iteration") < 0)
         return FH_OK;
-    for (int k = 0; k < TRAINING_COUNT; k++) {
-        int c = fh_csv_table_column(t, TRAINING[k].column);
+    int own = fh_csv_table_column(t, LAST_COMMON_COLUMN); /* the learner's own follow it */
+    int n_common = (int)(sizeof COMMON_CURVES / sizeof COMMON_CURVES[0]);
+    for (int k = 0; k < n_common + t->columns && p->train_charts < MAX_CURVES; k++) {
+        int c = k < n_common ? fh_csv_table_column(t, COMMON_CURVES[k])
+              : own >= 0 && k - n_common > own ? k - n_common : -1;
+        if (c >= 0 && !plain_name(t->names[c]))
+            continue;
         for (size_t row = 0; c >= 0 && row < t->rows; row++)
             if (isfinite(t->values[row * (size_t)t->columns + (size_t)c])) {
-                p->train_columns[k] = c;
-                p->train_charts++;
+                p->train_columns[p->train_charts++] = c;
                 break;
             }
     }

@@ -259,8 +259,10 @@ static void check_page(const char *html_path, const char *csv_path, size_t metri
               "%s: dygraphs or its licence comment is missing", html_path);
     char expected[16];
     fh_body_attr(html, "data-charts-expected", expected, sizeof expected);
-    CHECK_MSG(atoi(expected) == 5 + 7, "%s: %s charts expected, not 12 (5 + 7 training "
-              "curves: mean episode return is empty in a run this short)", html_path, expected);
+    /* 5 charts of the backtest, then the training curves: mean reward and PPO's 10 own
+     * columns (learner_ppo.c; mean episode return is empty in a run this short) */
+    CHECK_MSG(atoi(expected) == 5 + 11, "%s: %s charts expected, not 16 (5 + 11 training "
+              "curves)", html_path, expected);
     int banner = strstr(html, "class=\"banner\">IN-SAMPLE") != NULL;
     CHECK_MSG(banner == in_sample, "%s: the IN-SAMPLE banner is %s", html_path,
               banner ? "there" : "missing");
@@ -279,7 +281,7 @@ static void check_page(const char *html_path, const char *csv_path, size_t metri
         const cJSON *training = cJSON_GetObjectItemCaseSensitive(data, "training");
         const cJSON *series = cJSON_GetObjectItemCaseSensitive(training, "series");
         CHECK_MSG((size_t)array_size(training, "iteration") == metrics_rows &&
-                      cJSON_GetArraySize(series) == 7 &&
+                      cJSON_GetArraySize(series) == 11 &&
                       (size_t)array_size(series, "policy_loss") == metrics_rows,
                   "%s: the training curves do not have one point per metrics.csv row (%zu)",
                   html_path, metrics_rows);
