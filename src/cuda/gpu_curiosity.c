@@ -19,7 +19,7 @@
 #include "cuda/update_plan.h"
 #include "env/common_device_functions.cuh"
 #include "env/minibatch_order.cuh"
-#include "foxhunt/ppo.h" /* fh_mlp_check_finite */
+#include "foxhunt/nn.h" /* fh_mlp_check_finite */
 
 /* ppo_update.c's bound on the keys a fit draws (train_config.c's on curiosity_epochs). */
 #define MAX_EPOCHS 1000

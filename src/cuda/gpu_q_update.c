@@ -17,7 +17,7 @@
 #include "cuda/update_layers.h"
 #include "env/common_device_functions.cuh"
 #include "env/minibatch_order.cuh"
-#include "foxhunt/ppo.h" /* fh_mlp_check_finite */
+#include "foxhunt/nn.h" /* fh_mlp_check_finite */
 
 #define Q_KERNEL_FILE "q_update.cu"
 
