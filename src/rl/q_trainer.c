@@ -13,6 +13,7 @@
 #include "cuda/gpu_dqn_collector.h"
 #include "cuda/gpu_curiosity.h"
 #include "cuda/gpu_q_update.h"
+#include "rl/gpu_update_settings.h"
 #endif
 
 #define INIT_SEED_Q 0xD6E8FEB86659FD93ULL
@@ -132,11 +133,11 @@ fh_status fh_q_trainer_init(fh_q_trainer *t, const fh_train_config *cfg, fh_erro
 #if FH_HAVE_CUDA
     /* the update on the device, from the host's weights (fresh or resumed) */
     if (st == FH_OK && t->gpu)
-        st = fh_gpu_q_update_create(&t->gpu_update, &t->device, t->net, N, L, cfg, err);
+        st = fh_gpu_q_update_create(&t->gpu_update, &t->device, t->net, N, L, fh_gpu_q_settings_of(cfg), err);
     if (st == FH_OK && t->gpu_update)
         st = fh_gpu_q_update_upload(t->gpu_update, &t->q, t->pqn ? NULL : &t->target, err);
     if (st == FH_OK && t->gpu)
-        st = fh_gpu_curiosity_create(&t->gpu_curiosity, &t->device, (int64_t)N * L, cfg, err);
+        st = fh_gpu_curiosity_create(&t->gpu_curiosity, &t->device, (int64_t)N * L, fh_gpu_curiosity_settings_of(cfg), err);
     if (st == FH_OK && t->gpu_curiosity)
         st = fh_gpu_curiosity_upload(t->gpu_curiosity, &t->curiosity, err);
     if (st == FH_OK && t->gpu_update && !t->pqn) {
