@@ -9,9 +9,9 @@
 
 #include "cli/commands.h"
 #include "cli/config_flags.h"
-#include "cli/eval_report.h"
-#include "cli/tear_sheet.h"
 #include "foxhunt/q_trainer.h"
+#include "report/eval_report.h"
+#include "report/tear_sheet.h"
 
 static void on_iteration(const fh_q_trainer *t, const fh_iteration_metrics *m, void *user)
 {

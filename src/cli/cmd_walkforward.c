@@ -28,16 +28,16 @@
 
 #include "cli/commands.h"
 #include "cli/config_flags.h"
-#include "foxhunt/q_trainer.h" /* fh_q_net_of_algo */
-#include "cli/eval_report.h"
-#include "cli/tear_sheet.h"
 #include "cli/walkforward_record.h"
 #include "cli/walkforward_stitch.h"
 #include "foxhunt/format.h"
 #include "foxhunt/hash.h"
+#include "foxhunt/q_trainer.h" /* fh_q_net_of_algo */
 #include "foxhunt/safetensors.h"
 #include "foxhunt/timing.h"
 #include "foxhunt/trainer.h"
+#include "report/eval_report.h"
+#include "report/tear_sheet.h"
 
 #define DEFAULT_FOLDS 5
 

@@ -1,5 +1,5 @@
 /* csv_table.c — see csv_table.h. */
-#include "cli/csv_table.h"
+#include "report/csv_table.h"
 
 #include <errno.h>
 #include <fcntl.h>
