@@ -30,6 +30,7 @@
 #include "cli/config_flags.h"
 #include "cli/walkforward_record.h"
 #include "cli/walkforward_stitch.h"
+#include "foxhunt/files.h"
 #include "foxhunt/format.h"
 #include "foxhunt/hash.h"
 #include "foxhunt/q_trainer.h" /* fh_q_net_of_algo */

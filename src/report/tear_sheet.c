@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "foxhunt/safetensors.h" /* fh_fopen_regular */
+#include "foxhunt/files.h"
 #include "report/csv_table.h"
 #include "report/eval_columns.h"
 #include "report/report_assets.h"

@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 #include "foxhunt/metrics.h"
-#include "foxhunt/safetensors.h" /* fh_open_regular */
+#include "foxhunt/files.h"
+#include "foxhunt/safetensors.h"
 #include "foxhunt/trainer.h"
 #include "rl/trainer_dist.h"
 
