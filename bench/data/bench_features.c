@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "foxhunt/data.h"
+#include "foxhunt/format.h"
 #include "foxhunt/timing.h"
 
 #define N_BARS 1000000

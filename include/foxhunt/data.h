@@ -89,8 +89,6 @@ fh_bar_gaps fh_bars_gaps(const fh_bars *bars);
 /* One line for people: "no gaps", or "12 gaps, 43 bars missing, the longest 9 h from
  * 2023-03-24 12:00" (times UTC). */
 void fh_bars_describe_gaps(const fh_bars *bars, char *out, size_t cap);
-/* Writes t as "YYYY-MM-DD HH:MM:SS" (UTC) into out (cap >= 20). */
-void fh_time_format(int64_t unix_seconds, char *out, size_t cap);
 
 /* ---- synthetic market (docs/FEATURES.md, "Synthetic market") ---- */
 typedef struct {

@@ -21,5 +21,7 @@ void fh_format_append(char *buf, size_t size, const char *fmt, ...)
 
 /* Unix seconds as UTC "2024-01-31T16:00:00Z" (the number itself where gmtime cannot). */
 void fh_format_utc(char *out, size_t size, int64_t t);
+/* Writes t as "YYYY-MM-DD HH:MM:SS" (UTC) into out (cap >= 20). */
+void fh_time_format(int64_t unix_seconds, char *out, size_t cap);
 
 #endif

@@ -126,6 +126,10 @@ void fh_mlp_init_orthogonal(fh_mlp *m, uint64_t seed);
 void fh_mlp_zero_grad(fh_mlp *m);
 /* Copies params, grads, moments and step (same kind): e.g. a DQN target network. */
 void fh_mlp_copy(fh_mlp *dst, const fh_mlp *src);
+/* FH_ERR_FAILURE when m's params or Adam moments hold a NaN or infinity, naming the
+ * network, the buffer, the tensor and the index ("the critic's weights hold NaN at
+ * value_layer_1.weight[1234]"). */
+fh_status fh_mlp_check_finite(const fh_mlp *m, fh_error *err);
 /* Weight/bias pointers of layer l into params (or any buffer in the same layout). */
 float *fh_mlp_weight(const fh_mlp *m, float *buffer, int layer);
 float *fh_mlp_bias(const fh_mlp *m, float *buffer, int layer);

@@ -59,11 +59,6 @@ fh_status fh_ppo_workspace_init(fh_ppo_workspace *w, int minibatch, int64_t batc
                                 fh_error *err);
 void fh_ppo_workspace_free(fh_ppo_workspace *w);
 
-/* FH_ERR_FAILURE when m's params or Adam moments hold a NaN or infinity, naming the
- * network, the buffer, the tensor and the index ("the critic's weights hold NaN at
- * value_layer_1.weight[1234]"). */
-fh_status fh_mlp_check_finite(const fh_mlp *m, fh_error *err);
-
 /* ---- the record of an update, for checking it step by step (`foxhunt update`) ----
  * Given to fh_ppo_update, it receives each epoch's sample order (the permutation the
  * update's stream drew) and one row per minibatch of the values the update computed

@@ -72,11 +72,6 @@ fh_status fh_run_dir_lock(fh_run_dir *rd, const char *dir, fh_error *err);
  * appended whole (fh_append_whole); a failed write returns an error naming the file and
  * the reason, and leaves both files with the rows they had. */
 fh_status fh_run_dir_write_metrics(fh_run_dir *rd, const fh_iteration_metrics *m, fh_error *err);
-/* Appends text to fd (opened O_APPEND) in one write(2), so that a reader sees it whole
- * or not at all; a failed or short write (a full disk, a file size limit) is cut back to
- * the file's earlier length and returns an error naming path, the reason and what to do
- * (fh_write_error_hint). */
-fh_status fh_append_whole(int fd, const char *path, const char *text, fh_error *err);
 /* After a failure that stops a run: appends to err's message which checkpoint the run
  * can go on from, last (the run's latest save) or else resume (the one it resumed), or
  * that it has written none yet (either may be NULL or ""). */

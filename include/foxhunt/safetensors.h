@@ -20,7 +20,7 @@
  *
  * The reader refuses anything that is not a regular file (a FIFO, a directory, a device)
  * before reading from it, so that `--checkpoint` given a named pipe fails at once
- * instead of waiting forever (fh_read_regular_file below). It loads the whole file and validates it before returning: header length
+ * instead of waiting forever (fh_read_regular_file, foxhunt/files.h). It loads the whole file and validates it before returning: header length
  * within the file, JSON parses, every entry has a known dtype, a shape and two
  * offsets, shape product x dtype size == byte span, and the spans, sorted, are
  * non-overlapping and exactly cover the buffer. Errors name the file and what is wrong
@@ -28,7 +28,6 @@
 #ifndef FOXHUNT_SAFETENSORS_H
 #define FOXHUNT_SAFETENSORS_H
 
-#include <stdio.h> /* FILE */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -102,42 +101,6 @@ fh_status fh_st_read(fh_st_file *f, const char *path, fh_error *err);
 void fh_st_file_free(fh_st_file *f);
 const fh_st_tensor *fh_st_find(const fh_st_file *f, const char *name);
 const char *fh_st_metadata(const fh_st_file *f, const char *key); /* NULL when absent */
-
-/* ---- reading an input file whole (the CSV loader and the INI reader use it too) ----
- * Reads PATH into a malloc'd buffer with a NUL after the last byte (*len bytes, not
- * counting it). Anything but a regular file is refused before a byte is read, so that
- * a FIFO never blocks: stat first, then open with O_NONBLOCK and fstat the open file
- * (the name may have been replaced in between). Files above max_bytes (0: no limit)
- * are refused too. Errors (FH_ERR_INPUT) are "PATH: what is wrong; what to do"; what
- * names the file's role ("data file", "checkpoint", "config file"). */
-fh_status fh_read_regular_file(const char *path, const char *what, size_t max_bytes,
-                               char **buf, size_t *len, fh_error *err);
-/* Opens PATH with open(2) flags (O_RDONLY; O_WRONLY or O_RDWR with O_CREAT, O_TRUNC,
- * O_APPEND; mode 0666 less the umask) only when it is a regular file, so that a FIFO
- * or a device in its place never blocks or takes the data (issue 32): refused by stat
- * before the open, then opened with O_NONBLOCK, checked with fstat (the name may have
- * been replaced in between) and O_NONBLOCK cleared. Returns the fd (O_CLOEXEC), or -1
- * with err set (FH_ERR_INPUT "PATH: is a FIFO (named pipe), not a regular file; ...",
- * what naming the file's role) and errno the open's (ENOENT: no such file) or EINVAL
- * for a file that is not regular. */
-int fh_open_regular(const char *path, const char *what, int flags, fh_error *err);
-/* fh_open_regular as a stdio stream ("r", "a", "r+" or "w" after the flags). */
-FILE *fh_fopen_regular(const char *path, const char *what, int flags, fh_error *err);
-/* The end of writing PATH through its temporary TMP, open as f: when ok (the writes
- * succeeded), flushes and closes f (durable: fsyncs it first) and renames TMP over PATH
- * (durable: then fsyncs the directory); otherwise, or when any of that fails, closes f
- * and removes TMP, leaving PATH as it was. Returns 0, or the errno of the first failure
- * (of the writes when !ok: errno then, else EIO). */
-int fh_replace_with_tmp(FILE *f, int ok, int durable, const char *tmp, const char *path);
-/* 1 when s[0..n) is valid UTF-8 (no overlong forms, surrogates or values above
- * U+10FFFF); else 0 with *bad_offset the offset of the first byte that is not. */
-int fh_utf8_valid(const char *s, size_t n, size_t *bad_offset);
-/* 1 when a string of the JSON text s[0..n) holds a NUL character, written \u0000 or
- * as a raw 0 byte, with *offset where; else 0. A parser hands such a string on as a C
- * string that ends at the NUL: a tensor name "a\u0000b" would be read as "a", a path
- * cut short, so readers refuse the text instead (issue 32). Bytes outside strings are
- * the parser's to judge. */
-int fh_json_string_has_nul(const char *s, size_t n, size_t *offset);
 
 /* Finds NAME and checks it has dtype and exactly the given shape; on error says which
  * (missing key, wrong dtype X expected Y, wrong shape [..] expected [..]), naming the

@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "capi/capi_internal.h"
-#include "cli/eval_report.h"
 #include "foxhunt/checkpoint.h"
 #include "foxhunt/learner.h"
 #include "foxhunt/trainer.h"
+#include "report/eval_report.h"
 
 #define PATH_ARRAYS 4 /* eval_report.c's per-policy layout: equity, exposure, cost, turnover */
 

@@ -18,7 +18,7 @@
 #include "foxhunt/device.h"
 #include "foxhunt/rollout.h"
 #include "foxhunt/run_data.h"
-#include "foxhunt/safetensors.h" /* fh_fopen_regular, fh_replace_with_tmp */
+#include "foxhunt/files.h"
 #include "foxhunt/timing.h"
 #if FH_HAVE_CUDA
 #include "cuda/gpu_ppo_collector.h"

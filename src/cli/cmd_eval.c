@@ -8,12 +8,12 @@
 #include "cli/args.h"
 #include "cli/config_flags.h"
 #include "cli/commands.h"
-#include "cli/eval_report.h"
-#include "cli/tear_sheet.h"
 #include "foxhunt/checkpoint.h"
 #include "foxhunt/device.h"
 #include "foxhunt/learner.h"
 #include "foxhunt/trainer.h"
+#include "report/eval_report.h"
+#include "report/tear_sheet.h"
 
 /* The tear sheet, with the training curves of the metrics.csv beside the checkpoint (its
  * run directory) when there is one. */

@@ -16,7 +16,8 @@
 #include "cli/config_flags.h"
 #include "cli/commands.h"
 #include "foxhunt/data.h"
-#include "foxhunt/safetensors.h" /* fh_fopen_regular, fh_replace_with_tmp */
+#include "foxhunt/files.h"
+#include "foxhunt/format.h" /* fh_time_format */
 
 static fh_status write_features(const char *out_path, const fh_bars *bars,
                                 const float *features, const float *sigma, size_t begin,

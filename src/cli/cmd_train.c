@@ -11,13 +11,13 @@
 
 #include "cli/commands.h"
 #include "cli/config_flags.h"
-#include "cli/eval_report.h"
-#include "cli/tear_sheet.h"
 #include "dist/dist_settings.h"
 #include "dist/launch.h"
 #include "dist/rendezvous.h"
 #include "foxhunt/format.h"
 #include "foxhunt/train_loop.h"
+#include "report/eval_report.h"
+#include "report/tear_sheet.h"
 #if FH_HAVE_NCCL
 #include "dist/dist.h"
 #include "dist/nccl_loader.h"

@@ -28,15 +28,16 @@
 
 #include "cli/commands.h"
 #include "cli/config_flags.h"
-#include "cli/eval_report.h"
-#include "cli/tear_sheet.h"
 #include "cli/walkforward_record.h"
 #include "cli/walkforward_stitch.h"
+#include "foxhunt/files.h"
 #include "foxhunt/format.h"
 #include "foxhunt/hash.h"
 #include "foxhunt/safetensors.h"
 #include "foxhunt/timing.h"
 #include "foxhunt/train_loop.h"
+#include "report/eval_report.h"
+#include "report/tear_sheet.h"
 
 typedef struct {
     int folds, seeds;

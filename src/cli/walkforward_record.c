@@ -15,7 +15,7 @@
 
 #include "foxhunt/format.h"
 #include "foxhunt/hash.h"
-#include "foxhunt/safetensors.h" /* fh_read_regular_file */
+#include "foxhunt/files.h"
 
 #define MAX_TRAIN_SECONDS 1e9 /* a sanity bound: about 32 years */
 

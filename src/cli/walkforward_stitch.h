@@ -3,7 +3,7 @@
 #ifndef FOXHUNT_WALKFORWARD_STITCH_H
 #define FOXHUNT_WALKFORWARD_STITCH_H
 
-#include "cli/eval_report.h"
+#include "report/eval_report.h"
 
 /* folds: the folds' test reports in time order, each with paths (keep_paths), the same
  * policies in the same order, fold k's last bar the first bar of fold k+1 (data.h's

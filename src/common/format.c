@@ -43,3 +43,21 @@ void fh_format_append(char *buf, size_t size, const char *fmt, ...)
     vsnprintf(buf + len, size - len, fmt, ap);
     va_end(ap);
 }
+
+void fh_time_format(int64_t t, char *out, size_t cap)
+{
+    int64_t days = t >= 0 ? t / 86400 : -((-t + 86399) / 86400);
+    int64_t sod = t - days * 86400;
+    /* civil_from_days, the inverse of src/data/csv.c's days_from_civil */
+    int64_t z = days + 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    int d = (int)(doy - (153 * mp + 2) / 5 + 1);
+    int m = (int)(mp < 10 ? mp + 3 : mp - 9);
+    int64_t y = yoe + era * 400 + (m <= 2);
+    snprintf(out, cap, "%04lld-%02d-%02d %02d:%02d:%02d", (long long)y, m, d,
+             (int)(sod / 3600), (int)(sod % 3600 / 60), (int)(sod % 60));
+}

@@ -15,7 +15,7 @@
 #include "cuda/embedded_sources.h"
 #include "cuda/nvrtc_compile.h"
 #include "cuda/overrides.h"
-#include "foxhunt/safetensors.h" /* fh_read_regular_file, fh_fopen_regular */
+#include "foxhunt/files.h"
 
 #define CACHE_FORMAT_VERSION "foxhunt-cubin-2"
 

@@ -19,7 +19,7 @@
 #include "cuda/update_plan.h"
 #include "env/common_device_functions.cuh"
 #include "env/minibatch_order.cuh"
-#include "foxhunt/ppo.h" /* fh_mlp_check_finite */
+#include "foxhunt/nn.h" /* fh_mlp_check_finite */
 
 /* ppo_update.c's bound on the keys a fit draws (train_config.c's on curiosity_epochs). */
 #define MAX_EPOCHS 1000
@@ -38,7 +38,7 @@ _Static_assert(G_COUNT <= FH_UPDATE_ENGINE_MAX_GRAPHS && K_COUNT <= FH_UPDATE_EN
 struct fh_gpu_curiosity {
     fh_device_info dev;
     int64_t max_rows;
-    int minibatch;             /* cfg->minibatch, at most max_rows */
+    int minibatch;             /* s.minibatch, at most max_rows */
     int epochs, tf32;
     float lr;
     fh_adam_config adam;       /* betas and eps: fh_adam_config_default_curiosity's */
@@ -148,25 +148,25 @@ void fh_gpu_curiosity_destroy(fh_gpu_curiosity *c)
 }
 
 fh_status fh_gpu_curiosity_create(fh_gpu_curiosity **out, const fh_device_info *dev,
-                                  int64_t max_rows, const fh_train_config *cfg, fh_error *err)
+                                  int64_t max_rows, fh_gpu_curiosity_settings s, fh_error *err)
 {
     *out = NULL;
-    if (max_rows < 1 || cfg->minibatch < 1)
+    if (max_rows < 1 || s.minibatch < 1)
         return fh_error_set(err, FH_ERR_INPUT, "curiosity fit: %lld rows, minibatch %d",
-                            (long long)max_rows, cfg->minibatch);
-    if (cfg->curiosity_epochs < 0 || cfg->curiosity_epochs > MAX_EPOCHS)
+                            (long long)max_rows, s.minibatch);
+    if (s.curiosity_epochs < 0 || s.curiosity_epochs > MAX_EPOCHS)
         return fh_error_set(err, FH_ERR_INPUT, "curiosity fit: %d epochs (at most %d)",
-                            cfg->curiosity_epochs, MAX_EPOCHS);
+                            s.curiosity_epochs, MAX_EPOCHS);
     fh_gpu_curiosity *c = calloc(1, sizeof *c);
     if (!c)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
     c->dev = *dev;
     c->max_rows = max_rows;
-    c->minibatch = (int)(cfg->minibatch < max_rows ? cfg->minibatch : max_rows);
-    c->epochs = cfg->curiosity_epochs;
-    c->tf32 = strcmp(cfg->precision, "tf32") == 0;
+    c->minibatch = (int)(s.minibatch < max_rows ? s.minibatch : max_rows);
+    c->epochs = s.curiosity_epochs;
+    c->tf32 = s.tf32;
     fh_adam_config_default_curiosity(&c->adam);
-    c->lr = (float)cfg->curiosity_lr;
+    c->lr = (float)s.curiosity_lr;
     /* the plan for max_rows: the module's options and the buffers' sizes (a fit of
      * another n plans again: the same options, the same sizes) */
     fh_status st = make_plan(&c->plan, c, max_rows, err);

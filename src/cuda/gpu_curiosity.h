@@ -9,15 +9,15 @@
  * grad_sumsq_kernel, adam_kernel with curiosity = 1): the collection's columns are
  * viewed as an fh_device_batch (states, actions, exposures and bars have the same
  * layouts in both collectors). Semantics are the CPU's, for the same update stream:
- * cfg->curiosity_epochs keys drawn from rng before the first epoch (fh_minibatch_key,
- * as draw_epoch_keys does), each epoch's minibatches of cfg->minibatch rows in the keyed
+ * s.curiosity_epochs keys drawn from rng before the first epoch (fh_minibatch_key,
+ * as draw_epoch_keys does), each epoch's minibatches of s.minibatch rows in the keyed
  * order of minibatch_order.cuh (the last one short when it does not divide n), the MSE
  * against the next bar's features 0..31, Adam (curiosity_lr, 0.9, 0.999, 1e-8, no
  * clipping), and the same failures: a loss or gradient that is not finite stops the fit
  * before that step, naming it, its epoch and minibatch (the steps before it stay
  * applied, as on the CPU). Sums run in other orders and the matmuls are cuBLAS's, so
  * results agree with the CPU within tests/dqn/test_gpu_curiosity.c's tolerances; on one
- * GPU a fit is bit-identical to the next. TF32 matmuls only when cfg->precision is
+ * GPU a fit is bit-identical to the next. TF32 matmuls only when the run's precision is
  * "tf32". Steps are captured into CUDA graphs (one of graph_steps full steps, one tail
  * step) and replayed, their position on the device (update_args.h). Available when
  * FH_HAVE_CUDA. */
@@ -26,10 +26,10 @@
 
 #include <stdint.h>
 
+#include "cuda/gpu_update_settings.h"
 #include "foxhunt/device.h"
 #include "foxhunt/env_types.h" /* fh_rng */
 #include "foxhunt/nn.h"
-#include "foxhunt/train_config.h"
 
 /* The NVRTC program the fit loads (with update_plan.c's options) and the entry points it
  * launches, for the compile tests (tests/dqn/test_gpu_curiosity.c). */
@@ -40,11 +40,11 @@
 
 typedef struct fh_gpu_curiosity fh_gpu_curiosity;
 
-/* A fit over collections of at most max_rows rows, minibatches of cfg->minibatch rows
- * (fewer when the collection is smaller), cfg->curiosity_epochs epochs at
- * cfg->curiosity_lr, cfg->precision's matmuls. */
+/* A fit over collections of at most max_rows rows, minibatches of s.minibatch rows
+ * (fewer when the collection is smaller), s.curiosity_epochs epochs at s.curiosity_lr,
+ * TF32 matmuls when s.tf32. */
 fh_status fh_gpu_curiosity_create(fh_gpu_curiosity **out, const fh_device_info *dev,
-                                  int64_t max_rows, const fh_train_config *cfg, fh_error *err);
+                                  int64_t max_rows, fh_gpu_curiosity_settings s, fh_error *err);
 void fh_gpu_curiosity_destroy(fh_gpu_curiosity *c);
 
 /* The model's params, Adam moments and step, host -> device (start, resume) and back

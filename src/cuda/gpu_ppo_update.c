@@ -48,7 +48,7 @@ static const char *const kernel_names[K_COUNT] = {
 struct fh_gpu_ppo_update {
     fh_device_info dev;
     fh_update_plan plan;
-    fh_train_config cfg;       /* the losses' and optimiser's settings (baked into graphs) */
+    fh_gpu_ppo_settings cfg;   /* the losses' and optimiser's settings (baked into graphs) */
     fh_update_engine eng;      /* the module, its kernels, the main stream, the graphs */
     fh_update_blas blas;       /* the main stream: gather, critic, losses, optimiser */
     fh_update_blas blas_actor; /* a second stream: the actor's forward and backward */
@@ -378,7 +378,7 @@ void fh_gpu_ppo_update_destroy(fh_gpu_ppo_update *u)
 }
 
 fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info *dev,
-                                   const fh_train_config *cfg, long long batch_size, int tf32,
+                                   fh_gpu_ppo_settings s, long long batch_size, int tf32,
                                    fh_error *err)
 {
     *out = NULL;
@@ -386,9 +386,9 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
     if (!u)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
     u->dev = *dev;
-    u->cfg = *cfg;
-    fh_update_problem prob = {dev->sm_count, batch_size, cfg->minibatch, cfg->epochs,
-                              cfg->curiosity_epochs, tf32};
+    u->cfg = s;
+    fh_update_problem prob = {dev->sm_count, batch_size, s.minibatch, s.epochs,
+                              s.curiosity_epochs, tf32};
     fh_status st = fh_update_plan_make(&prob, &u->plan, err);
     if (st != FH_OK)
         goto fail_status;

@@ -19,6 +19,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "cuda/gpu_update_settings.h"
 #include "cuda/gpu_weights.h"
 #include "cuda/kernels/update_args.h"
 #include "cuda/update_plan.h"
@@ -26,14 +27,13 @@
 #include "foxhunt/env.h"
 #include "foxhunt/ppo.h"
 #include "foxhunt/rollout.h"
-#include "foxhunt/train_config.h"
 
 typedef struct fh_gpu_ppo_update fh_gpu_ppo_update;
 
-/* For updates of cfg (minibatch, epochs, losses' coefficients) over batches of
+/* For updates of s (minibatch, epochs, losses' coefficients) over batches of
  * batch_size samples; tf32: the matmuls on TF32 tensor cores. */
 fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info *dev,
-                                   const fh_train_config *cfg, long long batch_size, int tf32,
+                                   fh_gpu_ppo_settings s, long long batch_size, int tf32,
                                    fh_error *err);
 void fh_gpu_ppo_update_destroy(fh_gpu_ppo_update *u);
 const fh_update_plan *fh_gpu_ppo_update_plan(const fh_gpu_ppo_update *u);

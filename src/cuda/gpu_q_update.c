@@ -17,7 +17,7 @@
 #include "cuda/update_layers.h"
 #include "env/common_device_functions.cuh"
 #include "env/minibatch_order.cuh"
-#include "foxhunt/ppo.h" /* fh_mlp_check_finite */
+#include "foxhunt/nn.h" /* fh_mlp_check_finite */
 
 #define Q_KERNEL_FILE "q_update.cu"
 
@@ -59,7 +59,7 @@ typedef struct {
 
 struct fh_gpu_q_update {
     fh_device_info dev;
-    fh_train_config cfg;
+    fh_gpu_q_settings cfg;
     fh_net_kind net;
     int pqn;
     int n_episodes, n_steps;
@@ -315,27 +315,27 @@ static fh_status plan_pqn(fh_gpu_q_update *u, fh_error *err)
 
 fh_status fh_gpu_q_update_create(fh_gpu_q_update **out, const fh_device_info *dev,
                                  fh_net_kind net, int n_episodes, int n_steps,
-                                 const fh_train_config *cfg, fh_error *err)
+                                 fh_gpu_q_settings s, fh_error *err)
 {
     *out = NULL;
     if (net != FH_NET_PQN && net != FH_NET_QNET)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: network kind %d is not a Q-network",
                             __FILE__, __LINE__, (int)net);
-    if (n_episodes < 1 || n_steps < 1 || cfg->minibatch < 1)
+    if (n_episodes < 1 || n_steps < 1 || s.minibatch < 1)
         return fh_error_set(err, FH_ERR_INPUT, "a Q update of %d x %d steps, minibatch %d",
-                            n_episodes, n_steps, cfg->minibatch);
+                            n_episodes, n_steps, s.minibatch);
     fh_gpu_q_update *u = calloc(1, sizeof *u);
     if (!u)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
     u->dev = *dev;
-    u->cfg = *cfg;
+    u->cfg = s;
     u->net = net;
     u->pqn = net == FH_NET_PQN;
     u->n_episodes = n_episodes;
     u->n_steps = n_steps;
     u->batch = (long long)n_episodes * n_steps;
-    u->minibatch = cfg->minibatch;
-    u->epochs = cfg->epochs;
+    u->minibatch = s.minibatch;
+    u->epochs = s.epochs;
     u->P = (long long)fh_net_desc_get(net)->n_params;
     int waves = dev->sm_count > 0 ? 4 * dev->sm_count : 4;
     long long adam_blocks = ceil_div(u->P, ADAM_THREADS);
@@ -343,7 +343,7 @@ fh_status fh_gpu_q_update_create(fh_gpu_q_update **out, const fh_device_info *de
     fh_status st = u->pqn ? plan_pqn(u, err) : FH_OK;
     if (st != FH_OK)
         goto fail_status;
-    const int tf32 = strcmp(cfg->precision, "tf32") == 0;
+    const int tf32 = s.tf32;
     const long long P = u->P;
     const size_t M = (size_t)u->minibatch, n = (size_t)u->batch;
     const char *const options[] = FH_Q_UPDATE_OPTIONS;
@@ -398,10 +398,10 @@ fh_status fh_gpu_q_update_create(fh_gpu_q_update **out, const fh_device_info *de
         CUDA_CHECK(cudaMalloc((void **)&u->mb_slots, M * sizeof(int)), err);
         CUDA_CHECK(cudaMemset(u->mb_slots, 0, M * sizeof(int)), err);
         u->eval_rows = (int)M;
-        long long per_iteration = llround(cfg->replay_ratio * (double)u->batch);
+        long long per_iteration = llround(s.replay_ratio * (double)u->batch);
         if ((st = fh_device_mlp_init(&u->eval, net, u->mem, NULL, (int)M, err)) != FH_OK ||
             (st = fh_device_mlp_init(&u->teval, net, u->target, NULL, (int)M, err)) != FH_OK ||
-            (st = fh_gpu_replay_init(&u->ring, cfg->replay_capacity, err)) != FH_OK ||
+            (st = fh_gpu_replay_init(&u->ring, s.replay_capacity, err)) != FH_OK ||
             (st = reserve_records(u, per_iteration > 1 ? per_iteration : 1, err)) != FH_OK)
             goto fail_status;
     }

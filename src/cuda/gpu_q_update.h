@@ -25,7 +25,7 @@
  * Sums run in other orders and the matmuls are cuBLAS's, so results agree with the CPU
  * within tests/dqn/test_gpu_q_update.c's tolerances; on one GPU a run is bit-identical
  * to the next (fixed reduction trees, fixed cuBLAS algorithms). TF32 matmuls only when
- * cfg->precision is "tf32". Steps are captured into CUDA graphs (as gpu_ppo_update.c
+ * the run's precision is "tf32". Steps are captured into CUDA graphs (as gpu_ppo_update.c
  * does) and replayed; their position lives on the device (q_update_args.h). The
  * curiosity fit stays the caller's (fh_curiosity_fit on the host batch). Available when
  * FH_HAVE_CUDA. */
@@ -34,9 +34,9 @@
 
 #include "cuda/gpu_dqn_collector.h"
 #include "cuda/gpu_replay.h"
+#include "cuda/gpu_update_settings.h"
 #include "foxhunt/device.h"
 #include "foxhunt/dqn.h"
-#include "foxhunt/train_config.h"
 
 /* q_update.cu's NVRTC options (the CPU's arithmetic: no fused multiply-adds, IEEE
  * division and square roots) and the entry points gpu_q_update.c launches, for the
@@ -51,12 +51,12 @@
 typedef struct fh_gpu_q_update fh_gpu_q_update;
 
 /* An update of net (FH_NET_PQN: PQN; FH_NET_QNET: DQN, with its target network and a
- * ring of cfg->replay_capacity) for collections of n_episodes x n_steps, with cfg's
+ * ring of s.replay_capacity) for collections of n_episodes x n_steps, with s's
  * minibatch, epochs (PQN), n_step, gamma, replay_ratio, learning_starts,
- * target_update_every, tau and precision. */
+ * target_update_every, tau and tf32. */
 fh_status fh_gpu_q_update_create(fh_gpu_q_update **out, const fh_device_info *dev,
                                  fh_net_kind net, int n_episodes, int n_steps,
-                                 const fh_train_config *cfg, fh_error *err);
+                                 fh_gpu_q_settings s, fh_error *err);
 void fh_gpu_q_update_destroy(fh_gpu_q_update *u);
 
 /* The Q-network's params, Adam moments and step, and (DQN) the target's params, host ->
@@ -79,7 +79,7 @@ fh_status fh_gpu_pqn_update_run(fh_gpu_q_update *u, const fh_dqn_device_batch *b
                                 fh_q_stats *stats, fh_error *err);
 
 /* DQN: one iteration's update, as q_trainer.c's: the push, then, once the ring holds
- * cfg->learning_starts transitions, llround(replay_ratio N L) steps (none before: stats
+ * s.learning_starts transitions, llround(replay_ratio N L) steps (none before: stats
  * zero). */
 fh_status fh_gpu_dqn_update_run(fh_gpu_q_update *u, const fh_dqn_device_batch *b,
                                 const fh_q_update_config *qc, fh_rng *rng, fh_q_stats *stats,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "foxhunt/data.h"
+#include "foxhunt/format.h" /* fh_time_format */
 
 fh_status fh_bars_alloc(fh_bars *bars, size_t n, fh_error *err)
 {

@@ -30,7 +30,8 @@
 #include <string.h>
 
 #include "foxhunt/data.h"
-#include "foxhunt/safetensors.h" /* fh_read_regular_file */
+#include "foxhunt/files.h"
+#include "foxhunt/format.h" /* fh_time_format */
 
 enum { COL_TIME, COL_OPEN, COL_HIGH, COL_LOW, COL_CLOSE, COL_VOLUME, N_REQUIRED };
 static const char *const COL_NAMES[N_REQUIRED] = {"time", "open", "high", "low", "close",
@@ -200,29 +201,6 @@ static int line_is_blank(const char *b, const char *e)
     return 1;
 }
 
-static void format_time(int64_t t, char *out, size_t cap)
-{
-    int64_t days = t >= 0 ? t / 86400 : -((-t + 86399) / 86400);
-    int64_t sod = t - days * 86400;
-    /* civil_from_days, the inverse of days_from_civil */
-    int64_t z = days + 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    int d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    int m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    int64_t y = yoe + era * 400 + (m <= 2);
-    snprintf(out, cap, "%04lld-%02d-%02d %02d:%02d:%02d", (long long)y, m, d,
-             (int)(sod / 3600), (int)(sod % 3600 / 60), (int)(sod % 60));
-}
-
-void fh_time_format(int64_t unix_seconds, char *out, size_t cap)
-{
-    format_time(unix_seconds, out, cap);
-}
-
 static fh_status check_order(csv_ctx *c, fh_bars *bars, size_t *line_of,
                              const size_t *tcol_of)
 {
@@ -232,14 +210,14 @@ static fh_status check_order(csv_ctx *c, fh_bars *bars, size_t *line_of,
         int64_t a = bars->time[i - 1], b = bars->time[i];
         char ta[32], tb[32];
         if (b == a) {
-            format_time(b, tb, sizeof tb);
+            fh_time_format(b, tb, sizeof tb);
             return csv_fail(c, line_of[i], tcol_of[i],
                             "duplicate time %s (same as line %zu); remove one of the two rows",
                             tb, line_of[i - 1]);
         }
         if ((b < a) != descending) {
-            format_time(a, ta, sizeof ta);
-            format_time(b, tb, sizeof tb);
+            fh_time_format(a, ta, sizeof ta);
+            fh_time_format(b, tb, sizeof tb);
             return csv_fail(c, line_of[i], tcol_of[i],
                             "time %s is out of order (line %zu has %s, and the file runs %s); "
                             "sort the file by time",

@@ -5,6 +5,7 @@
  * leaves the caller half-loaded. An actor-only checkpoint is the same with the params
  * pass alone, for the actor alone. */
 #include "foxhunt/checkpoint.h"
+#include "foxhunt/format.h" /* fh_time_format */
 
 #include <errno.h>
 #include <math.h>

@@ -7,6 +7,7 @@
 #if FH_HAVE_CUDA
 #include "cuda/gpu_ppo_collector.h"
 #include "cuda/gpu_ppo_update.h"
+#include "rl/gpu_update_settings.h"
 #endif
 
 fh_status fh_collector_create(fh_trainer *t, fh_error *err)
@@ -21,7 +22,7 @@ fh_status fh_collector_create(fh_trainer *t, fh_error *err)
             return st;
         t->episodes = fh_gpu_ppo_collector_episodes(t->gpu);
         if (strcmp(cfg->update_device, "cpu") != 0) {
-            st = fh_gpu_ppo_update_create(&t->gpu_update, &t->device, cfg,
+            st = fh_gpu_ppo_update_create(&t->gpu_update, &t->device, fh_gpu_ppo_settings_of(cfg),
                                           (long long)cfg->episodes * cfg->steps,
                                           strcmp(cfg->precision, "tf32") == 0, err);
             if (st != FH_OK)

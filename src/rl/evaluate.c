@@ -8,7 +8,7 @@
 #include "env/common_device_functions.cuh"
 #include "env/ppo_device_functions.cuh" /* softmax_sample */
 #include "foxhunt/format.h"             /* fh_format_utc */
-#include "foxhunt/ppo.h"                /* fh_mlp_check_finite */
+#include "foxhunt/nn.h"                 /* fh_mlp_check_finite */
 
 /* action = FH_N_URGENCIES * e + k; full urgency trades straight to the target */
 #define FULL_URGENCY (FH_N_URGENCIES - 1)

@@ -80,30 +80,6 @@ static const char *nonfinite_name(double v)
     return isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf";
 }
 
-fh_status fh_mlp_check_finite(const fh_mlp *m, fh_error *err)
-{
-    const float *bufs[3] = {m->params, m->adam_m, m->adam_v};
-    const char *what[3] = {"weights hold", "Adam first moment holds",
-                           "Adam second moment holds"};
-    for (int b = 0; b < 3; b++) {
-        const float *x = bufs[b];
-        float acc = 0.0f; /* NaN or Inf anywhere makes the product with 0 NaN */
-        for (size_t i = 0; i < m->n_params; i++)
-            acc += x[i] * 0.0f;
-        if (acc == 0.0f)
-            continue;
-        for (int t = 0; t < m->n_tensors; t++) {
-            const fh_tensor_desc *td = &m->tensors[t];
-            for (size_t i = 0; i < td->numel; i++)
-                if (!isfinite(x[td->offset + i]))
-                    return fh_error_set(err, FH_ERR_FAILURE, "the %s's %s %s at %s[%zu]",
-                                        m->desc->name, what[b],
-                                        nonfinite_name(x[td->offset + i]), td->name, i);
-        }
-    }
-    return FH_OK;
-}
-
 const char *const fh_ppo_trace_columns[FH_PPO_TRACE_COLS] = {
     "epoch", "minibatch", "samples", "policy_loss", "value_loss", "entropy", "approx_kl",
     "old_approx_kl", "clip_fraction", "grad_norm", "lr", "loss"};

@@ -6,6 +6,7 @@
 #include "cuda/gpu_curiosity.h"
 #include "cuda/gpu_dqn_collector.h"
 #include "cuda/gpu_q_update.h"
+#include "rl/gpu_update_settings.h"
 #endif
 
 #if FH_HAVE_CUDA
@@ -22,11 +23,13 @@ fh_status fh_q_backend_create_update(fh_q_trainer *t, fh_error *err)
 {
     const fh_train_config *cfg = &t->cfg;
     const int N = cfg->episodes, L = cfg->steps;
-    fh_status st = fh_gpu_q_update_create(&t->gpu_update, &t->device, t->net, N, L, cfg, err);
+    fh_status st = fh_gpu_q_update_create(&t->gpu_update, &t->device, t->net, N, L,
+                                          fh_gpu_q_settings_of(cfg), err);
     if (st == FH_OK)
         st = fh_gpu_q_update_upload(t->gpu_update, &t->q, t->pqn ? NULL : &t->target, err);
     if (st == FH_OK)
-        st = fh_gpu_curiosity_create(&t->gpu_curiosity, &t->device, (int64_t)N * L, cfg, err);
+        st = fh_gpu_curiosity_create(&t->gpu_curiosity, &t->device, (int64_t)N * L,
+                                     fh_gpu_curiosity_settings_of(cfg), err);
     if (st == FH_OK)
         st = fh_gpu_curiosity_upload(t->gpu_curiosity, &t->curiosity, err);
     if (st == FH_OK && !t->pqn) {

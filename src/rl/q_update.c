@@ -13,7 +13,7 @@
 #include "env/common_device_functions.cuh"
 #include "env/minibatch_order.cuh"
 #include "foxhunt/dqn.h"
-#include "foxhunt/ppo.h" /* fh_mlp_check_finite */
+#include "foxhunt/nn.h" /* fh_mlp_check_finite */
 
 /* The most PQN epochs whose keys an update draws: train_config.c's bound on epochs. */
 #define FH_Q_MAX_EPOCHS 1000

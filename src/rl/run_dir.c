@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "foxhunt/files.h"
 #include "foxhunt/safetensors.h"
 
 /* The data's part of a run name: "synthetic", or the CSV's file name without its
@@ -675,38 +676,6 @@ fh_status fh_run_dir_open(fh_run_dir *rd, const fh_train_config *cfg, const char
 
 /* ---- rows ---- */
 
-static fh_status append_at(int fd, const char *path, const char *text, off_t *before,
-                           fh_error *err)
-{
-    struct stat sb;
-    if (fstat(fd, &sb) != 0)
-        return fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s", path, strerror(errno));
-    *before = sb.st_size;
-    size_t len = strlen(text), done = 0;
-    while (done < len) {
-        ssize_t n = write(fd, text + done, len - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            /* a short write is followed by the one that fails (EFBIG, ENOSPC): what it
-             * wrote is cut back, so that no reader keeps half a line */
-            int e = n < 0 ? errno : EIO;
-            int cut = done == 0 || ftruncate(fd, *before) == 0;
-            return fh_error_set(err, FH_ERR_FAILURE, "cannot write %s: %s%s%s", path,
-                                strerror(e), fh_write_error_hint(e),
-                                cut ? "" : " (and cannot cut its partial last line)");
-        }
-        done += (size_t)n;
-    }
-    return FH_OK;
-}
-
-fh_status fh_append_whole(int fd, const char *path, const char *text, fh_error *err)
-{
-    off_t before;
-    return append_at(fd, path, text, &before, err);
-}
-
 fh_status fh_run_dir_write_metrics(fh_run_dir *rd, const fh_iteration_metrics *m, fh_error *err)
 {
     if (!rd->metrics_open)
@@ -737,9 +706,10 @@ fh_status fh_run_dir_write_metrics(fh_run_dir *rd, const fh_iteration_metrics *m
     fh_format_append(jsonl, sizeof jsonl, "}\n");
     /* both files or neither: the csv row is cut back when the jsonl one fails */
     off_t csv_before, jsonl_before;
-    fh_status st = append_at(rd->metrics_fd[0], rd->csv_path, csv, &csv_before, err);
+    fh_status st = fh_append_whole_at(rd->metrics_fd[0], rd->csv_path, csv, &csv_before, err);
     if (st == FH_OK &&
-        (st = append_at(rd->metrics_fd[1], rd->jsonl_path, jsonl, &jsonl_before, err)) != FH_OK &&
+        (st = fh_append_whole_at(rd->metrics_fd[1], rd->jsonl_path, jsonl, &jsonl_before,
+                                 err)) != FH_OK &&
         ftruncate(rd->metrics_fd[0], csv_before) != 0)
         fh_error_prefix(err, "(%s keeps this iteration's row) ", rd->csv_path);
     if (st != FH_OK)

@@ -19,7 +19,8 @@
 #include <ini.h>
 
 #include "foxhunt/data.h"        /* FH_DEFAULT_MAX_BAR_MOVE_SIGMAS */
-#include "foxhunt/safetensors.h" /* fh_read_regular_file, fh_utf8_valid, ..._has_nul */
+#include "foxhunt/files.h"
+#include "foxhunt/text.h"
 
 #define RUN(key, type, member, choices, lo, hi, help)                                    \
     {"run", key, type, offsetof(fh_train_config, member),                                \

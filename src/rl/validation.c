@@ -14,8 +14,9 @@
 #include <unistd.h>
 
 #include "foxhunt/metrics.h"
-#include "foxhunt/safetensors.h" /* fh_open_regular */
 #include "foxhunt/evaluate.h"
+#include "foxhunt/files.h"
+#include "foxhunt/safetensors.h"
 #include "rl/validation.h"
 
 #define VALIDATION_HEADER                                                                 \

@@ -2,7 +2,7 @@
  * chromium-headless-shell, which scripts/setup.sh installs; skips (77) saying so when
  * no chromium is found; FOXHUNT_CHROMIUM names another binary). A tiny CPU run, then
  * `foxhunt eval --report`; chromium loads the page from disk with no network and dumps
- * its DOM after the scripts ran. The page's own script (src/cli/tear_sheet.js) marks
+ * its DOM after the scripts ran. The page's own script (src/report/tear_sheet.js) marks
  * each chart div rendered when its dygraph holds rows and a canvas has a painted pixel,
  * and records on <body> "n/expected" and every error, console error or warning it saw:
  * every chart must render and nothing may be reported. The same page with the dygraphs

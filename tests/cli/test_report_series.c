@@ -1,4 +1,4 @@
-/* test_report_series.c — the tear sheet's arithmetic (src/cli/tear_sheet_series.c) on
+/* test_report_series.c — the tear sheet's arithmetic (src/report/tear_sheet_series.c) on
  * hand-made paths: the downsampling's stride, points and reductions (the value at a
  * point, the deepest of a stretch, a stretch's mean over its steps), drawdown, the
  * rolling Sharpe's window and values against a direct computation (0 for a constant
@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cli/tear_sheet_series.h"
+#include "report/tear_sheet_series.h"
 #include "test_util.h"
 
 static void test_downsampling(void)

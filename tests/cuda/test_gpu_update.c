@@ -39,6 +39,7 @@
 
 #include "cuda/gpu_ppo_collector.h"
 #include "cuda/gpu_ppo_update.h"
+#include "rl/gpu_update_settings.h"
 #include "env/common_device_functions.cuh"
 #include "env/minibatch_order.cuh"
 #include "foxhunt/device.h"
@@ -194,7 +195,8 @@ static void gpu_run(run_result *r, const fixture *f, const fh_train_config *cfg,
     clone_all(r->nets, f->nets);
     fh_rng rng = f->rng;
     fh_gpu_ppo_update *u = NULL;
-    r->st = fh_gpu_ppo_update_create(&u, &g_dev, cfg, g->view.n, tf32, &err);
+    r->st = fh_gpu_ppo_update_create(&u, &g_dev,
+                                     fh_gpu_ppo_settings_of(cfg), g->view.n, tf32, &err);
     if (r->st == FH_OK)
         r->st = fh_ppo_trace_init(&r->trace, cfg, g->view.n, &err);
     if (r->st == FH_OK)
@@ -501,7 +503,8 @@ static void test_iteration_metrics(const fixture *f)
     long long int_totals[64 * (1 + FH_BARRIER_N_KINDS)];
     CHECK_MSG(fh_gpu_ppo_collector_create(&c, &g_dev, N, L, &f->cfg.env, &f->view, 9, "fast",
                                           "fp32", NULL, &err) == FH_OK, "%s", err.message);
-    CHECK_MSG(fh_gpu_ppo_update_create(&u, &g_dev, &f->cfg, (long long)N * L, 0, &err) == FH_OK,
+    CHECK_MSG(fh_gpu_ppo_update_create(&u, &g_dev, fh_gpu_ppo_settings_of(&f->cfg),
+                                       (long long)N * L, 0, &err) == FH_OK,
               "%s", err.message);
     CHECK(fh_trajectory_batch_alloc(&b, N, L, &err) == FH_OK);
     if (!c || !u || !b.mem)

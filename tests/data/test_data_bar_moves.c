@@ -6,6 +6,7 @@
  * default, and their largest moves are printed (docs/FEATURES.md quotes them). */
 #include "data_fixtures.h"
 #include "foxhunt/data.h"
+#include "foxhunt/format.h"
 #include "foxhunt/run_data.h"
 #include "foxhunt/train_config.h"
 #include "test_util.h"

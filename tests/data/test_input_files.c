@@ -9,6 +9,7 @@
 
 #include "data_fixtures.h"
 #include "foxhunt/data.h"
+#include "foxhunt/files.h"
 #include "foxhunt/safetensors.h"
 #include "foxhunt/train_config.h"
 #include "test_util.h"

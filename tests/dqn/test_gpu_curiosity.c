@@ -39,6 +39,7 @@
 #include "cuda/gpu_dqn_collector.h"
 #include "cuda/nvrtc_compile.h"
 #include "cuda/update_plan.h"
+#include "rl/gpu_update_settings.h"
 #include "dqn/test_cases.h"
 #include "env/common_device_functions.cuh"
 #include "env/minibatch_order.cuh"
@@ -221,7 +222,8 @@ static void compare_fit(const fixture *f, const fh_train_config *cfg, int64_t n,
     fh_error err;
     fh_error_clear(&err);
     fh_gpu_curiosity *g = NULL;
-    CHECK_MSG(fh_gpu_curiosity_create(&g, &g_dev, (int64_t)N_EPISODES * N_STEPS, cfg, &err) == FH_OK,
+    CHECK_MSG(fh_gpu_curiosity_create(&g, &g_dev, (int64_t)N_EPISODES * N_STEPS,
+                                      fh_gpu_curiosity_settings_of(cfg), &err) == FH_OK,
               "%s: %s", label, err.message);
     if (!g)
         return;
@@ -274,7 +276,8 @@ static void test_nan_state(const fixture *f)
     fh_gpu_curiosity *g = NULL;
     CHECK(states != NULL);
     CHECK(cudaMalloc((void **)&d_states, floats * sizeof(float)) == cudaSuccess);
-    CHECK_MSG(fh_gpu_curiosity_create(&g, &g_dev, n, &f->cfg, &err) == FH_OK, "%s", err.message);
+    CHECK_MSG(fh_gpu_curiosity_create(&g, &g_dev, n, fh_gpu_curiosity_settings_of(&f->cfg),
+                                      &err) == FH_OK, "%s", err.message);
     if (!states || !d_states || !g)
         goto done;
     memcpy(states, f->batch.states, floats * sizeof(float));
@@ -320,7 +323,8 @@ static void test_resident_collection(const fixture *f)
                                           9, 0, &err) == FH_OK, "%s", err.message);
     CHECK_MSG(fh_gpu_dqn_collector_create(&b, &g_dev, N_EPISODES, N_STEPS, &f->cfg.env, &f->view,
                                           9, 0, &err) == FH_OK, "%s", err.message);
-    CHECK_MSG(fh_gpu_curiosity_create(&g, &g_dev, (int64_t)N_EPISODES * N_STEPS, &f->cfg, &err) == FH_OK,
+    CHECK_MSG(fh_gpu_curiosity_create(&g, &g_dev, (int64_t)N_EPISODES * N_STEPS,
+                                      fh_gpu_curiosity_settings_of(&f->cfg), &err) == FH_OK,
               "%s", err.message);
     CHECK(fh_transition_batch_alloc(&ta, N_EPISODES, N_STEPS, &err) == FH_OK);
     CHECK(fh_transition_batch_alloc(&tb, N_EPISODES, N_STEPS, &err) == FH_OK);
@@ -380,7 +384,8 @@ static void time_fit(const fixture *f, int minibatch)
     float *d_qnet = NULL;
     if (fh_gpu_dqn_collector_create(&c, &g_dev, cfg.episodes, cfg.steps, &cfg.env, &f->view, 5, 0,
                                     &err) != FH_OK ||
-        fh_gpu_curiosity_create(&g, &g_dev, n, &cfg, &err) != FH_OK ||
+        fh_gpu_curiosity_create(&g, &g_dev, n,
+                                fh_gpu_curiosity_settings_of(&cfg), &err) != FH_OK ||
         fh_gpu_curiosity_upload(g, &f->curiosity, &err) != FH_OK ||
         cudaMalloc((void **)&d_qnet, f->qnet.n_params * sizeof(float)) != cudaSuccess ||
         cudaMemcpy(d_qnet, f->qnet.params, f->qnet.n_params * sizeof(float),

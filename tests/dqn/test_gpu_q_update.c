@@ -55,6 +55,7 @@
 #include "cuda/gpu_dqn_collector.h"
 #include "cuda/gpu_q_update.h"
 #include "cuda/kernels/q_update_args.h"
+#include "rl/gpu_update_settings.h"
 #include "dqn/test_cases.h"
 #include "env/common_device_functions.cuh"
 #include "env/dqn_device_functions.cuh"
@@ -415,7 +416,8 @@ static void test_pqn(const fixture *f)
     const size_t P = start.n_params, n = (size_t)N_EPISODES * N_STEPS;
     fh_gpu_q_update *u = NULL;
     fh_gpu_dqn_collector *c = NULL;
-    CHECK_MSG(fh_gpu_q_update_create(&u, &g_dev, FH_NET_PQN, N_EPISODES, N_STEPS, &cfg, &err) == FH_OK,
+    CHECK_MSG(fh_gpu_q_update_create(&u, &g_dev, FH_NET_PQN, N_EPISODES, N_STEPS,
+                                     fh_gpu_q_settings_of(&cfg), &err) == FH_OK,
               "%s", err.message);
     CHECK_MSG(fh_gpu_dqn_collector_create(&c, &g_dev, N_EPISODES, N_STEPS, &cfg.env, &f->view, 5,
                                           1, &err) == FH_OK, "%s", err.message);
@@ -598,7 +600,8 @@ static void test_pqn(const fixture *f)
     fh_train_config tcfg = cfg;
     snprintf(tcfg.precision, sizeof tcfg.precision, "tf32");
     fh_gpu_q_update *ut = NULL;
-    CHECK_MSG(fh_gpu_q_update_create(&ut, &g_dev, FH_NET_PQN, N_EPISODES, N_STEPS, &tcfg, &err) == FH_OK,
+    CHECK_MSG(fh_gpu_q_update_create(&ut, &g_dev, FH_NET_PQN, N_EPISODES, N_STEPS,
+                                     fh_gpu_q_settings_of(&tcfg), &err) == FH_OK,
               "%s", err.message);
     if (ut) {
         CHECK_MSG(gpu_pqn(&got, &gs, ut, &start, &db, &qc, rng, 0, &err) == FH_OK, "%s", err.message);
@@ -615,7 +618,8 @@ static void test_pqn(const fixture *f)
     tail.minibatch = 500;
     fh_q_update_config tqc = q_config(&tail);
     fh_gpu_q_update *u2 = NULL;
-    CHECK_MSG(fh_gpu_q_update_create(&u2, &g_dev, FH_NET_PQN, N_EPISODES, N_STEPS, &tail, &err) == FH_OK,
+    CHECK_MSG(fh_gpu_q_update_create(&u2, &g_dev, FH_NET_PQN, N_EPISODES, N_STEPS,
+                                     fh_gpu_q_settings_of(&tail), &err) == FH_OK,
               "%s", err.message);
     pqn_ref tref;
     CHECK_MSG(pqn_reference(&tref, &start, &hb, &tqc, rng, &err) == FH_OK, "%s", err.message);
@@ -669,7 +673,8 @@ static void test_pqn_huber(const fixture *f)
     const size_t P = start.n_params, n = (size_t)N_EPISODES * N_STEPS;
     fh_gpu_q_update *u = NULL;
     fh_gpu_dqn_collector *c = NULL;
-    CHECK_MSG(fh_gpu_q_update_create(&u, &g_dev, FH_NET_PQN, N_EPISODES, N_STEPS, &cfg, &err) == FH_OK,
+    CHECK_MSG(fh_gpu_q_update_create(&u, &g_dev, FH_NET_PQN, N_EPISODES, N_STEPS,
+                                     fh_gpu_q_settings_of(&cfg), &err) == FH_OK,
               "%s", err.message);
     CHECK_MSG(fh_gpu_dqn_collector_create(&c, &g_dev, N_EPISODES, N_STEPS, &cfg.env, &f->view, 7,
                                           1, &err) == FH_OK, "%s", err.message);
@@ -933,7 +938,8 @@ static void test_dqn(const fixture *f, int every, float tau, int single_steps, i
     clone(&t0, &d.target);
     fh_gpu_q_update *u = NULL;
     fh_gpu_dqn_collector *c = NULL;
-    CHECK_MSG(fh_gpu_q_update_create(&u, &g_dev, FH_NET_QNET, N_EPISODES, N_STEPS, &cfg, &err) == FH_OK,
+    CHECK_MSG(fh_gpu_q_update_create(&u, &g_dev, FH_NET_QNET, N_EPISODES, N_STEPS,
+                                     fh_gpu_q_settings_of(&cfg), &err) == FH_OK,
               "%s", err.message);
     CHECK_MSG(fh_gpu_dqn_collector_create(&c, &g_dev, N_EPISODES, N_STEPS, &cfg.env, &f->view, 5,
                                           0, &err) == FH_OK, "%s", err.message);
@@ -968,7 +974,8 @@ static void test_dqn_learning_starts(const fixture *f)
     fh_mlp_init_orthogonal(&q, 52);
     fh_gpu_q_update *u = NULL;
     fh_gpu_dqn_collector *c = NULL;
-    CHECK(fh_gpu_q_update_create(&u, &g_dev, FH_NET_QNET, N_EPISODES, N_STEPS, &cfg, &err) == FH_OK);
+    CHECK(fh_gpu_q_update_create(&u, &g_dev, FH_NET_QNET, N_EPISODES, N_STEPS,
+                                 fh_gpu_q_settings_of(&cfg), &err) == FH_OK);
     CHECK(fh_gpu_dqn_collector_create(&c, &g_dev, N_EPISODES, N_STEPS, &cfg.env, &f->view, 5, 0,
                                       &err) == FH_OK);
     if (u && c) {
@@ -1052,7 +1059,8 @@ static void time_iterations(const fixture *f, fh_net_kind net)
     fh_mlp_init_orthogonal(&q, 61);
     fh_gpu_q_update *u = NULL;
     fh_gpu_dqn_collector *c = NULL;
-    if (fh_gpu_q_update_create(&u, &g_dev, net, cfg.episodes, cfg.steps, &cfg, &err) != FH_OK ||
+    if (fh_gpu_q_update_create(&u, &g_dev, net, cfg.episodes, cfg.steps,
+                               fh_gpu_q_settings_of(&cfg), &err) != FH_OK ||
         fh_gpu_dqn_collector_create(&c, &g_dev, cfg.episodes, cfg.steps, &cfg.env, &f->view, 5,
                                     net == FH_NET_PQN, &err) != FH_OK ||
         fh_gpu_q_update_upload(u, &q, NULL, &err) != FH_OK)

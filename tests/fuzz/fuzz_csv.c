@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "foxhunt/data.h"
+#include "foxhunt/format.h"
 #include "fuzz_util.h"
 
 static void check_market(const fh_market *m, size_t n_bars)

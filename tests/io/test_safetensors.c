@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "foxhunt/safetensors.h"
+#include "foxhunt/text.h"
 #include "io_test_helpers.h"
 #include "test_util.h"
 

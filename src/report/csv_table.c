@@ -1,5 +1,5 @@
 /* csv_table.c — see csv_table.h. */
-#include "cli/csv_table.h"
+#include "report/csv_table.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "foxhunt/safetensors.h" /* fh_fopen_regular */
+#include "foxhunt/files.h"
 
 void fh_csv_table_free(fh_csv_table *t)
 {

@@ -1,5 +1,5 @@
 /* tear_sheet.js — draws the tear sheet's charts with dygraphs from the page's data
- * (the JSON block fh-data that src/cli/tear_sheet.c writes), then records on the body
+ * (the JSON block fh-data that src/report/tear_sheet.c writes), then records on the body
  * how many charts rendered (data-charts-rendered="n/expected": a chart counts when it
  * holds rows and one of its canvases has a painted pixel), the errors seen (data-errors,
  * a JSON list) and the page's height (data-height), for tests/cli/test_report_browser.c.

@@ -7,7 +7,7 @@
 #ifndef FOXHUNT_TEAR_SHEET_H
 #define FOXHUNT_TEAR_SHEET_H
 
-#include "cli/eval_report.h"
+#include "report/eval_report.h"
 
 typedef struct {
     const char *title;       /* the page's heading */

@@ -1,8 +1,8 @@
 /* eval_report.c — see eval_report.h. */
-#include "cli/eval_report.h"
-#include "cli/eval_columns.h"
+#include "report/eval_report.h"
+#include "foxhunt/files.h"
 #include "foxhunt/format.h"
-#include "foxhunt/safetensors.h" /* fh_fopen_regular */
+#include "report/eval_columns.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* eval_columns.c — see eval_columns.h. */
-#include "cli/eval_columns.h"
+#include "report/eval_columns.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* tear_sheet_series.c — see tear_sheet_series.h. */
-#include "cli/tear_sheet_series.h"
+#include "report/tear_sheet_series.h"
 
 #include <math.h>
 #include <stdlib.h>

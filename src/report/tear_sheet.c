@@ -2,7 +2,7 @@
  * drawn in the browser by dygraphs (tear_sheet.js) from one JSON block of the series
  * computed here (tear_sheet_series.h). Every asset is embedded (report_assets.h), so
  * the page loads nothing. */
-#include "cli/tear_sheet.h"
+#include "report/tear_sheet.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -13,11 +13,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/csv_table.h"
-#include "cli/eval_columns.h"
-#include "cli/report_assets.h"
-#include "cli/tear_sheet_series.h"
-#include "foxhunt/safetensors.h" /* fh_fopen_regular */
+#include "foxhunt/files.h"
+#include "report/csv_table.h"
+#include "report/eval_columns.h"
+#include "report/report_assets.h"
+#include "report/tear_sheet_series.h"
 
 #define PATH_ARRAYS 4       /* r->paths per policy: equity, exposure, cost, turnover */
 #define HISTOGRAM_BINS 60
