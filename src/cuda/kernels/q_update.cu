@@ -27,6 +27,9 @@
 
 /* One warp a row: lane k holds columns k and k + 32 of a row of 45. */
 #define FH_Q_HI (FH_N_ACTIONS - 32)
+static_assert(32 < FH_N_ACTIONS && FH_N_ACTIONS <= 64,
+              "q_max_kernel, q_loss_kernel, q_double_dqn_kernel: a row of actions in one warp, "
+              "two columns a lane");
 
 __device__ __forceinline__ int fh_q_row(void)
 {
