@@ -62,8 +62,17 @@ _Static_assert((FH_ACTOR_TABLE_BARS * FH_N_MARKET_FEATURES + FH_ACTOR_H1 * FH_ST
                "actor_table.cu: the bars' features and W0 in static shared memory");
 
 /* ---- the critic and the curiosity model ---- */
-_Static_assert(FH_CRITIC_H1 % 4 == 0,
-               "critic_layer0.cu: four outputs a thread (float4 rows of the projection)");
+_Static_assert(FH_CRITIC_H1 % 16 == 0 && FH_L0_THREADS % (FH_CRITIC_H1 / 4) == 0,
+               "critic_layer0.cu, fast_networks.c: four outputs a thread, in 1, 2 or 4 column "
+               "slices, whole rows a block");
+
+/* ---- launch shapes (fast_layout.h, fast_plan.c) ---- */
+_Static_assert(FH_FAST_MAX_WARPS * FH_WARP <= 1024 && FH_LANE_BLOCK_THREADS <= 1024 &&
+                   FH_BLOCK_MAX_EPISODES * FH_BLOCK_EP_ALL_THREADS <= 1024,
+               "rollout_warp.cu, rollout_lane.cu, rollout_block.cu: at most 1024 threads a "
+               "block");
+_Static_assert(1 + 2 * FH_BLOCK_MAX_EPISODES <= 16 && 1 + FH_PAIR_MAX_EPISODES <= 16,
+               "rollout_block.cu, rollout_warp.cu: named barriers 1..15 (0 is __syncthreads)");
 _Static_assert(FH_CURIOSITY_TARGET_DIM <= FH_N_MARKET_FEATURES,
                "curiosity_inference, curiosity.cu: the model predicts market features "
                "0..FH_CURIOSITY_TARGET_DIM-1 from the state's");
