@@ -93,7 +93,7 @@ def test_constructors_report_through_the_buffer():
     assert not L.fh_api_market_load(None, None, None, err, len(err))
     assert b"invalid handle" in err.value
     cfg = foxhunt.Config(**SMALL)
-    mean = np.zeros(51, np.float32)
+    mean = np.zeros(foxhunt.N_FEATURES, np.float32)
     assert not L.fh_api_market_load(cfg.handle, mean.ctypes.data, None, err, len(err))
     assert b"both norm_mean and norm_std" in err.value
     assert not L.fh_api_tensors_read(b"/nonexistent/x.safetensors", err, len(err))
@@ -180,8 +180,8 @@ def test_tensor_entries_check_names_dtypes_and_sizes():
     L.fh_api_tensors_free(t)
     # a checkpoint save refuses part of a network, naming the missing tensor
     t = L.fh_api_tensors_new(err, len(err))
-    w = np.zeros((128, 54), np.float32)
-    shape = (ctypes.c_int64 * 8)(128, 54)
+    w = np.zeros((128, foxhunt.STATE_DIM), np.float32)
+    shape = (ctypes.c_int64 * 8)(128, foxhunt.STATE_DIM)
     assert L.fh_api_tensors_set(t, b"policy_layer_0.weight", 0, 2, ctypes.addressof(shape),
                                 w.ctypes.data, w.nbytes) == 0
     assert L.fh_api_checkpoint_save(t, b"/tmp/fh_never.safetensors") == 2
