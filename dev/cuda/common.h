@@ -1,7 +1,8 @@
 /* common.h — what the dev/cuda programs share (llm.c's dev/cuda/common.h in spirit):
  * the product's sizes (include/foxhunt/shapes.h, included by a relative path so that a
- * program builds alone with one nvcc line), a checked CUDA call, a seeded RNG for random inputs, a tolerance
- * check that names the first mismatch, and a median-of-runs timer on CUDA events.
+ * program builds alone with one nvcc line), a checked CUDA call, a seeded RNG for
+ * random inputs, a tolerance check that names the first mismatch, and a median-of-runs
+ * timer on CUDA events.
  *
  * These programs are a lab, not the product: each holds a kernel's versions as the
  * product had them (or has them), a float64 CPU reference, a validation of every

@@ -118,7 +118,8 @@ def test_data_errors_name_the_fault(tmp_path):
         foxhunt.features(synthetic_bars=10)
     with pytest.raises(foxhunt.InputError, match="give csv"):
         foxhunt.features(synthetic=False)
+    F = foxhunt.N_FEATURES
     with pytest.raises(foxhunt.InputError, match="norm"):
-        foxhunt.Market(synthetic_bars=1500, norm=(np.zeros(foxhunt.N_FEATURES), np.zeros(foxhunt.N_FEATURES)))
+        foxhunt.Market(synthetic_bars=1500, norm=(np.zeros(F), np.zeros(F)))
     with pytest.raises(foxhunt.InputError, match="split"):
         foxhunt.Market(synthetic_bars=1500).split("holdout")

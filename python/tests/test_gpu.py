@@ -96,7 +96,8 @@ def test_pytorch_reads_the_batch_without_a_copy(setup):
     batch = col.collect(ck)
     host = {k: v.numpy() for k, v in batch.items()}
     states = torch.from_dlpack(batch["states"])
-    assert states.is_cuda and states.shape == (N, L, foxhunt.STATE_DIM) and states.dtype == torch.float32
+    assert states.is_cuda and states.shape == (N, L, foxhunt.STATE_DIM)
+    assert states.dtype == torch.float32
     assert np.array_equal(states.cpu().numpy(), host["states"])
     for name in ("actions", "log_probs", "advantages", "dones"):
         t = torch.from_dlpack(batch[name])

@@ -140,9 +140,10 @@ def test_single_env_refuses_what_is_not_an_action():
     ref = foxhunt.Env(seed=2, **ENV_KW)
     env.reset(seed=2)
     ref.reset(seed=2)
-    for action, message in [(np.int64(2**32 + 3), rf"action = 4294967299 is outside \[0, {foxhunt.N_ACTIONS}\)"),
+    A = foxhunt.N_ACTIONS  # the first action outside [0, A)
+    for action, message in [(np.int64(2**32 + 3), rf"action = 4294967299 is outside \[0, {A}\)"),
                             (np.uint64(2**64 - 1), r"action = 18446744073709551615 is outside"),
-                            (-1, r"action = -1 is outside"), (foxhunt.N_ACTIONS, rf"action = {foxhunt.N_ACTIONS} is outside"),
+                            (-1, r"action = -1 is outside"), (A, rf"action = {A} is outside"),
                             (2**70, r"action = 1180591620717411303424 \(int"),
                             (True, r"action = True \(bool"), (3.0, r"action = 3.0 \(float"),
                             (np.array([3]), r"an action of shape \(1,\)")]:
