@@ -1,7 +1,8 @@
 /* common.h — what the dev/cuda programs share (llm.c's dev/cuda/common.h in spirit):
- * the product's sizes (include/foxhunt/shapes.h, copied so that a program builds alone
- * with one nvcc line), a checked CUDA call, a seeded RNG for random inputs, a tolerance
- * check that names the first mismatch, and a median-of-runs timer on CUDA events.
+ * the product's sizes (include/foxhunt/shapes.h, included by a relative path so that a
+ * program builds alone with one nvcc line), a checked CUDA call, a seeded RNG for
+ * random inputs, a tolerance check that names the first mismatch, and a median-of-runs
+ * timer on CUDA events.
  *
  * These programs are a lab, not the product: each holds a kernel's versions as the
  * product had them (or has them), a float64 CPU reference, a validation of every
@@ -17,23 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- sizes, as include/foxhunt/shapes.h at 135853a ---- */
-#define FH_N_MARKET_FEATURES 51    /* causal market features per bar */
-#define FH_N_PORTFOLIO_FEATURES 3  /* equity/initial-1, exposure, spread */
-#define FH_STATE_DIM 54            /* market + portfolio features */
-#define FH_N_URGENCIES 5           /* a = FH_N_URGENCIES * e + k */
-#define FH_N_ACTIONS 45
-#define FH_CURIOSITY_TARGET_DIM 32 /* predicts next state's features 0..31 */
-#define FH_CURIOSITY_INPUT_DIM 35  /* s[0..31], x(a), u(a), e' */
-#define FH_CURIOSITY_HIDDEN 64
-#define FH_CURIOSITY_OFF_W0 0
-#define FH_CURIOSITY_OFF_B0 (FH_CURIOSITY_OFF_W0 + FH_CURIOSITY_HIDDEN * FH_CURIOSITY_INPUT_DIM)
-#define FH_CURIOSITY_OFF_W1 (FH_CURIOSITY_OFF_B0 + FH_CURIOSITY_HIDDEN)
-#define FH_CURIOSITY_OFF_B1 (FH_CURIOSITY_OFF_W1 + FH_CURIOSITY_TARGET_DIM * FH_CURIOSITY_HIDDEN)
-#define FH_CURIOSITY_N_PARAMS (FH_CURIOSITY_OFF_B1 + FH_CURIOSITY_TARGET_DIM) /* 4,384 */
-#define FH_CRITIC_H1 512
-/* the product's critic input row: 54 floats padded to 56 (gpu_fast_collect.c) */
-#define FH_CRITIC_IN_STRIDE 56
+/* ---- sizes: the product's own header (no includes of its own), found relative to this
+ * file, so a program still builds alone with one nvcc line ---- */
+#include "../../include/foxhunt/shapes.h"
+/* the product's critic input row: the state padded to whole float4s, 54 -> 56
+ * (src/cuda/fast_plan.c's CRITIC_IN_STRIDE) */
+#define FH_CRITIC_IN_STRIDE ((FH_STATE_DIM + 3) / 4 * 4)
 /* src/env/common_device_functions.cuh */
 #define FH_EXPOSURE_MIN (-1.0f)
 #define FH_EXPOSURE_STEP 0.25f

@@ -196,10 +196,11 @@ static void make_inputs(l0_inputs *in, int n_episodes, uint64_t seed)
         int bar = in->bars[i] >= 0 ? in->bars[i] : 0;
         memcpy(s, in->features + (long long)bar * FH_N_MARKET_FEATURES,
                FH_N_MARKET_FEATURES * sizeof(float));
-        s[51] = dev_rng_uniform(&r, -0.3f, 0.3f);
-        s[52] = dev_rng_uniform(&r, -1.0f, 1.0f);
-        s[53] = dev_rng_uniform(&r, 0.0f, 0.01f);
-        s[54] = s[55] = 0.0f;
+        s[FH_N_MARKET_FEATURES] = dev_rng_uniform(&r, -0.3f, 0.3f);
+        s[FH_N_MARKET_FEATURES + 1] = dev_rng_uniform(&r, -1.0f, 1.0f);
+        s[FH_N_MARKET_FEATURES + 2] = dev_rng_uniform(&r, 0.0f, 0.01f);
+        for (int k = FH_STATE_DIM; k < FH_CRITIC_IN_STRIDE; k++)
+            s[k] = 0.0f; /* the padding */
     }
     float a = 1.0f / sqrtf((float)FH_STATE_DIM);
     in->w0 = (float *)host_alloc((size_t)FH_CRITIC_H1 * FH_STATE_DIM * sizeof(float));

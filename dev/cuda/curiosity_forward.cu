@@ -279,10 +279,11 @@ static void make_inputs(cur_inputs *in, int n_episodes, uint64_t seed)
         float *s = in->states + i * FH_CRITIC_IN_STRIDE;
         memcpy(s, in->features + (long long)in->bars[i] * FH_N_MARKET_FEATURES,
                FH_N_MARKET_FEATURES * sizeof(float));
-        s[51] = dev_rng_uniform(&r, -0.2f, 0.2f);
-        s[52] = dev_rng_uniform(&r, -1.0f, 1.0f);
-        s[53] = dev_rng_uniform(&r, 0.0f, 0.01f);
-        s[54] = s[55] = 0.0f;
+        s[FH_N_MARKET_FEATURES] = dev_rng_uniform(&r, -0.2f, 0.2f);
+        s[FH_N_MARKET_FEATURES + 1] = dev_rng_uniform(&r, -1.0f, 1.0f);
+        s[FH_N_MARKET_FEATURES + 2] = dev_rng_uniform(&r, 0.0f, 0.01f);
+        for (int k = FH_STATE_DIM; k < FH_CRITIC_IN_STRIDE; k++)
+            s[k] = 0.0f; /* the padding */
         in->actions[i] = dev_rng_int(&r, FH_N_ACTIONS);
         in->exposures[i] = dev_rng_uniform(&r, -1.0f, 1.0f);
         in->rewards0[i] = dev_rng_uniform(&r, -0.01f, 0.01f);

@@ -44,13 +44,15 @@ extern "C" {
 
 /* The version of this API: a binding refuses a library whose major version differs. */
 #define FH_API_VERSION_MAJOR 1
-#define FH_API_VERSION_MINOR 0
+#define FH_API_VERSION_MINOR 1 /* 1: fh_api_size */
 
 #define FH_API_OK 0
 #define FH_API_FAILURE 1
 #define FH_API_INPUT 2
 
-/* Sizes (foxhunt/shapes.h): observation, actions, market features. */
+/* Sizes (foxhunt/shapes.h): observation, actions, market features, for C callers
+ * compiled against this header; the library checks at its build that they are its own
+ * sizes. A binding asks the library instead: fh_api_size. */
 #define FH_API_STATE_DIM 54
 #define FH_API_N_ACTIONS 45
 #define FH_API_N_FEATURES 51
@@ -60,6 +62,10 @@ int fh_api_version(void);
 /* "foxhunt 0.1.0 (Release, CUDA 1)": the library's version, build type and whether it
  * was built with the CUDA toolkit. Static string. */
 const char *fh_api_build_info(void);
+/* One of the library's sizes (foxhunt/shapes.h) by name: "state_dim" (54),
+ * "n_actions" (45), "n_features" (51, the market features), "n_portfolio_features"
+ * (3), "n_exposures" (9), "n_urgencies" (5); -1 for NULL or an unknown name. */
+int fh_api_size(const char *name);
 /* The last error of a call on handle (any kind), "" after a success. NULL or an
  * invalid handle: a fixed text saying the handle was invalid. */
 const char *fh_api_last_error(const void *handle);

@@ -7,24 +7,30 @@
  * Network parameter layout (the contract between src/nn, the checkpoint and the GPU
  * kernels): one flat float buffer per network; for each layer in order, the weight
  * [out, in] row-major, then the bias [out]. The FH_*_OFF_* offsets below index that
- * buffer; tests assert that src/nn's tensor table matches them. */
+ * buffer; tests assert that src/nn's tensor table matches them.
+ *
+ * Only the counts are literals; every size that is a formula of others is written as
+ * that formula. What the kernels assume of these sizes (an odd feature count, 32 <
+ * actions <= 64, ...) is stated by static asserts where the code relies on it and, for
+ * builds without CUDA, in src/env/size_checks.c (docs/ARCHITECTURE.md, "Sizes"). */
 #ifndef FOXHUNT_SHAPES_H
 #define FOXHUNT_SHAPES_H
 
 /* ---- state and actions (SPEC §3) ---- */
 #define FH_N_MARKET_FEATURES 51    /* causal market features per bar */
 #define FH_N_PORTFOLIO_FEATURES 3  /* equity/initial-1, exposure, spread */
-#define FH_STATE_DIM 54            /* market + portfolio features */
+#define FH_STATE_DIM (FH_N_MARKET_FEATURES + FH_N_PORTFOLIO_FEATURES) /* 54 */
 #define FH_N_EXPOSURES 9           /* targets -1, -0.75, ..., +1 */
 #define FH_N_URGENCIES 5           /* 0.2, 0.4, ..., 1.0 */
-#define FH_N_ACTIONS 45            /* a = FH_N_URGENCIES * e + k */
+#define FH_N_ACTIONS (FH_N_EXPOSURES * FH_N_URGENCIES) /* 45; a = FH_N_URGENCIES * e + k */
 #define FH_BARRIER_STATE_DIM 5     /* entry, upper, lower, entry step, direction */
 #define FH_DIVERSITY_WINDOW 100    /* ring of the last W actions */
 #define FH_DIVERSITY_MIN_FILL 20   /* penalty only once this many actions are in it */
 
 /* ---- curiosity model (SPEC §3.5, §4) ---- */
 #define FH_CURIOSITY_TARGET_DIM 32 /* predicts next state's features 0..31 */
-#define FH_CURIOSITY_INPUT_DIM 35  /* s[0..31], x(a), u(a), e' */
+#define FH_CURIOSITY_ACTION_INPUTS 3 /* x(a), u(a), e' after the target features */
+#define FH_CURIOSITY_INPUT_DIM (FH_CURIOSITY_TARGET_DIM + FH_CURIOSITY_ACTION_INPUTS) /* 35 */
 #define FH_CURIOSITY_HIDDEN 64
 
 /* ---- actor 54 -> 128 -> 64 -> 45 (ReLU hidden, raw logits) ---- */

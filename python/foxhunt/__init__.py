@@ -30,7 +30,7 @@ __all__ = [
 
 def __getattr__(name: str):
     """Gymnasium, the checkpoint and evaluation modules load on first use, so that
-    ``import foxhunt`` needs numpy alone."""
+    ``import foxhunt`` needs numpy (and libfoxhunt, whose sizes foxhunt.data asks) alone."""
     if name in ("VectorEnv", "Env"):
         from . import env
         return getattr(env, name)

@@ -42,6 +42,7 @@ _P = c_void_p  # arrays pass as their address (numpy's .ctypes.data)
 _PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {
     "fh_api_version": (c_int, []),
     "fh_api_build_info": (c_char_p, []),
+    "fh_api_size": (c_int, [c_char_p]),
     "fh_api_last_error": (c_char_p, [_H]),
     # configuration
     "fh_api_config_new": (_H, [c_char_p, c_size_t]),
@@ -204,6 +205,14 @@ def _declare(handle: ctypes.CDLL, path: str) -> None:
                                "package; rebuild it") from e
         fn.restype = restype
         fn.argtypes = argtypes
+
+
+def size(name: str) -> int:
+    """One of the library's sizes (foxhunt/shapes.h) by name (capi.h: fh_api_size)."""
+    value = lib().fh_api_size(name.encode())
+    if value < 0:
+        raise FoxhuntError(f"libfoxhunt knows no size {name!r}")
+    return int(value)
 
 
 def text(b: Optional[bytes]) -> str:

@@ -16,9 +16,10 @@ from ._lib import Handle, check, encode, err_buffer, lib, made, text
 from .config import Config
 from .errors import InputError
 
-N_FEATURES = 51
-STATE_DIM = 54
-N_ACTIONS = 45
+# The sizes are the library's (foxhunt/shapes.h), asked once at import, never copied.
+N_FEATURES = _lib.size("n_features")
+STATE_DIM = _lib.size("state_dim")
+N_ACTIONS = _lib.size("n_actions")
 FEATURE_WARMUP = 200  # bars before the features are defined (FH_FEATURE_WARMUP)
 SPLITS = ("train", "validation", "test", "all")
 

@@ -136,17 +136,18 @@ class VectorEnv(gym.vector.VectorEnv):
         # one fresh buffer a step (no returned array is ever reused): obs | final_obs |
         # rewards | terminations | truncations, its address taken once (each .ctypes
         # costs about a microsecond: bench_vec_env.py measures the binding)
-        s54 = n * STATE_DIM * 4
-        buf = np.empty(2 * s54 + 6 * n, np.uint8)
+        obs_bytes = n * STATE_DIM * 4
+        buf = np.empty(2 * obs_bytes + 6 * n, np.uint8)
         base = buf.ctypes.data
         h = self._env.handle
-        check(self._c_step(h, a.ctypes.data, base, base + 2 * s54, base + 2 * s54 + 4 * n,
-                           base + 2 * s54 + 5 * n, base + s54), h)
-        obs = buf[:s54].view(np.float32).reshape(n, STATE_DIM)
-        final = buf[s54:2 * s54].view(np.float32).reshape(n, STATE_DIM)
-        rewards = buf[2 * s54:2 * s54 + 4 * n].view(np.float32)
-        terminations = buf[2 * s54 + 4 * n:2 * s54 + 5 * n].view(np.bool_)
-        truncations = buf[2 * s54 + 5 * n:].view(np.bool_)
+        check(self._c_step(h, a.ctypes.data, base, base + 2 * obs_bytes,
+                           base + 2 * obs_bytes + 4 * n, base + 2 * obs_bytes + 5 * n,
+                           base + obs_bytes), h)
+        obs = buf[:obs_bytes].view(np.float32).reshape(n, STATE_DIM)
+        final = buf[obs_bytes:2 * obs_bytes].view(np.float32).reshape(n, STATE_DIM)
+        rewards = buf[2 * obs_bytes:2 * obs_bytes + 4 * n].view(np.float32)
+        terminations = buf[2 * obs_bytes + 4 * n:2 * obs_bytes + 5 * n].view(np.bool_)
+        truncations = buf[2 * obs_bytes + 5 * n:].view(np.bool_)
         self._fresh = False
         done = terminations | truncations
         info: dict[str, Any] = {}

@@ -33,12 +33,45 @@ def test_version_and_build_info():
     assert L.fh_api_episode_log_size() == 80  # the struct capi.h documents
 
 
+def shapes_h() -> dict[str, int]:
+    """foxhunt/shapes.h's integer sizes, each #define's formula evaluated in Python."""
+    text = re.sub(r"/\*.*?\*/", "", (REPO / "include" / "foxhunt" / "shapes.h").read_text(),
+                  flags=re.S)
+    values: dict[str, int] = {}
+    for name, expr in re.findall(r"^#define (FH_\w+) (.+?)\s*$", text, flags=re.M):
+        expr = re.sub(r"\bFH_\w+\b", lambda m: str(values[m.group(0)]), expr)
+        if re.fullmatch(r"[0-9()+*\- ]+", expr):  # integers only (not the float slope)
+            values[name] = eval(expr)  # noqa: S307 (digits, parentheses, + - * alone)
+    return values
+
+
+def test_sizes_are_shapes_h():
+    shapes = shapes_h()
+    want = {"state_dim": "FH_STATE_DIM", "n_actions": "FH_N_ACTIONS",
+            "n_features": "FH_N_MARKET_FEATURES",
+            "n_portfolio_features": "FH_N_PORTFOLIO_FEATURES",
+            "n_exposures": "FH_N_EXPOSURES", "n_urgencies": "FH_N_URGENCIES"}
+    for name, macro in want.items():
+        assert L.fh_api_size(name.encode()) == shapes[macro], name
+    assert shapes["FH_STATE_DIM"] == shapes["FH_N_MARKET_FEATURES"] + \
+        shapes["FH_N_PORTFOLIO_FEATURES"]
+    assert (foxhunt.N_FEATURES, foxhunt.STATE_DIM, foxhunt.N_ACTIONS) == (
+        shapes["FH_N_MARKET_FEATURES"], shapes["FH_STATE_DIM"], shapes["FH_N_ACTIONS"])
+    assert L.fh_api_size(b"no_such_size") == -1 and L.fh_api_size(None) == -1
+    # capi.h's copies for C callers (the library's build asserts them too)
+    header = (REPO / "include" / "foxhunt" / "capi.h").read_text()
+    for api, macro in (("FH_API_STATE_DIM", "FH_STATE_DIM"), ("FH_API_N_ACTIONS", "FH_N_ACTIONS"),
+                       ("FH_API_N_FEATURES", "FH_N_MARKET_FEATURES")):
+        m = re.search(rf"^#define {api} (\d+)", header, flags=re.M)
+        assert m and int(m.group(1)) == shapes[macro], api
+
+
 def last(h) -> str:
     return _lib.text(L.fh_api_last_error(h))
 
 
 def test_null_and_stale_handles_are_refused():
-    buf = np.zeros(54 * 4, np.float32)
+    buf = np.zeros(foxhunt.STATE_DIM * 4, np.float32)
     assert L.fh_api_vec_env_observe(None, buf.ctypes.data) == _lib.STATUS_INPUT
     assert "invalid handle" in last(None)
     assert L.fh_api_config_set(None, b"horizon", b"5") == _lib.STATUS_INPUT
@@ -60,7 +93,7 @@ def test_constructors_report_through_the_buffer():
     assert not L.fh_api_market_load(None, None, None, err, len(err))
     assert b"invalid handle" in err.value
     cfg = foxhunt.Config(**SMALL)
-    mean = np.zeros(51, np.float32)
+    mean = np.zeros(foxhunt.N_FEATURES, np.float32)
     assert not L.fh_api_market_load(cfg.handle, mean.ctypes.data, None, err, len(err))
     assert b"both norm_mean and norm_std" in err.value
     assert not L.fh_api_tensors_read(b"/nonexistent/x.safetensors", err, len(err))
@@ -147,8 +180,8 @@ def test_tensor_entries_check_names_dtypes_and_sizes():
     L.fh_api_tensors_free(t)
     # a checkpoint save refuses part of a network, naming the missing tensor
     t = L.fh_api_tensors_new(err, len(err))
-    w = np.zeros((128, 54), np.float32)
-    shape = (ctypes.c_int64 * 8)(128, 54)
+    w = np.zeros((128, foxhunt.STATE_DIM), np.float32)
+    shape = (ctypes.c_int64 * 8)(128, foxhunt.STATE_DIM)
     assert L.fh_api_tensors_set(t, b"policy_layer_0.weight", 0, 2, ctypes.addressof(shape),
                                 w.ctypes.data, w.nbytes) == 0
     assert L.fh_api_checkpoint_save(t, b"/tmp/fh_never.safetensors") == 2

@@ -90,7 +90,7 @@ def test_actor_only_round_trip_and_eval(checkpoint, tmp_path, foxhunt_bin):
     run([foxhunt_bin, "eval", "--checkpoint", out])
     # Adam state in an actor-only file is refused
     bad = ck.copy()
-    bad.tensors["adam.m.policy_output.bias"] = np.zeros(45, np.float32)
+    bad.tensors["adam.m.policy_output.bias"] = np.zeros(foxhunt.N_ACTIONS, np.float32)
     with pytest.raises(foxhunt.InputError, match="actor-only"):
         bad.save(tmp_path / "bad.safetensors")
 

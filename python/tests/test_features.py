@@ -18,7 +18,7 @@ def read_cli_features(path):
     rows = [line.split(",") for line in lines[1:]]
     time = np.array([np.datetime64(r[0].replace(" ", "T"), "s") for r in rows])
     values = np.array([[np.float32(v) for v in r[1:]] for r in rows], dtype=np.float32)
-    return header, time, values[:, :51], values[:, 51]
+    return header, time, values[:, :foxhunt.N_FEATURES], values[:, foxhunt.N_FEATURES]
 
 
 def assert_exact(python: np.ndarray, cli: np.ndarray, what: str) -> None:
@@ -37,7 +37,7 @@ def test_raw_features_equal_the_cli(tmp_path, foxhunt_bin):
     assert np.array_equal(f.time, time)
     assert_exact(f.features, feats, "raw features")
     assert_exact(f.sigma, sigma, "sigma")
-    assert f.features.shape == (2500 - foxhunt.FEATURE_WARMUP, 51)
+    assert f.features.shape == (2500 - foxhunt.FEATURE_WARMUP, foxhunt.N_FEATURES)
 
 
 def test_normalized_features_equal_the_cli(tmp_path, foxhunt_bin):
@@ -118,7 +118,8 @@ def test_data_errors_name_the_fault(tmp_path):
         foxhunt.features(synthetic_bars=10)
     with pytest.raises(foxhunt.InputError, match="give csv"):
         foxhunt.features(synthetic=False)
+    F = foxhunt.N_FEATURES
     with pytest.raises(foxhunt.InputError, match="norm"):
-        foxhunt.Market(synthetic_bars=1500, norm=(np.zeros(51), np.zeros(51)))
+        foxhunt.Market(synthetic_bars=1500, norm=(np.zeros(F), np.zeros(F)))
     with pytest.raises(foxhunt.InputError, match="split"):
         foxhunt.Market(synthetic_bars=1500).split("holdout")

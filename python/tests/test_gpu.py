@@ -82,9 +82,9 @@ def test_dlpack_struct_describes_the_device_buffer(setup):
     t = m.dl_tensor
     assert t.device.device_type == fg.DL_CUDA and t.ndim == 3
     assert (t.dtype.code, t.dtype.bits, t.dtype.lanes) == (2, 32, 1)
-    assert [t.shape[i] for i in range(3)] == [N, L, 54]
+    assert [t.shape[i] for i in range(3)] == [N, L, foxhunt.STATE_DIM]
     pitch = t.strides[1]
-    assert pitch >= 54 and [t.strides[0], t.strides[2]] == [L * pitch, 1]
+    assert pitch >= foxhunt.STATE_DIM and [t.strides[0], t.strides[2]] == [L * pitch, 1]
     m.deleter(ctypes.cast(ptr, ctypes.POINTER(fg.DLManagedTensor)))
     assert L_.fh_api_gpu_tensor(col._c.handle, b"nope", ctypes.byref(ptr)) == 2
 
@@ -96,7 +96,8 @@ def test_pytorch_reads_the_batch_without_a_copy(setup):
     batch = col.collect(ck)
     host = {k: v.numpy() for k, v in batch.items()}
     states = torch.from_dlpack(batch["states"])
-    assert states.is_cuda and states.shape == (N, L, 54) and states.dtype == torch.float32
+    assert states.is_cuda and states.shape == (N, L, foxhunt.STATE_DIM)
+    assert states.dtype == torch.float32
     assert np.array_equal(states.cpu().numpy(), host["states"])
     for name in ("actions", "log_probs", "advantages", "dones"):
         t = torch.from_dlpack(batch[name])

@@ -41,11 +41,11 @@ def test_vector_env_spaces_and_types():
     env = foxhunt.VectorEnv(n, seed=2, **ENV_KW)
     assert env.metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP
     assert env.num_envs == n
-    assert env.single_observation_space.shape == (54,)
+    assert env.single_observation_space.shape == (foxhunt.STATE_DIM,)
     assert env.single_observation_space.dtype == np.float32
-    assert env.single_action_space == gym.spaces.Discrete(45)
-    assert env.observation_space.shape == (n, 54)
-    assert env.action_space == gym.spaces.MultiDiscrete(np.full(n, 45))
+    assert env.single_action_space == gym.spaces.Discrete(foxhunt.N_ACTIONS)
+    assert env.observation_space.shape == (n, foxhunt.STATE_DIM)
+    assert env.action_space == gym.spaces.MultiDiscrete(np.full(n, foxhunt.N_ACTIONS))
     obs, info = env.reset(seed=2)
     assert isinstance(info, dict)
     assert obs in env.observation_space
@@ -117,7 +117,7 @@ def test_single_env_follows_slot_zero_of_the_vector_env():
     rng = np.random.default_rng(0)
     episodes = 0
     for _ in range(90):
-        a = int(rng.integers(0, 45))
+        a = int(rng.integers(0, foxhunt.N_ACTIONS))
         obs, r, term, trunc, info = single.step(a)
         vobs, vr, vterm, vtrunc, vinfo = vec.step(np.array([a]))
         assert r == float(vr[0]) and term == vterm[0] and trunc == vtrunc[0]
@@ -140,9 +140,10 @@ def test_single_env_refuses_what_is_not_an_action():
     ref = foxhunt.Env(seed=2, **ENV_KW)
     env.reset(seed=2)
     ref.reset(seed=2)
-    for action, message in [(np.int64(2**32 + 3), r"action = 4294967299 is outside \[0, 45\)"),
+    A = foxhunt.N_ACTIONS  # the first action outside [0, A)
+    for action, message in [(np.int64(2**32 + 3), rf"action = 4294967299 is outside \[0, {A}\)"),
                             (np.uint64(2**64 - 1), r"action = 18446744073709551615 is outside"),
-                            (-1, r"action = -1 is outside"), (45, r"action = 45 is outside"),
+                            (-1, r"action = -1 is outside"), (A, rf"action = {A} is outside"),
                             (2**70, r"action = 1180591620717411303424 \(int"),
                             (True, r"action = True \(bool"), (3.0, r"action = 3.0 \(float"),
                             (np.array([3]), r"an action of shape \(1,\)")]:

@@ -50,7 +50,7 @@ def test_pytorch_log_probs_and_values_equal_foxhunts(checkpoint, tmp_path, foxhu
          "32", "--seed", "4", "--device", "cpu", "--out", batch_path])
     batch, _ = foxhunt.read_safetensors(batch_path)
     nets = ft.from_checkpoint(checkpoint)
-    states = torch.from_numpy(batch["states"].reshape(-1, 54))
+    states = torch.from_numpy(batch["states"].reshape(-1, foxhunt.STATE_DIM))
     actions = torch.from_numpy(batch["actions"].reshape(-1).astype(np.int64))
     with torch.no_grad():
         logp = torch.log_softmax(nets["actor"](states), dim=-1)
@@ -69,7 +69,7 @@ def test_a_pytorch_update_is_evaluated_and_resumed(checkpoint, tmp_path, foxhunt
     nets = ft.from_checkpoint(ck)
     torch.manual_seed(0)
     opt = torch.optim.SGD(nets["actor"].parameters(), lr=1e-3)
-    x = torch.randn(64, 54)
+    x = torch.randn(64, foxhunt.STATE_DIM)
     loss = -torch.log_softmax(nets["actor"](x), -1)[:, 3].mean()
     loss.backward()
     opt.step()

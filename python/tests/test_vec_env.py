@@ -20,6 +20,7 @@ import foxhunt.env  # noqa: E402
 from conftest import SMALL, run  # noqa: E402
 
 N_STATE = foxhunt.STATE_DIM
+A = foxhunt.N_ACTIONS  # the first action outside [0, A)
 
 CASES = [
     # (episodes, seed, split, steps, settings)
@@ -149,8 +150,8 @@ def test_reset_semantics():
 def test_bad_actions_are_refused_and_nothing_steps():
     env = foxhunt.VectorEnv(3, seed=1, **SMALL)
     obs0, _ = env.reset(seed=1)
-    with pytest.raises(foxhunt.InputError, match=r"action\[1\] = 45 is outside \[0, 45\)"):
-        env.step(np.array([0, 45, 2]))
+    with pytest.raises(foxhunt.InputError, match=rf"action\[1\] = {A} is outside \[0, {A}\)"):
+        env.step(np.array([0, A, 2]))
     with pytest.raises(foxhunt.InputError, match="shape"):
         env.step(np.array([0, 1]))
     with pytest.raises(foxhunt.InputError, match="dtype"):
@@ -171,7 +172,7 @@ def test_actions_of_any_dtype_are_checked_not_wrapped():
     env = foxhunt.VectorEnv(3, seed=1, **SMALL)
     env.reset(seed=1)
     bad = [
-        (np.array([0, 2**32 + 3, 2], np.int64), r"action\[1\] = 4294967299 is outside \[0, 45\)"),
+        (np.array([0, 2**32 + 3, 2], np.int64), rf"action\[1\] = 4294967299 is outside \[0, {A}\)"),
         (np.array([0, 1, -1], np.int64), r"action\[2\] = -1 is outside"),
         (np.array([2**63, 1, 2], np.uint64), r"action\[0\] = 9223372036854775808 is outside"),
         (np.array([0, 1, 2**8 - 1], np.uint8), r"action\[2\] = 255 is outside"),
@@ -179,7 +180,7 @@ def test_actions_of_any_dtype_are_checked_not_wrapped():
         ([0, 2**32 + 3, 2], r"action\[1\] = 4294967299 is outside"),
         ([0, 1, 2**70], r"action\[2\] = 1180591620717411303424 \(int"),
         (np.array([0.0, 3.5, 2.0]), r"action\[1\] = 3.5 \(float, dtype float64\); actions are "
-                                    r"integers in \[0, 45\)"),
+                                    rf"integers in \[0, {A}\)"),
         (np.array([0.0, 3.0, 2.0]), r"action\[0\] = 0.0 \(float"),
         (np.array([0, np.nan, 2]), r"action\[1\] = nan"),
         (np.array([True, False, True]), r"action\[0\] = True \(bool"),

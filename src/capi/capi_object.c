@@ -6,6 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "foxhunt/shapes.h"
+
+/* capi.h's copies of the sizes, for C callers, are the library's own. */
+_Static_assert(FH_API_STATE_DIM == FH_STATE_DIM && FH_API_N_ACTIONS == FH_N_ACTIONS &&
+                   FH_API_N_FEATURES == FH_N_MARKET_FEATURES,
+               "capi.h's FH_API_* sizes differ from foxhunt/shapes.h");
+
 #define CAPI_STR2(x) #x
 #define CAPI_STR(x) CAPI_STR2(x)
 
@@ -21,6 +28,27 @@ int fh_api_version(void)
 const char *fh_api_build_info(void)
 {
     return "foxhunt " FH_VERSION " (" FH_BUILD_TYPE ", CUDA " CAPI_STR(FH_HAVE_CUDA) ")";
+}
+
+int fh_api_size(const char *name)
+{
+    static const struct {
+        const char *name;
+        int value;
+    } sizes[] = {
+        {"state_dim", FH_STATE_DIM},
+        {"n_actions", FH_N_ACTIONS},
+        {"n_features", FH_N_MARKET_FEATURES},
+        {"n_portfolio_features", FH_N_PORTFOLIO_FEATURES},
+        {"n_exposures", FH_N_EXPOSURES},
+        {"n_urgencies", FH_N_URGENCIES},
+    };
+    if (!name)
+        return -1;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (strcmp(name, sizes[i].name) == 0)
+            return sizes[i].value;
+    return -1;
 }
 
 void capi_object_init(fh_api_object *o, capi_kind kind)

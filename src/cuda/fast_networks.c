@@ -27,6 +27,10 @@ static fh_status market_projection(fh_gpu_ppo_collector *c, cudaStream_t stream,
                          f->plan.in_stride, FH_CRITIC_H1, c->d_market.n_bars, 0, err);
 }
 
+/* cols / 4 threads a row must divide the block, for every slice count the plan picks
+ * (1, 2 or 4; src/cuda/size_checks.c states it too) */
+_Static_assert(FH_CRITIC_H1 % 16 == 0 && FH_L0_THREADS % (FH_CRITIC_H1 / 4) == 0,
+               "critic_layer0_factored: whole rows of cols / 4 threads in a block");
 /* The first critic layer factored through the market (critic_layer0_factored_kernel)
  * into y for `rows` (<= chunk_rows) rows x at bars `bars`: one launch per column slice. */
 static fh_status critic_layer0_factored(fh_gpu_ppo_collector *c, cudaStream_t stream, float *y,

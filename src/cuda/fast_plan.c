@@ -16,8 +16,12 @@
  * N 1024 rollout 2.57 against 2.62 ms; N 2048 5.05 against 4.22, the book-keepers' issue
  * slots then cost more than they save (session 4). */
 #define PAIR_MAX_EPISODES_PER_SM 8
-/* Critic input rows padded from 54 to 56 floats (224 B, 16-byte aligned rows; session 2). */
-#define CRITIC_IN_STRIDE 56
+/* Critic input rows padded from 54 to 56 floats (224 B, 16-byte aligned rows; session 2):
+ * the state rounded up to whole float4s. */
+#define CRITIC_IN_STRIDE ((FH_STATE_DIM + 3) / 4 * 4)
+_Static_assert(CRITIC_IN_STRIDE >= FH_STATE_DIM && CRITIC_IN_STRIDE % 4 == 0,
+               "critic_layer0.cu, curiosity.cu and the critic's matmuls read rows of "
+               "in_stride floats, 16-byte aligned");
 /* Rows per batched-critic chunk: 2^22 measured 1.2 ms faster than 2^20 at N 16384
  * (session 6); the two activation buffers take at most a quarter of free memory. */
 #define CHUNK_ROWS (1ll << 22)

@@ -29,7 +29,8 @@ enum {
     F_DD_200, F_RISE_FROM_LOW_50, F_HOUR_SIN, F_HOUR_COS, F_DOW_SIN, F_DOW_COS,
     F_COUNT
 };
-_Static_assert(F_COUNT == FH_N_MARKET_FEATURES, "feature table must have 51 entries");
+_Static_assert(F_COUNT == FH_N_MARKET_FEATURES,
+               "feature table must have FH_N_MARKET_FEATURES entries");
 
 static const char *const FEATURE_NAMES[FH_N_MARKET_FEATURES] = {
     "ret_1", "ret_2", "ret_5", "gap", "range", "body", "upper_shadow", "lower_shadow",

@@ -155,8 +155,10 @@ static fh_status check_values(const fh_trajectory_batch *b, const char *path,
             bad = "terminals", value = b->terminals[j];
         if (bad)
             return fh_error_set(err, FH_ERR_INPUT, "%s: tensor \"%s\": element %lld is %lld, "
-                                "outside %s", path, bad, (long long)j, value,
-                                !strcmp(bad, "actions") ? "[0, 45)" : "{0, 1}");
+                                "outside %s%d%s", path, bad, (long long)j, value,
+                                !strcmp(bad, "actions") ? "[0, " : "{0, ",
+                                !strcmp(bad, "actions") ? FH_N_ACTIONS : 1,
+                                !strcmp(bad, "actions") ? ")" : "}");
         /* bar + 1 < n_bars written without the + 1: INT32_MAX + 1 overflowed, and the
          * wrapped bar was accepted and read out of bounds (fuzz_batch, issue 32) */
         if (b->bars[j] < 0 || b->bars[j] >= market->n_bars - 1)

@@ -1,13 +1,15 @@
 /* replay.c — DQN's replay ring and the collected-transition batch (issue 18; SPEC §7).
  *
  * The ring stores n-step transitions (s, a, G, s', d) ready for y = G + d * Q(s', .);
- * push_batch folds each collection's rewards into those n-step returns. Sampling uses
+ * push_batch folds each collection's rewards into those n-step returns
+ * (env/q_targets.cuh's fh_q_n_step_window, which replay_push_kernel runs too). Sampling uses
  * the environment's PCG32 (common_device_functions.cuh) so that one fh_rng type and one
  * generator serve the host and the kernels. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "env/common_device_functions.cuh"
+#include "env/q_targets.cuh"
 #include "foxhunt/dqn.h"
 
 /* ---- the collected-transition batch ---- */
@@ -110,31 +112,6 @@ void fh_replay_free(fh_replay *r)
     memset(r, 0, sizeof *r);
 }
 
-/* The n-step window of step t in a row of L steps (arrays offset to the row's start):
- * returns G, sets *d and *last, the step whose next_states is the bootstrap state. */
-static double n_step_window(const float *rewards, const uint8_t *terminal,
-                            const uint8_t *truncated, int L, int t, int n_step, double gamma,
-                            double *d, int *last)
-{
-    double g = 0.0, discount = 1.0; /* discount = gamma^j before r_{t+j} */
-    int u = t;
-    for (int j = 0; j < n_step; j++) {
-        u = t + j;
-        g += discount * (double)rewards[u];
-        discount *= gamma;
-        if (terminal[u]) {
-            *d = 0.0;
-            *last = u;
-            return g;
-        }
-        if (truncated[u] || u == L - 1)
-            break; /* the episode was cut, or the row ends: bootstrap from here */
-    }
-    *d = discount; /* gamma^k, k the rewards taken */
-    *last = u;
-    return g;
-}
-
 fh_status fh_replay_push_batch(fh_replay *r, const fh_transition_batch *b, int n_step,
                                float gamma, fh_error *err)
 {
@@ -162,8 +139,8 @@ fh_status fh_replay_push_batch(fh_replay *r, const fh_transition_batch *b, int n
         const int t = (int)(i - row);
         double d;
         int last;
-        double g = n_step_window(b->rewards + row, b->terminal + row, b->truncated + row, L, t,
-                                 n_step, (double)gamma, &d, &last);
+        double g = fh_q_n_step_window(b->rewards + row, b->terminal + row, b->truncated + row,
+                                      L, t, n_step, (double)gamma, &d, &last);
         const int64_t slot = ((int64_t)r->head + i) % r->capacity;
         memcpy(r->states + slot * FH_STATE_DIM, b->states + i * FH_STATE_DIM,
                FH_STATE_DIM * sizeof(float));

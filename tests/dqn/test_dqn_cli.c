@@ -124,7 +124,7 @@ static void check_collect(const char *dir, const char *ck, const char *algo)
                      t->shape[0] == N_EPISODES && t->shape[1] == N_STEPS &&
                      (want[i].rank == 2 || t->shape[2] == FH_STATE_DIM);
             CHECK_MSG(ok, "%s: tensor %s missing, or not of its dtype and (%d, %d%s) shape", log,
-                      want[i].name, N_EPISODES, N_STEPS, want[i].rank == 3 ? ", 54" : "");
+                      want[i].name, N_EPISODES, N_STEPS, want[i].rank == 3 ? ", FH_STATE_DIM" : "");
         }
         const char *fmt = fh_st_metadata(&f, "format"), *al = fh_st_metadata(&f, "algo");
         const char *ep = fh_st_metadata(&f, "epsilon");

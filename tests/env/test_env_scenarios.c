@@ -532,17 +532,17 @@ static void test_observe(void)
     fix_episode_start(&cfg, &fm.m, &ep);
     env_observe(&cfg, &fm.m, &ep, s);
     CHECK(s[0] == 0.0f && s[50] == 0.5f);
-    CHECK(s[51] == 0.0f && s[52] == 0.0f);
-    CHECK_CLOSE(s[53], 0.04, 0, 1e-5);
+    CHECK(s[FH_N_MARKET_FEATURES] == 0.0f && s[FH_N_MARKET_FEATURES + 1] == 0.0f);
+    CHECK_CLOSE(s[FH_N_MARKET_FEATURES + 2], 0.04, 0, 1e-5);
     /* half long at urgency 1: rate 6e-4, cost 0.5 * 10000 * 6e-4 = 3;
      * units 0.5 * 9997 / 100 = 49.985, cash 4998.5; at 101 (below the profit-take at
      * 102) equity = 4998.5 + 49.985 * 101 = 10046.985 */
     env_step(&cfg, &fm.m, &ep, fix_action(6, FH_N_URGENCIES - 1), &r);
     env_observe(&cfg, &fm.m, &ep, s);
     CHECK(s[0] == 1.0f && s[13] == 1.13f);
-    CHECK_CLOSE(s[51], 10046.985 / 10000.0 - 1.0, 1e-6, 0);
-    CHECK_CLOSE(s[52], 49.985 * 101.0 / 10046.985, 1e-6, 0);
-    CHECK(s[53] == 5.0f);
+    CHECK_CLOSE(s[FH_N_MARKET_FEATURES], 10046.985 / 10000.0 - 1.0, 1e-6, 0);
+    CHECK_CLOSE(s[FH_N_MARKET_FEATURES + 1], 49.985 * 101.0 / 10046.985, 1e-6, 0);
+    CHECK(s[FH_N_MARKET_FEATURES + 2] == 5.0f);
 }
 
 /* Barrier boundaries: touching a level hits, one float ulp inside does not. */

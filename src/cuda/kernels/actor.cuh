@@ -5,6 +5,30 @@
 #ifndef FOXHUNT_ACTOR_CUH
 #define FOXHUNT_ACTOR_CUH
 
+/* The sizes these mappings are written for (also checked without CUDA:
+ * src/cuda/size_checks.c). */
+static_assert(FH_STATE_DIM % 2 == 0, "fast_actor, block_actor, pair_split_actor: layer 0 "
+              "reads the state two inputs at a time (even and odd sums)");
+static_assert(FH_N_MARKET_FEATURES % 2 == 1 && FH_N_PORTFOLIO_FEATURES == 3,
+              "FH_ACTOR_TABLE: the portfolio inputs join the table's split sums as odd, "
+              "even, odd (an odd market feature count)");
+static_assert(FH_ACTOR_H1 == 4 * FH_WARP && FH_ACTOR_H2 == 2 * FH_WARP,
+              "fast_actor, pair_split_actor: a float4 of h1 and a float2 of h2 a lane");
+static_assert(FH_BLOCK_EP_THREADS == FH_ACTOR_H1 && FH_BLOCK_EP_THREADS == 2 * FH_ACTOR_H2 &&
+                  FH_ACTOR_H2 % (4 * FH_BLOCK_EP_WARPS) == 0,
+              "block_actor: one h1 output a thread, layer 1 in two halves, the output "
+              "layer in four quarters");
+static_assert(FH_ACTOR_H1 % 4 == 0 && (FH_ACTOR_H2 / 2) % 4 == 0,
+              "layers 1 and 2 read their inputs as float4s");
+static_assert(FH_WARP < FH_N_ACTIONS && FH_N_ACTIONS <= FH_FAST_OUT_PAD &&
+                  FH_FAST_OUT_PAD <= 2 * FH_WARP,
+              "the output layer: a lane owns actions lane and lane + 32");
+static_assert(FH_ACTOR_H1 % FH_LANE_OUT_BLOCK == 0 && FH_ACTOR_H2 % FH_LANE_OUT_BLOCK == 0 &&
+                  FH_FAST_OUT_PAD % FH_LANE_OUT_BLOCK == 0 && FH_LANE_OUT_BLOCK % 4 == 0,
+              "lane_dense: outputs in blocks of FH_LANE_OUT_BLOCK float4s");
+static_assert(FH_STATE_DIM <= FH_FAST_SM_H1 && FH_FAST_SM_H1 % 4 == 0,
+              "fast_layout.h: the state's shared-memory slot (before h1) holds the state");
+
 /* Warp-wide: the actor table's (split) row of `bar` into an episode's slot; each lane
  * copies the float4 of the outputs fast_actor gives it (4 lane .. 4 lane + 3) in both
  * halves. */

@@ -14,6 +14,10 @@
  * broadcasts). The first layer's weights come in through shared memory too: read by
  * rows straight from global memory, each warp-wide load touched 32 rows 216 bytes
  * apart (ncu: 25 us for 20,000 bars). */
+static_assert((FH_ACTOR_TABLE_BARS * FH_N_MARKET_FEATURES + FH_ACTOR_H1 * FH_STATE_DIM) *
+                      sizeof(float) <= 48 * 1024,
+              "actor_table_kernel: the bars' features and W0 exceed 48 KiB of static shared "
+              "memory");
 __device__ __forceinline__ void actor_table_kernel_body(
     float *table, const float *__restrict__ features, const float *__restrict__ actor_w,
     int n_bars, int split)

@@ -13,6 +13,7 @@
  * missing. A bar out of range (a row the rollout did not write) gives NaN, as its state
  * would. cols / 4 threads per row, four outputs each, and four rows per thread; the
  * thread's portfolio weights and biases in registers. */
+static_assert(FH_CRITIC_H1 % 4 == 0, "critic_layer0: four outputs a thread (float4s)");
 __device__ __forceinline__ void critic_layer0_factored_kernel_body(
     float *y, const float *__restrict__ proj, const int *__restrict__ bars,
     const float *__restrict__ states, int in_stride, const float *__restrict__ w0,

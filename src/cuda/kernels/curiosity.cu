@@ -25,6 +25,12 @@ __device__ __forceinline__ float4 fh_lds4(const float4 *p)
 #define FH_CUR_SM_W1T (FH_CUR_SM_B0 + FH_CURIOSITY_HIDDEN) /* (64, 32) */
 #define FH_CUR_SM_B1 (FH_CUR_SM_W1T + FH_CURIOSITY_HIDDEN * FH_CURIOSITY_TARGET_DIM)
 #define FH_CUR_SM_FLOATS (FH_CUR_SM_B1 + FH_CURIOSITY_TARGET_DIM)
+static_assert(FH_CURIOSITY_HIDDEN % 4 == 0 && FH_CURIOSITY_TARGET_DIM % 4 == 0 &&
+                  FH_CUR_SM_FLOATS % 4 == 0 && FH_CUR_SM_FLOATS * sizeof(float) <= 48 * 1024,
+              "curiosity_fused_kernel: the weights as float4s in static shared memory");
+static_assert(FH_CURIOSITY_TARGET_DIM <= FH_N_MARKET_FEATURES &&
+                  FH_CURIOSITY_ACTION_INPUTS == 3,
+              "curiosity_fused_kernel: inputs s[0..T-1] (market features), x(a), u(a), e'");
 /* The curiosity model's forward pass for T transitions at once: pred[e] = b1 +
  * W1 relu(b0 + W0 x[e]), with x and pred in registers and the weights transposed in
  * shared memory (w0t[k]: the 64 hidden units' weights of input k, w1t[o]: the 32

@@ -111,10 +111,10 @@
 #define FH_LANE_SM_PER_BLOCK (FH_LANE_GROUPS * FH_LANE_SM_PER_GROUP)
 #define FH_LANE_OUT_BLOCK 16 /* outputs accumulated in registers at once */
 /* Lanes whose second feature slot is free (51 features = 32 + 19) load the bar's
- * prices for env_step_at: close, next close, sigma. */
-#define FH_FAST_LANE_CLOSE 19
-#define FH_FAST_LANE_NEXT_CLOSE 20
-#define FH_FAST_LANE_SIGMA 21
+ * prices for env_step_at: close, next close, sigma (lanes 19, 20, 21). */
+#define FH_FAST_LANE_CLOSE (FH_N_MARKET_FEATURES - FH_WARP)
+#define FH_FAST_LANE_NEXT_CLOSE (FH_FAST_LANE_CLOSE + 1)
+#define FH_FAST_LANE_SIGMA (FH_FAST_LANE_CLOSE + 2)
 /* Rollout clock counters (compiled in with -DFH_ROLLOUT_CLOCKS; the override
  * rollout_clocks): cycles per episode in each part of a step, on its first lane. */
 #define FH_CLOCK_OBSERVE 0 /* observation written (block mapping: and the barrier) */

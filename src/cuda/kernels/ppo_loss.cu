@@ -16,6 +16,8 @@ __device__ __forceinline__ float fh_clampf(float x, float lo, float hi)
 
 /* One warp a row: lane k holds logits k and k + 32 (k + 32 < 45). */
 #define FH_LOSS_HI (FH_N_ACTIONS - 32)
+static_assert(32 < FH_N_ACTIONS && FH_N_ACTIONS <= 64,
+              "ppo_loss_kernel: a row of logits in one warp, two columns a lane");
 
 extern "C" __global__ void ppo_loss_kernel(fh_ppo_loss_args a)
 {

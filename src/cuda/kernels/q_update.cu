@@ -19,6 +19,7 @@
  * fixed butterfly, sums over rows in fixed trees (block_reduce.cuh), so a run is
  * bit-identical to the next on one GPU. */
 #include "minibatch_order.cuh"
+#include "q_targets.cuh"
 #include "update_args.h"
 #include "q_update_args.h"
 #include "block_reduce.cuh"
@@ -27,6 +28,9 @@
 
 /* One warp a row: lane k holds columns k and k + 32 of a row of 45. */
 #define FH_Q_HI (FH_N_ACTIONS - 32)
+static_assert(32 < FH_N_ACTIONS && FH_N_ACTIONS <= 64,
+              "q_max_kernel, q_loss_kernel, q_double_dqn_kernel: a row of actions in one warp, "
+              "two columns a lane");
 
 __device__ __forceinline__ int fh_q_row(void)
 {
@@ -61,28 +65,15 @@ extern "C" __global__ void q_max_kernel(fh_q_max_args a)
         a.out[row] = v;
 }
 
-/* fh_q_lambda_returns (dqn_targets.c), one thread a row, the same recursion in double. */
+/* fh_q_lambda_returns (dqn_targets.c): one thread a row, the shared scan (q_targets.cuh). */
 extern "C" __global__ void q_lambda_kernel(fh_q_lambda_args a)
 {
     int n = blockIdx.x * blockDim.x + threadIdx.x;
     if (n >= a.n_episodes)
         return;
-    const double g = (double)a.gamma, lam = (double)a.lambda;
     const long long row = (long long)n * a.n_steps;
-    double next = 0.0; /* G_{t+1} */
-    for (int t = a.n_steps - 1; t >= 0; t--) {
-        const long long i = row + t;
-        const double r = (double)a.rewards[i], q = (double)a.next_max[i];
-        double G;
-        if (a.terminal[i])
-            G = r;
-        else if (a.truncated[i] || t == a.n_steps - 1)
-            G = r + g * q;
-        else
-            G = r + g * ((1.0 - lam) * q + lam * next);
-        a.out[i] = (float)G;
-        next = G;
-    }
+    fh_q_lambda_row(a.out + row, a.rewards + row, a.terminal + row, a.truncated + row,
+                    a.next_max + row, a.n_steps, a.gamma, a.lambda);
 }
 
 /* ---- a step ---- */
@@ -111,15 +102,8 @@ __device__ void fh_q_row_loss(float pred, float y, int huber, float delta, doubl
                               float *grad)
 {
     if (huber) {
-        const double x = (double)pred - (double)y, ax = fabs(x), dl = (double)delta;
-        double l, gx;
-        if (ax <= dl) {
-            l = 0.5 * x * x;
-            gx = x;
-        } else {
-            l = dl * (ax - 0.5 * dl);
-            gx = x > 0.0 ? dl : -dl;
-        }
+        double gx;
+        const double l = fh_q_huber((double)pred - (double)y, (double)delta, &gx);
         *loss = (double)(float)l;
         *grad = (float)gx;
     } else {
@@ -275,30 +259,6 @@ extern "C" __global__ void q_hidden_backward_kernel(fh_q_hidden_grad_args a)
 
 /* ---- DQN: the ring, sampling, targets ---- */
 
-/* replay.c's n_step_window for step t of a row of L (arrays at the row's start). */
-__device__ double fh_q_n_step_window(const float *rewards, const unsigned char *terminal,
-                                     const unsigned char *truncated, int L, int t,
-                                     int n_step, double gamma, double *d, int *last)
-{
-    double g = 0.0, discount = 1.0;
-    int u = t;
-    for (int j = 0; j < n_step; j++) {
-        u = t + j;
-        g += discount * (double)rewards[u];
-        discount *= gamma;
-        if (terminal[u]) {
-            *d = 0.0;
-            *last = u;
-            return g;
-        }
-        if (truncated[u] || u == L - 1)
-            break;
-    }
-    *d = discount;
-    *last = u;
-    return g;
-}
-
 extern "C" __global__ void replay_push_kernel(fh_replay_push_args a)
 {
     long long w = (long long)(blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x) >> 5;
@@ -351,8 +311,8 @@ extern "C" __global__ void q_sample_kernel(fh_q_sample_args a)
 }
 
 /* fh_double_dqn_targets: a* = argmax of the online Q at s' (the lowest index among
- * ties: the larger value wins, an equal one the lower index), y = G + d Q_target(s', a*)
- * in double. */
+ * ties: the larger value wins, an equal one the lower index; argmax_first's choice by a
+ * warp's reduction), y = fh_q_double_dqn_target (q_targets.cuh). */
 extern "C" __global__ void q_double_dqn_kernel(fh_q_double_dqn_args a)
 {
     int row = fh_q_row(), lane = threadIdx.x & 31;
@@ -373,10 +333,9 @@ extern "C" __global__ void q_double_dqn_kernel(fh_q_double_dqn_args a)
             best = ob;
         }
     }
-    if (lane == 0) {
-        double q = (double)a.q_target[(long long)row * FH_N_ACTIONS + best];
-        a.targets[row] = (float)((double)a.returns[row] + (double)a.discounts[row] * q);
-    }
+    if (lane == 0)
+        a.targets[row] = fh_q_double_dqn_target(a.returns[row], a.discounts[row],
+                                                a.q_target[(long long)row * FH_N_ACTIONS + best]);
 }
 
 extern "C" __global__ void q_target_kernel(fh_q_target_args a)

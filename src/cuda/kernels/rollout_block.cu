@@ -11,6 +11,9 @@
  * (fast_book_step: diversity, log return, reward, logs) one step behind, beside the
  * next step's observation and actor, so none of that is on the step's dependent chain.
  * Same arguments as the warp mapping. */
+static_assert(1 + 2 * FH_BLOCK_MAX_EPISODES <= 16 &&
+                  FH_BLOCK_MAX_EPISODES * FH_BLOCK_EP_ALL_THREADS <= 1024,
+              "two named barriers an episode among 1..15, at most 1024 threads a block");
 __device__ __forceinline__ void ppo_rollout_block_kernel_body(FH_ROLLOUT_PARAMS)
 {
     extern __shared__ float sm[];

@@ -83,6 +83,7 @@ __device__ __forceinline__ void ppo_rollout_lane_kernel_body(FH_ROLLOUT_PARAMS)
         lane_dense(h2, h1, w + FH_FAST_SM_W1, w + FH_FAST_SM_B1, FH_ACTOR_H1, FH_ACTOR_H2,
                    FH_ACTOR_H2, 1, warp, lane);
         episode_barrier(barrier_id, FH_LANE_GROUP_THREADS);
+        static_assert(FH_FAST_OUT_PAD <= FH_ACTOR_H1, "the logits fit in h1's scratch");
         float *logits_sm = h1; /* h1 is spent */
         lane_dense(logits_sm, h2, w + FH_FAST_SM_W2, w + FH_FAST_SM_B2, FH_ACTOR_H2,
                    FH_FAST_OUT_PAD, FH_FAST_OUT_PAD, 0, warp, lane);

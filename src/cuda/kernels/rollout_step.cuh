@@ -23,6 +23,9 @@
 /* One bar over the warp's lanes: the 51 market features two per lane (j = lane,
  * lane + 32) and, in the free second slots, the prices env_step_at needs. Issued a step
  * ahead, so the loads overlap the actor and the step that lane 0 runs alone. */
+static_assert(FH_WARP < FH_N_MARKET_FEATURES && FH_N_MARKET_FEATURES <= 2 * FH_WARP &&
+                  FH_FAST_LANE_SIGMA < FH_WARP,
+              "fast_load_bar, fast_observe: features two per lane, prices in free slots");
 __device__ __forceinline__ void fast_load_bar(float *f0, float *f1, const fh_env_market *m,
                                               int bar, int lane)
 {
@@ -87,6 +90,8 @@ __device__ __forceinline__ float warp_inclusive_scan(float v, int lane)
 
 /* softmax_sample over the warp: the same rule (first action whose running sum of
  * exp(logit - max) exceeds u * total), with the sums formed by a warp scan. */
+static_assert(FH_WARP < FH_N_ACTIONS && FH_N_ACTIONS <= 2 * FH_WARP,
+              "fast_softmax_sample: a lane holds actions lane and lane + 32");
 __device__ __forceinline__ void fast_softmax_sample(int *action, float *log_prob, float l0,
                                                     float l1, float u, int lane)
 {

@@ -94,6 +94,8 @@ __device__ __forceinline__ void warp_mover(const float *w, float *scratch, int s
  * zero): states, truncation final observations (slot j of episode n at row N*L + n*K +
  * j, step in trunc_step[n*K + j], -1 unused), s_L. clocks: NULL, or (N,
  * FH_CLOCK_STRIDE) under FH_ROLLOUT_CLOCKS. */
+static_assert(1 + FH_PAIR_MAX_EPISODES <= 16 && FH_FAST_MAX_WARPS * FH_WARP <= 1024,
+              "the pair kernel's named barriers 1..15, at most 1024 threads a block");
 __device__ __forceinline__ void ppo_rollout_fast_kernel_body(FH_ROLLOUT_PARAMS)
 {
     extern __shared__ float sm[];
