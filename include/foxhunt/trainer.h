@@ -22,8 +22,17 @@
 struct fh_gpu_ppo_collector;
 struct fh_gpu_ppo_update;
 
+/* This process's share of the run (data-parallel: its rank's; else all of it): beside
+ * the settings, never written into them (cfg keeps the run's N and minibatch). */
 typedef struct {
-    fh_train_config cfg;
+    int episodes;      /* the episodes this process runs */
+    int minibatch;     /* its rows of each minibatch */
+    int first_episode; /* the run's index of its first episode */
+} fh_trainer_share;
+
+typedef struct {
+    fh_train_config cfg;               /* the run's settings */
+    fh_trainer_share share;
     fh_run_data data;
     fh_market_view train_view;
     fh_env_market train_market;

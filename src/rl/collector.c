@@ -15,15 +15,18 @@ fh_status fh_collector_create(fh_trainer *t, fh_error *err)
     const fh_train_config *cfg = &t->cfg;
 #if FH_HAVE_CUDA
     if (t->device.use_gpu) {
-        fh_status st = fh_gpu_ppo_collector_create(&t->gpu, &t->device, cfg->episodes,
+        fh_status st = fh_gpu_ppo_collector_create(&t->gpu, &t->device, t->share.episodes,
                                                    cfg->steps, &cfg->env, &t->train_view,
                                                    cfg->seed, cfg->kernel, cfg->precision, NULL, err);
         if (st != FH_OK)
             return st;
         t->episodes = fh_gpu_ppo_collector_episodes(t->gpu);
         if (strcmp(cfg->update_device, "cpu") != 0) {
-            st = fh_gpu_ppo_update_create(&t->gpu_update, &t->device, fh_gpu_ppo_settings_of(cfg),
-                                          (long long)cfg->episodes * cfg->steps,
+            /* the update's minibatch: this process's rows of each (the run's / ranks) */
+            fh_gpu_ppo_settings settings = fh_gpu_ppo_settings_of(cfg);
+            settings.minibatch = t->share.minibatch;
+            st = fh_gpu_ppo_update_create(&t->gpu_update, &t->device, settings,
+                                          (long long)t->share.episodes * cfg->steps,
                                           strcmp(cfg->precision, "tf32") == 0, err);
             if (st != FH_OK)
                 return st;
@@ -33,7 +36,7 @@ fh_status fh_collector_create(fh_trainer *t, fh_error *err)
         return FH_OK;
     }
 #endif
-    fh_status st = fh_cpu_collector_init(&t->cpu, cfg->episodes, cfg->steps, &cfg->env,
+    fh_status st = fh_cpu_collector_init(&t->cpu, t->share.episodes, cfg->steps, &cfg->env,
                                          &t->train_view, cfg->seed, err);
     if (st == FH_OK)
         t->episodes = t->cpu.episodes;
@@ -66,11 +69,11 @@ fh_status fh_collector_collect_for_update(fh_trainer *t, const fh_collect_params
     }
 #endif
     fh_life_totals before, after;
-    fh_life_totals_of(&before, t->episodes, t->cfg.episodes);
+    fh_life_totals_of(&before, t->episodes, t->share.episodes);
     fh_status st = fh_collector_collect(t, p, err);
     if (st != FH_OK)
         return st;
-    fh_life_totals_of(&after, t->episodes, t->cfg.episodes);
+    fh_life_totals_of(&after, t->episodes, t->share.episodes);
     fh_iteration_sums_host(sums, &t->batch, &before, &after, t->episode_return,
                            t->episode_length);
     return FH_OK;
@@ -99,6 +102,7 @@ fh_status fh_collector_update(fh_trainer *t, fh_ppo_stats *stats, double lr,
     }
 #endif
     (void)batch_from_host;
+    /* one process only (a rank's update is on the GPU): cfg's minibatch is its share */
     return fh_ppo_update(stats, &t->actor, &t->critic, &t->curiosity, &t->ws, &t->batch,
                          &t->train_market, &t->cfg, lr, &t->update_rng, trace, err);
 }
@@ -122,7 +126,7 @@ fh_status fh_collector_set_networks(fh_trainer *t, fh_error *err)
                                                 &t->curiosity, err);
         if (st != FH_OK)
             return st;
-        int N = t->cfg.episodes;
+        int N = t->share.episodes;
         double *totals = malloc((size_t)N * FH_EPISODE_TOTALS * sizeof(double));
         long long *int_totals = malloc((size_t)N * (1 + FH_BARRIER_N_KINDS) * sizeof(long long));
         if (!totals || !int_totals)

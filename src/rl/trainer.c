@@ -43,7 +43,7 @@ fh_status fh_trainer_sync(fh_trainer *t, fh_error *err)
 /* The episodes a checkpoint of t holds now: one process's, or every rank's gathered. */
 static fh_status saved_episodes(const fh_trainer *t, fh_episode_set *e, fh_error *err)
 {
-    *e = (fh_episode_set){t->cfg.episodes, t->episodes, t->episode_return, t->episode_length};
+    *e = (fh_episode_set){t->share.episodes, t->episodes, t->episode_return, t->episode_length};
     return fh_trainer_dist_gathered(t, e, err);
 }
 
@@ -153,12 +153,12 @@ fh_status fh_checkpoint_read_config(const char *path, fh_train_config *cfg, fh_e
  * returns) and checks all of it before the run uses any: the seed, the iteration, the
  * Adam moments, the update stream, the data's identity, every episode. On other data
  * with cfg->allow_other_data the episodes restart (docs/CHECKPOINTS.md). The file holds
- * the run's n_total episodes; t runs episodes [first, first + t->cfg.episodes) of them
+ * the run's n_total episodes; t runs episodes [first, first + t->share.episodes) of them
  * (data-parallel: its rank's share; else all). */
 static fh_status resume_from(fh_trainer *t, const char *path, int first, int n_total,
                              fh_error *err)
 {
-    int N = t->cfg.episodes;
+    int N = t->share.episodes;
     int share = n_total != N; /* read all into buffers of their own, keep the share */
     fh_episode_set all = {n_total, t->episodes, t->episode_return, t->episode_length};
     if (share) {
@@ -167,8 +167,8 @@ static fh_status resume_from(fh_trainer *t, const char *path, int first, int n_t
         all.episode_length = calloc((size_t)n_total, sizeof *all.episode_length);
     }
     uint64_t *rng = malloc((size_t)n_total * 2 * sizeof(uint64_t));
-    fh_train_config run_cfg = t->cfg; /* the checks see the run's episodes, by global index */
-    run_cfg.episodes = n_total;
+    const fh_train_config *run_cfg = &t->cfg; /* the checks see the run's episodes, by global
+                                                * index */
     checkpoint_view v;
     fh_status st = FH_OK;
     if (!rng || !all.episodes || !all.episode_return || !all.episode_length) {
@@ -204,7 +204,7 @@ static fh_status resume_from(fh_trainer *t, const char *path, int first, int n_t
                           t->update_rng.inc, expect_update.inc);
         goto done;
     }
-    fh_resume_episodes eps = {&run_cfg, &t->train_market, all.episodes, all.episode_return,
+    fh_resume_episodes eps = {run_cfg, &t->train_market, all.episodes, all.episode_return,
                               all.episode_length};
     st = fh_resume_check_data(&eps, v.ck.data_present ? &saved : NULL, &t->data_identity, "",
                               &t->data_identity_unchecked, &t->data_other, path, err);
@@ -278,7 +278,7 @@ static fh_status init_run(fh_trainer *t, const fh_train_config *run_cfg,
     fh_run_data_source(cfg, source, sizeof source);
     fh_data_identity_of(&t->data_identity, &t->data.bars, source);
 
-    int N = cfg->episodes, L = cfg->steps;
+    int N = t->share.episodes, L = cfg->steps;
     if ((st = fh_mlp_init(&t->actor, FH_NET_ACTOR, err)) != FH_OK ||
         (st = fh_mlp_init(&t->critic, FH_NET_CRITIC, err)) != FH_OK ||
         (st = fh_mlp_init(&t->curiosity, FH_NET_CURIOSITY, err)) != FH_OK)
@@ -290,11 +290,11 @@ static fh_status init_run(fh_trainer *t, const fh_train_config *run_cfg,
 
     t->episode_return = calloc((size_t)N, sizeof(double));
     t->episode_length = calloc((size_t)N, sizeof(int32_t));
-    t->config_json = fh_train_config_to_json(run_cfg); /* the run's: N and minibatch in all */
+    t->config_json = fh_train_config_to_json(run_cfg);
     if (!t->episode_return || !t->episode_length || !t->config_json)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
     if ((st = fh_trajectory_batch_alloc(&t->batch, N, L, err)) != FH_OK ||
-        (st = fh_ppo_workspace_init(&t->ws, cfg->minibatch, (int64_t)N * L, err)) != FH_OK)
+        (st = fh_ppo_workspace_init(&t->ws, t->share.minibatch, (int64_t)N * L, err)) != FH_OK)
         return st;
     if (select_device && (st = fh_device_select(cfg->device, &t->device, err)) != FH_OK)
         return st;
@@ -310,10 +310,9 @@ fh_status fh_trainer_init_norm(fh_trainer *t, const fh_train_config *run_cfg,
     fh_rank_plan rp;
     if (st != FH_OK || (st = fh_trainer_dist_plan(run_cfg, &rp, err)) != FH_OK)
         return st;
-    if (rp.on) { /* this rank's share; the saved config keeps the run's */
-        t->cfg.episodes = rp.part.episodes;
-        t->cfg.minibatch = rp.part.minibatch;
-    }
+    t->share = rp.on ? (fh_trainer_share){rp.part.episodes, rp.part.minibatch,
+                                          rp.part.first_episode}
+                     : (fh_trainer_share){run_cfg->episodes, run_cfg->minibatch, 0};
     const fh_train_config *cfg = &t->cfg;
     if (cfg->threads > 0) { /* both pools: OpenBLAS (networks) and OpenMP (collection) */
         fh_nn_set_threads(cfg->threads);
@@ -334,7 +333,7 @@ fh_status fh_trainer_init_norm(fh_trainer *t, const fh_train_config *run_cfg,
     if (st == FH_OK && rp.on && rp.part.first_episode > 0) {
         /* this rank's episodes are the run's [first, first + N): their global indices
          * name their random streams, as in one process with every episode */
-        for (int n = 0; n < cfg->episodes; n++)
+        for (int n = 0; n < t->share.episodes; n++)
             env_episode_init(&cfg->env, &t->train_market, &t->episodes[n], cfg->seed,
                              (unsigned long long)(rp.part.first_episode + n));
         st = fh_collector_set_episodes(t, err);

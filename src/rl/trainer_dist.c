@@ -197,7 +197,7 @@ fh_status fh_trainer_dist_gather(fh_trainer *t, fh_error *err)
     fh_dist *d = trainer_dist(t);
     if (!d)
         return FH_OK;
-    int N = t->cfg.episodes, K = fh_dist_world(d);
+    int N = t->share.episodes, K = fh_dist_world(d);
     rank_header mine = {t->iteration, weights_hash(t)};
     const rank_header *all = fh_dist_allgather_host(d, SLOT_HEADER, &mine, sizeof mine, err);
     if (!all)
@@ -236,7 +236,7 @@ fh_status fh_trainer_dist_gathered(const fh_trainer *t, fh_episode_set *e, fh_er
     const void *ret = fh_dist_gathered(d, SLOT_RETURNS, &bytes[1]);
     const void *len = fh_dist_gathered(d, SLOT_LENGTHS, &bytes[2]);
     const rank_header *h = fh_dist_gathered(d, SLOT_HEADER, &bytes[3]);
-    size_t n = (size_t)t->cfg.episodes * (size_t)fh_dist_world(d);
+    size_t n = (size_t)t->share.episodes * (size_t)fh_dist_world(d);
     if (!eps || !h || h->iteration != t->iteration || bytes[0] != n * sizeof(fh_episode_state) ||
         bytes[1] != n * sizeof(double) || bytes[2] != n * sizeof(int32_t))
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the ranks' episodes were not "
@@ -262,7 +262,7 @@ void fh_trainer_dist_describe(const fh_trainer *t, const fh_train_config *run, c
     fh_nccl_version_text(nc->version, version, sizeof version);
     snprintf(out, n, "data-parallel: rank 0 of %d (rank from %s); each rank %d episodes and "
              "%d rows of each minibatch (this run: %d and %d); NCCL %s (%s)%s%s%s", ds.world,
-             ds.rank_source, t->cfg.episodes, t->cfg.minibatch, run->episodes, run->minibatch,
+             ds.rank_source, t->share.episodes, t->share.minibatch, run->episodes, run->minibatch,
              version, nc->path, r->graphs ? "" : "; the update's steps one by one "
              "(--dist-graphs 0)", nc->note[0] ? "\nnote: " : "", nc->note);
 }

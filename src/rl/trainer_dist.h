@@ -50,11 +50,11 @@ fh_status fh_trainer_dist_attach(fh_trainer *t, struct fh_dist *d, fh_error *err
 int fh_trainer_dist_present(const fh_trainer *t);
 /* The ranks of the run (1 for one process). */
 int fh_trainer_dist_world(const fh_trainer *t);
-/* The run's environment steps per iteration: every rank's episodes (t->cfg holds this
+/* The run's environment steps per iteration: every rank's episodes (t->share holds this
  * rank's share) x the steps. */
 static inline int64_t fh_trainer_dist_run_steps(const fh_trainer *t)
 {
-    return (int64_t)t->cfg.episodes * t->cfg.steps * fh_trainer_dist_world(t);
+    return (int64_t)t->share.episodes * t->cfg.steps * fh_trainer_dist_world(t);
 }
 /* 1 on the rank that writes the run directory (rank 0, or the one process). */
 int fh_trainer_dist_leads(const fh_trainer *t);
