@@ -20,7 +20,7 @@
 #include "foxhunt/q_trainer.h"
 #include "foxhunt/timing.h"
 #include "foxhunt/trainer.h"
-#include "rl/collector.h"
+#include "rl/ppo_backend.h"
 #if FH_HAVE_CUDA
 #include "cuda/gpu_ppo_update.h"
 #endif
@@ -65,10 +65,10 @@ static fh_status bench_device(const char *device, const fh_bench_train_options *
                                (float)cfg.gae_lambda};
         double t0 = fh_clock_seconds();
         fh_iteration_sums sums;
-        st = fh_collector_collect_for_update(&t, &p, &sums, err);
+        st = fh_ppo_backend_collect_for_update(&t, &p, &sums, err);
         double t1 = fh_clock_seconds();
         if (st == FH_OK)
-            st = fh_collector_update(&t, &stats, fh_train_config_lr(&cfg, r + 1), NULL, 0, err);
+            st = fh_ppo_backend_update(&t, &stats, fh_train_config_lr(&cfg, r + 1), NULL, 0, err);
         double t2 = fh_clock_seconds();
         if (st != FH_OK || r == 0)
             continue;
@@ -87,7 +87,7 @@ static fh_status bench_device(const char *device, const fh_bench_train_options *
         double u = fh_median_inplace(upd, n), ud = fh_median_inplace(upd_dev, n);
         long long samples = (long long)o->episodes * o->steps;
         printf("%-4s %-8s %-4s %7d %5d %9d %6d %4s %10.2f %10.2f %10.2f %10.2f %14.0f\n", "ppo",
-               device, fh_collector_update_device(&t), o->episodes, o->steps, o->epochs,
+               device, fh_ppo_backend_update_device(&t), o->episodes, o->steps, o->epochs,
                o->minibatch, o->precision, it, c, u, ud, samples / (it * 1e-3));
         fflush(stdout);
     }

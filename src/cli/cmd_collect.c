@@ -17,7 +17,7 @@
 #include "foxhunt/q_trainer.h"
 #include "foxhunt/safetensors.h"
 #include "foxhunt/trainer.h"
-#include "rl/collector.h"
+#include "rl/ppo_backend.h"
 #if FH_HAVE_CUDA
 #include "cuda/gpu_dqn_collector.h"
 #include "cuda/gpu_ppo_collector.h"
@@ -257,7 +257,7 @@ int fh_cmd_collect(int argc, char **argv)
          * fh_trainer_init_norm filled with the fresh initialisation: the checkpoint's
          * go up there too */
         if (fh_checkpoint_load(checkpoint, &ck, NULL, &err) != FH_OK ||
-            fh_collector_set_networks(&t, &err) != FH_OK)
+            fh_ppo_backend_set_networks(&t, &err) != FH_OK)
             goto fail;
     }
     char dev[400];
@@ -278,7 +278,7 @@ int fh_cmd_collect(int argc, char **argv)
     info.weights_hash_present = 1;
     info.data = t.data_identity;
     info.data_present = 1;
-    if (fh_collector_collect(&t, &p, &err) != FH_OK ||
+    if (fh_ppo_backend_collect(&t, &p, &err) != FH_OK ||
         fh_batch_file_write(&t.batch, out, t.config_json, &info, &err) != FH_OK)
         goto fail;
     printf("collected %d x %d transitions -> %s\n", cfg.episodes, cfg.steps, out);

@@ -17,7 +17,7 @@
 #include "foxhunt/checkpoint.h"
 #include "foxhunt/ppo.h"
 #include "foxhunt/trainer.h"
-#include "rl/collector.h"
+#include "rl/ppo_backend.h"
 
 /* The statistics fh_ppo_update returns, in the order of update.stats. */
 static const char *const k_stats_columns =
@@ -153,8 +153,8 @@ int fh_cmd_update(int argc, char **argv)
     fh_ppo_stats stats;
     if (fh_ppo_trace_init(&trace, &cfg, (int64_t)cfg.episodes * cfg.steps, &err) != FH_OK)
         goto fail;
-    if (fh_collector_update(&t, &stats, lr, &trace, 1, &err) != FH_OK ||
-        fh_collector_sync_host(&t, &err) != FH_OK) {
+    if (fh_ppo_backend_update(&t, &stats, lr, &trace, 1, &err) != FH_OK ||
+        fh_ppo_backend_sync_host(&t, &err) != FH_OK) {
         fh_error_prefix(&err, "the update: ");
         size_t used = strlen(err.message);
         snprintf(err.message + used, sizeof err.message - used, "; %s not written", out);
@@ -183,7 +183,7 @@ int fh_cmd_update(int argc, char **argv)
                           "update.lr", "update.iteration", "update.device",
                           "update.checkpoint", "update.batch", "update.batch_weights"};
     const char *values[] = {columns, k_stats_columns, lr_text, iteration_text,
-                            fh_collector_update_device(&t),
+                            fh_ppo_backend_update_device(&t),
                             checkpoint, batch, info.weights};
     if (fh_trainer_save_with(&t, out, more, 3, keys, values, (int)(sizeof keys / sizeof keys[0]),
                              &err) != FH_OK)
@@ -194,7 +194,7 @@ int fh_cmd_update(int argc, char **argv)
     printf("update %lld on the %s: lr %.6g, %d epochs x %d minibatches of %d: policy loss "
            "%.6f, value loss %.6f, entropy %.4f, approx kl %.3g, clip fraction %.3f, grad "
            "norm %.4f, explained variance %.3f\n", (long long)iteration,
-           fh_collector_update_device(&t), lr, stats.epochs_run,
+           fh_ppo_backend_update_device(&t), lr, stats.epochs_run,
            trace.minibatches_per_epoch, cfg.minibatch, stats.policy_loss, stats.value_loss,
            stats.entropy, stats.approx_kl, stats.clip_fraction, stats.grad_norm,
            stats.explained_variance);

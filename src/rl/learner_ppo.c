@@ -1,12 +1,12 @@
 /* learner_ppo.c — PPO as a learner (learner.h): fh_trainer (trainer.h) in the training
  * loop, its update's statistics as its own metrics columns, its data-parallel hooks
- * (trainer_dist.h) as the learner's ranks. Where it runs (CPU or GPU) is collector.c's. */
+ * (trainer_dist.h) as the learner's ranks. Where it runs (CPU or GPU) is ppo_backend.c's. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "foxhunt/learner.h"
 #include "foxhunt/trainer.h"
-#include "rl/collector.h"
+#include "rl/ppo_backend.h"
 #include "rl/learners.h"
 #include "rl/trainer_dist.h"
 
@@ -78,7 +78,7 @@ static void describe(const fh_learner *l, char *out, size_t n)
 {
     const fh_trainer *t = ppo(l);
     snprintf(out, n, "%s; ppo update on the %s", t->gpu ? "collection on the GPU" :
-             "collection on the CPU", fh_collector_update_device(t));
+             "collection on the CPU", fh_ppo_backend_update_device(t));
 }
 
 static void destroy(fh_learner *l)

@@ -1,5 +1,5 @@
 /* q_backend.h — DQN's and PQN's one seam between the CPU and the GPU (q_backend.c), as
- * collector.h is PPO's: where the collection, the update and the curiosity fit run, and
+ * ppo_backend.h is PPO's: where the collection, the update and the curiosity fit run, and
  * moving the state between host and device. Every #if of the Q trainer is there. */
 #ifndef FOXHUNT_RL_Q_BACKEND_H
 #define FOXHUNT_RL_Q_BACKEND_H

@@ -21,7 +21,7 @@
 #include "foxhunt/checkpoint.h"
 #include "foxhunt/run_dir.h"
 #include "foxhunt/timing.h"
-#include "rl/collector.h"
+#include "rl/ppo_backend.h"
 #include "rl/iteration_sums.h"
 #include "rl/resume_checks.h"
 #include "rl/trainer_dist.h"
@@ -34,7 +34,7 @@
 
 fh_status fh_trainer_sync(fh_trainer *t, fh_error *err)
 {
-    fh_status st = fh_collector_sync_host(t, err);
+    fh_status st = fh_ppo_backend_sync_host(t, err);
     if (st != FH_OK)
         return st;
     return fh_trainer_dist_gather(t, err);
@@ -234,7 +234,7 @@ done:
 
 void fh_trainer_free(fh_trainer *t)
 {
-    fh_collector_destroy(t);
+    fh_ppo_backend_destroy(t);
     fh_trajectory_batch_free(&t->batch);
     fh_ppo_workspace_free(&t->ws);
     fh_mlp_free(&t->actor);
@@ -298,7 +298,7 @@ static fh_status init_run(fh_trainer *t, const fh_train_config *run_cfg,
         return st;
     if (select_device && (st = fh_device_select(cfg->device, &t->device, err)) != FH_OK)
         return st;
-    return fh_collector_create(t, err);
+    return fh_ppo_backend_create(t, err);
 }
 
 fh_status fh_trainer_init_norm(fh_trainer *t, const fh_train_config *run_cfg,
@@ -336,16 +336,16 @@ fh_status fh_trainer_init_norm(fh_trainer *t, const fh_train_config *run_cfg,
         for (int n = 0; n < t->share.episodes; n++)
             env_episode_init(&cfg->env, &t->train_market, &t->episodes[n], cfg->seed,
                              (unsigned long long)(rp.part.first_episode + n));
-        st = fh_collector_set_episodes(t, err);
+        st = fh_ppo_backend_set_episodes(t, err);
     }
     if (st == FH_OK && cfg->resume[0]) {
         int first = rp.on ? rp.part.first_episode : 0;
         int n_total = rp.on ? rp.part.total_episodes : cfg->episodes;
         if ((st = resume_from(t, cfg->resume, first, n_total, err)) == FH_OK)
-            st = fh_collector_set_episodes(t, err);
+            st = fh_ppo_backend_set_episodes(t, err);
     }
     if (st == FH_OK)
-        st = fh_collector_set_networks(t, err);
+        st = fh_ppo_backend_set_networks(t, err);
     if (st != FH_OK)
         fh_trainer_dist_fail(t, err);
     return st;
@@ -362,7 +362,7 @@ fh_status fh_trainer_iterate(fh_trainer *t, int64_t it, fh_iteration_metrics *m,
     fh_collect_params params = {&t->actor, &t->critic, &t->curiosity,
                                 (float)cfg->gamma, (float)cfg->gae_lambda};
     fh_iteration_sums sums;
-    fh_status st = fh_collector_collect_for_update(t, &params, &sums, err);
+    fh_status st = fh_ppo_backend_collect_for_update(t, &params, &sums, err);
     if (st != FH_OK)
         return st;
     m->collect_seconds = fh_clock_seconds() - t0;
@@ -374,7 +374,7 @@ fh_status fh_trainer_iterate(fh_trainer *t, int64_t it, fh_iteration_metrics *m,
                             "reward is not finite); stopped before the update",
                             isnan(m->mean_reward) ? "NaN" : "infinite");
     memset(stats, 0, sizeof *stats);
-    if ((st = fh_collector_update(t, stats, m->lr, NULL, 0, err)) != FH_OK ||
+    if ((st = fh_ppo_backend_update(t, stats, m->lr, NULL, 0, err)) != FH_OK ||
         (st = fh_trainer_dist_check(t, err)) != FH_OK)
         return st;
     t->iteration = it;

@@ -1,5 +1,5 @@
-/* collector.c — CPU/GPU dispatch for the trainer (collector.h). */
-#include "rl/collector.h"
+/* ppo_backend.c — where PPO runs: CPU/GPU dispatch for the trainer (ppo_backend.h). */
+#include "rl/ppo_backend.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +10,7 @@
 #include "rl/gpu_update_settings.h"
 #endif
 
-fh_status fh_collector_create(fh_trainer *t, fh_error *err)
+fh_status fh_ppo_backend_create(fh_trainer *t, fh_error *err)
 {
     const fh_train_config *cfg = &t->cfg;
 #if FH_HAVE_CUDA
@@ -43,7 +43,7 @@ fh_status fh_collector_create(fh_trainer *t, fh_error *err)
     return st;
 }
 
-fh_status fh_collector_collect(fh_trainer *t, const fh_collect_params *p, fh_error *err)
+fh_status fh_ppo_backend_collect(fh_trainer *t, const fh_collect_params *p, fh_error *err)
 {
 #if FH_HAVE_CUDA
     if (t->gpu)
@@ -52,7 +52,7 @@ fh_status fh_collector_collect(fh_trainer *t, const fh_collect_params *p, fh_err
     return fh_cpu_collect_rollouts(&t->cpu, p, &t->batch, err);
 }
 
-fh_status fh_collector_collect_for_update(fh_trainer *t, const fh_collect_params *p,
+fh_status fh_ppo_backend_collect_for_update(fh_trainer *t, const fh_collect_params *p,
                                           fh_iteration_sums *sums, fh_error *err)
 {
 #if FH_HAVE_CUDA
@@ -70,7 +70,7 @@ fh_status fh_collector_collect_for_update(fh_trainer *t, const fh_collect_params
 #endif
     fh_life_totals before, after;
     fh_life_totals_of(&before, t->episodes, t->share.episodes);
-    fh_status st = fh_collector_collect(t, p, err);
+    fh_status st = fh_ppo_backend_collect(t, p, err);
     if (st != FH_OK)
         return st;
     fh_life_totals_of(&after, t->episodes, t->share.episodes);
@@ -79,7 +79,7 @@ fh_status fh_collector_collect_for_update(fh_trainer *t, const fh_collect_params
     return FH_OK;
 }
 
-fh_status fh_collector_update(fh_trainer *t, fh_ppo_stats *stats, double lr,
+fh_status fh_ppo_backend_update(fh_trainer *t, fh_ppo_stats *stats, double lr,
                               fh_ppo_trace *trace, int batch_from_host, fh_error *err)
 {
 #if FH_HAVE_CUDA
@@ -107,7 +107,7 @@ fh_status fh_collector_update(fh_trainer *t, fh_ppo_stats *stats, double lr,
                          &t->train_market, &t->cfg, lr, &t->update_rng, trace, err);
 }
 
-fh_status fh_collector_set_episodes(fh_trainer *t, fh_error *err)
+fh_status fh_ppo_backend_set_episodes(fh_trainer *t, fh_error *err)
 {
 #if FH_HAVE_CUDA
     if (t->gpu)
@@ -118,7 +118,7 @@ fh_status fh_collector_set_episodes(fh_trainer *t, fh_error *err)
     return FH_OK; /* the CPU collector reads t->episodes directly */
 }
 
-fh_status fh_collector_set_networks(fh_trainer *t, fh_error *err)
+fh_status fh_ppo_backend_set_networks(fh_trainer *t, fh_error *err)
 {
 #if FH_HAVE_CUDA
     if (t->gpu_update) {
@@ -146,7 +146,7 @@ fh_status fh_collector_set_networks(fh_trainer *t, fh_error *err)
     return FH_OK;
 }
 
-fh_status fh_collector_sync_host(fh_trainer *t, fh_error *err)
+fh_status fh_ppo_backend_sync_host(fh_trainer *t, fh_error *err)
 {
 #if FH_HAVE_CUDA
     if (t->gpu_update) {
@@ -165,7 +165,7 @@ fh_status fh_collector_sync_host(fh_trainer *t, fh_error *err)
     return FH_OK;
 }
 
-const char *fh_collector_update_device(const fh_trainer *t)
+const char *fh_ppo_backend_update_device(const fh_trainer *t)
 {
 #if FH_HAVE_CUDA
     if (t->gpu_update)
@@ -175,7 +175,7 @@ const char *fh_collector_update_device(const fh_trainer *t)
     return "cpu";
 }
 
-void fh_collector_destroy(fh_trainer *t)
+void fh_ppo_backend_destroy(fh_trainer *t)
 {
 #if FH_HAVE_CUDA
     /* the collector reads the update's weights: it goes first */
