@@ -56,6 +56,12 @@ typedef void (*fh_train_callback)(const fh_train_loop *loop, const fh_iteration_
 fh_status fh_train_loop_run(fh_train_loop *loop, volatile sig_atomic_t *stop,
                             fh_train_callback on_iteration, void *user, fh_error *err);
 
+/* A warning about the model validation chose (issue 34: do no harm), or 0 and out ""
+ * when there is none to give: its validation Sharpe is not positive (flat, which loses
+ * nothing, was better), or no validation gave a finite Sharpe (has_best 0). */
+int fh_validation_choice_warning(int has_best, double validation_sharpe, char *out,
+                                 size_t n);
+
 /* The policy to evaluate after the run: best.safetensors' when validation chose one,
  * else the last; *source gets its checkpoint's path. */
 const fh_mlp *fh_train_loop_chosen(const fh_train_loop *loop, const char **source);

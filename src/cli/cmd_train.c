@@ -399,6 +399,10 @@ int fh_cmd_train(int argc, char **argv)
             printf("model chosen on the validation split: %s (iteration %lld, validation "
                    "Sharpe %.2f); evaluated once on the test split\n", loop.best_checkpoint,
                    (long long)loop.best_iteration, loop.best_sharpe);
+        char warning[320];
+        if (cfg.eval_every > 0 &&
+            fh_validation_choice_warning(loop.has_best, loop.best_sharpe, warning, sizeof warning))
+            fprintf(stderr, "warning: %s\n", warning);
         if (l->ops->policy_net != FH_NET_ACTOR)
             printf("policies: greedy is argmax Q, sampled is softmax(Q)\n");
         if (fh_eval_report_run(&report, chosen, &cfg, l->data, FH_SPLIT_TEST, cfg.seed, 1,

@@ -111,6 +111,11 @@ static void print_run(const walkforward *w, const fh_train_config *cfg, int i,
            has_best ? " (best on validation)" : " (the last)", w->reports[i].first_time,
            w->reports[i].last_time, g ? g->sharpe : NAN, g ? g->sharpe_se : NAN,
            b ? b->sharpe : NAN, b ? b->sharpe_se : NAN);
+    char warning[320];
+    if (cfg->eval_every > 0 &&
+        fh_validation_choice_warning(has_best, w->validation_sharpe[i], warning, sizeof warning))
+        printf("  warning: fold %d, seed %llu: %s\n", i / w->seeds + 1,
+               (unsigned long long)cfg->seed, warning);
     fflush(stdout);
 }
 

@@ -153,6 +153,24 @@ static fh_status append_row(const fh_train_loop *t, const fh_backtest_metrics *m
     return st;
 }
 
+int fh_validation_choice_warning(int has_best, double validation_sharpe, char *out,
+                                 size_t n)
+{
+    if (n)
+        out[0] = 0;
+    if (!has_best)
+        snprintf(out, n, "no validation backtest gave a finite Sharpe (the greedy policy "
+                 "never traded, or its returns had no variance): the last model is "
+                 "evaluated, and nothing says it beats doing nothing");
+    else if (!(validation_sharpe > 0))
+        snprintf(out, n, "the model chosen on the validation split has validation Sharpe "
+                 "%.2f <= 0: on validation it did worse than staying flat, which loses "
+                 "nothing; do not trade it (docs/EVALUATION.md)", validation_sharpe);
+    else
+        return 0;
+    return 1;
+}
+
 fh_status fh_validation_run(fh_train_loop *t, fh_error *err)
 {
     fh_learner *l = &t->learner;

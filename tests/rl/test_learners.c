@@ -371,6 +371,20 @@ static void test_constant_learns(void)
     fh_train_loop_free(&loop);
 }
 
+/* ---- the warning on the model validation chose (issue 34: do no harm) ---- */
+
+static void test_choice_warning(void)
+{
+    char text[320];
+    CHECK(fh_validation_choice_warning(1, 0.8, text, sizeof text) == 0 && text[0] == 0);
+    CHECK(fh_validation_choice_warning(1, -0.3, text, sizeof text) == 1 &&
+          strstr(text, "-0.30 <= 0") && strstr(text, "flat"));
+    CHECK(fh_validation_choice_warning(1, 0.0, text, sizeof text) == 1);
+    CHECK(fh_validation_choice_warning(1, NAN, text, sizeof text) == 1);
+    CHECK(fh_validation_choice_warning(0, 1.0, text, sizeof text) == 1 &&
+          strstr(text, "no validation backtest gave a finite Sharpe"));
+}
+
 /* ---- 4. what the loop gives it, through the CLI ---- */
 
 static void test_constant_cli(void)
@@ -380,9 +394,18 @@ static void test_constant_cli(void)
     char *argv[] = {"train", "--algo", "constant", "--device", "cpu", "--episodes", "32",
                     "--steps", "32", "--minibatch", "32", "--iterations", "4", "--eval-every",
                     "2", "--synthetic-bars", "4000", "--threads", "1", "--out", out, NULL};
-    char *text = NULL;
-    CHECK_MSG(fh_run_foxhunt(g_dir, "constant_cli", argv, &text, NULL) == 0,
+    char *text = NULL, *err_text = NULL;
+    CHECK_MSG(fh_run_foxhunt(g_dir, "constant_cli", argv, &text, &err_text) == 0,
               "train --algo constant failed (see %s/constant_cli.err)", g_dir);
+    /* the warning comes exactly when the chosen model's validation Sharpe is not > 0 */
+    const char *chosen = text ? strstr(text, "validation Sharpe ") : NULL;
+    const char *said = text ? strstr(text, "model chosen on the validation split") : NULL;
+    double sharpe = said && (chosen = strstr(said, "validation Sharpe ")) ?
+                    atof(chosen + strlen("validation Sharpe ")) : NAN;
+    int warned = err_text && strstr(err_text, "warning: ") != NULL;
+    CHECK_MSG(warned == !(said && sharpe > 0), "validation Sharpe %.2f (%s), warned %d: %s",
+              sharpe, said ? "chosen" : "none chosen", warned, err_text ? err_text : "");
+    free(err_text);
     CHECK_MSG(text && strstr(text, "validation Sharpe") && strstr(text, "action ") &&
               strstr(text, "model chosen on the validation split"),
               "its progress and choice: %s", text ? text : "(none)");
@@ -448,6 +471,7 @@ int main(void)
     if (!fh_make_temp_dir(g_dir, sizeof g_dir, "fh_learners"))
         return 1;
     test_table();
+    test_choice_warning();
     test_loop_contract();
     test_constant_learns();
     test_constant_cli();
