@@ -45,6 +45,9 @@ typedef struct {
     int eval_at_end;                   /* 1: print the test-split evaluation when done */
     int eval_every;                    /* iterations between validation backtests, the best
                                           kept as best.safetensors (0: none) */
+    double deploy_min_psr;             /* the deployment gate: the chosen model trades the
+                                          test split only when its validation PSR(0) is at
+                                          least this (issue 34) */
     double periods_per_year;           /* annualisation of the evaluation's figures (0: from
                                           the bar spacing, fh_periods_per_year) */
     double max_bar_move_sigmas;        /* refuse data with a one-bar move beyond this many

@@ -28,6 +28,7 @@ typedef struct {
     int has_best;
     int64_t best_iteration;
     double best_sharpe;
+    double best_psr;                   /* its validation PSR(0) (NaN: unknown) */
     fh_mlp best_policy;                /* the policy network of best.safetensors */
     char best_checkpoint[FH_RUN_DIR_PATH_MAX];
 } fh_train_loop;
@@ -55,6 +56,15 @@ typedef void (*fh_train_callback)(const fh_train_loop *loop, const fh_iteration_
  * (unless an iteration failed: then err says which checkpoint the run can go on from). */
 fh_status fh_train_loop_run(fh_train_loop *loop, volatile sig_atomic_t *stop,
                             fh_train_callback on_iteration, void *user, fh_error *err);
+
+/* PSR(0) of a backtest: the probability that the true Sharpe ratio is above 0 given the
+ * path's length, skew and kurtosis (Bailey and Lopez de Prado 2012); NaN when its Sharpe
+ * is not finite. */
+double fh_validation_psr(const fh_backtest_metrics *m, double periods_per_year);
+/* The deployment gate (issue 34, do no harm): 1 when the model chosen on validation may
+ * trade the test split: its validation PSR(0) is at least min_psr (min_psr <= 0: always);
+ * else the deployed policy stays flat. why gets the sentence that says so. */
+int fh_deploy_gate(int has_best, double validation_psr, double min_psr, char *why, size_t n);
 
 /* A warning about the model validation chose (issue 34: do no harm), or 0 and out ""
  * when there is none to give: its validation Sharpe is not positive (flat, which loses

@@ -399,10 +399,16 @@ int fh_cmd_train(int argc, char **argv)
             printf("model chosen on the validation split: %s (iteration %lld, validation "
                    "Sharpe %.2f); evaluated once on the test split\n", loop.best_checkpoint,
                    (long long)loop.best_iteration, loop.best_sharpe);
-        char warning[320];
+        char warning[320], gate[320];
         if (cfg.eval_every > 0 &&
             fh_validation_choice_warning(loop.has_best, loop.best_sharpe, warning, sizeof warning))
             fprintf(stderr, "warning: %s\n", warning);
+        if (cfg.eval_every > 0 &&
+            !fh_deploy_gate(loop.has_best, loop.best_psr, cfg.deploy_min_psr, gate, sizeof gate))
+            printf("deployment gate: %s (its row: flat; the greedy rows below are the ungated "
+                   "model's)\n", gate);
+        else if (cfg.eval_every > 0)
+            printf("deployment gate: %s\n", gate);
         if (l->ops->policy_net != FH_NET_ACTOR)
             printf("policies: greedy is argmax Q, sampled is softmax(Q)\n");
         if (fh_eval_report_run(&report, chosen, &cfg, l->data, FH_SPLIT_TEST, cfg.seed, 1,

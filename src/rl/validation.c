@@ -21,7 +21,7 @@
 
 #define VALIDATION_HEADER                                                                 \
     "iteration,global_step,sharpe,sharpe_se,cumulative_return,max_drawdown,"              \
-    "time_in_market,turnover,best\n"
+    "time_in_market,turnover,psr,best\n"
 
 static void path_in_out(const fh_train_loop *t, const char *name, char *out, size_t size)
 {
@@ -79,7 +79,13 @@ static fh_status read_best(fh_train_loop *t, const char *path, fh_error *err)
         return st;
     const char *sharpe = fh_st_metadata(&f, "validation.sharpe");
     const char *iteration = fh_st_metadata(&f, "validation.iteration");
-    char *end1 = NULL, *end2 = NULL;
+    /* validation.psr: optional (a best.safetensors from before the gate has none: NaN,
+     * which the gate reads as unknown) */
+    const char *psr_text = fh_st_metadata(&f, "validation.psr");
+    char *end1 = NULL, *end2 = NULL, *end3 = NULL;
+    double psr = psr_text ? strtod(psr_text, &end3) : NAN;
+    if (psr_text && (*end3 || !(psr >= 0 && psr <= 1)))
+        psr = NAN;
     double s = sharpe ? strtod(sharpe, &end1) : NAN;
     long long it = iteration ? strtoll(iteration, &end2, 10) : -1;
     int valid = sharpe && iteration && !*end1 && !*end2 && isfinite(s) && it >= 1 &&
@@ -97,6 +103,7 @@ static fh_status read_best(fh_train_loop *t, const char *path, fh_error *err)
         return st;
     t->has_best = 1;
     t->best_sharpe = s;
+    t->best_psr = psr;
     t->best_iteration = it;
     snprintf(t->best_checkpoint, sizeof t->best_checkpoint, "%s", path);
     return FH_OK;
@@ -128,8 +135,8 @@ fh_status fh_validation_start(fh_train_loop *t, fh_error *err)
     return read_best(t, path, err);
 }
 
-static fh_status append_row(const fh_train_loop *t, const fh_backtest_metrics *m, int best,
-                            fh_error *err)
+static fh_status append_row(const fh_train_loop *t, const fh_backtest_metrics *m, double psr,
+                            int best, fh_error *err)
 {
     char path[FH_RUN_DIR_PATH_MAX];
     path_in_out(t, "validation.csv", path, sizeof path);
@@ -139,11 +146,11 @@ static fh_status append_row(const fh_train_loop *t, const fh_backtest_metrics *m
     struct stat sb;
     int fresh = fstat(fd, &sb) == 0 && sb.st_size == 0;
     char row[1024];
-    snprintf(row, sizeof row, "%s%lld,%lld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%d\n",
+    snprintf(row, sizeof row, "%s%lld,%lld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%d\n",
              fresh ? VALIDATION_HEADER : "", (long long)t->learner.iteration,
              (long long)(t->learner.iteration * t->learner.run_steps), m->sharpe,
              m->sharpe_se, m->cumulative_return, m->max_drawdown, m->time_in_market,
-             m->turnover, best);
+             m->turnover, psr, best);
     fh_status st = fh_append_whole(fd, path, row, err); /* whole or not at all */
     if (close(fd) != 0 && st == FH_OK) {
         int e = errno;
@@ -151,6 +158,31 @@ static fh_status append_row(const fh_train_loop *t, const fh_backtest_metrics *m
                           fh_write_error_hint(e));
     }
     return st;
+}
+
+double fh_validation_psr(const fh_backtest_metrics *m, double periods_per_year)
+{
+    if (!isfinite(m->sharpe) || m->steps < 2 || !(periods_per_year > 0))
+        return NAN;
+    return fh_probabilistic_sharpe(m->sharpe / sqrt(periods_per_year), 0.0, m->steps,
+                                   m->skewness, m->kurtosis);
+}
+
+int fh_deploy_gate(int has_best, double validation_psr, double min_psr, char *why, size_t n)
+{
+    int deploy = min_psr <= 0 || (has_best && validation_psr >= min_psr);
+    if (min_psr <= 0)
+        snprintf(why, n, "the gate is off (deploy_min_psr 0): the chosen model trades");
+    else if (!has_best)
+        snprintf(why, n, "no model was chosen on validation: the deployed policy stays flat");
+    else if (!isfinite(validation_psr))
+        snprintf(why, n, "the chosen model's validation PSR(0) is unknown (a best.safetensors "
+                 "from before the gate): the deployed policy stays flat");
+    else
+        snprintf(why, n, "the chosen model's validation PSR(0) %.3f is %s deploy_min_psr %.2f: "
+                 "%s", validation_psr, deploy ? ">=" : "<", min_psr,
+                 deploy ? "it trades the test split" : "the deployed policy stays flat");
+    return deploy;
 }
 
 int fh_validation_choice_warning(int has_best, double validation_sharpe, char *out,
@@ -184,25 +216,28 @@ fh_status fh_validation_run(fh_train_loop *t, fh_error *err)
                                    ppy, cfg->seed, NULL, err);
     if (st != FH_OK)
         return st;
+    double psr = fh_validation_psr(&m, ppy);
     /* a NaN Sharpe (a flat policy: no variance) never counts as a best */
     int best = isfinite(m.sharpe) && (!t->has_best || m.sharpe > t->best_sharpe);
     if (best) {
-        char path[FH_RUN_DIR_PATH_MAX], sharpe[40], iteration[32];
+        char path[FH_RUN_DIR_PATH_MAX], sharpe[40], iteration[32], psr_text[40];
         path_in_out(t, "best.safetensors", path, sizeof path);
         snprintf(sharpe, sizeof sharpe, "%.17g", m.sharpe);
         snprintf(iteration, sizeof iteration, "%lld", (long long)l->iteration);
-        const char *keys[2] = {"validation.sharpe", "validation.iteration"};
-        const char *values[2] = {sharpe, iteration};
-        fh_save_meta meta = {keys, values, 2};
+        snprintf(psr_text, sizeof psr_text, "%.17g", psr);
+        const char *keys[3] = {"validation.sharpe", "validation.iteration", "validation.psr"};
+        const char *values[3] = {sharpe, iteration, psr_text};
+        fh_save_meta meta = {keys, values, 3};
         if ((st = l->ops->save(l, path, &meta, err)) != FH_OK)
             return st;
         fh_mlp_copy(&t->best_policy, policy);
         t->has_best = 1;
         t->best_sharpe = m.sharpe;
+        t->best_psr = psr;
         t->best_iteration = l->iteration;
         snprintf(t->best_checkpoint, sizeof t->best_checkpoint, "%s", path);
     }
-    if ((st = append_row(t, &m, best, err)) != FH_OK)
+    if ((st = append_row(t, &m, psr, best, err)) != FH_OK)
         return st;
     t->validation = m;
     t->validated = 1;

@@ -385,6 +385,36 @@ static void test_choice_warning(void)
           strstr(text, "no validation backtest gave a finite Sharpe"));
 }
 
+/* PSR(0) by its definition (Bailey and Lopez de Prado 2012), with erfc for Phi: the
+ * reference for fh_validation_psr */
+static double psr_reference(double annual_sharpe, double ppy, int T, double skew, double kurt)
+{
+    double sr = annual_sharpe / sqrt(ppy);
+    double z = sr * sqrt(T - 1.0) / sqrt(1.0 - skew * sr + (kurt - 1.0) / 4.0 * sr * sr);
+    return 0.5 * erfc(-z / sqrt(2.0));
+}
+
+static void test_deploy_gate(void)
+{
+    fh_backtest_metrics m;
+    memset(&m, 0, sizeof m);
+    m.steps = 2000;
+    m.sharpe = 1.3;
+    m.skewness = -0.4;
+    m.kurtosis = 5.5;
+    double psr = fh_validation_psr(&m, 8760), want = psr_reference(1.3, 8760, 2000, -0.4, 5.5);
+    CHECK_MSG(fabs(psr - want) < 1e-9, "PSR %.12f, by its definition %.12f", psr, want);
+    m.sharpe = NAN;
+    CHECK(isnan(fh_validation_psr(&m, 8760)));
+    char why[320];
+    CHECK(fh_deploy_gate(1, 0.97, 0.95, why, sizeof why) == 1 && strstr(why, "trades"));
+    CHECK(fh_deploy_gate(1, 0.90, 0.95, why, sizeof why) == 0 && strstr(why, "stays flat") &&
+          strstr(why, "0.900 is < deploy_min_psr 0.95"));
+    CHECK(fh_deploy_gate(0, 0.99, 0.95, why, sizeof why) == 0);
+    CHECK(fh_deploy_gate(1, NAN, 0.95, why, sizeof why) == 0 && strstr(why, "unknown"));
+    CHECK(fh_deploy_gate(0, NAN, 0.0, why, sizeof why) == 1 && strstr(why, "gate is off"));
+}
+
 /* ---- 4. what the loop gives it, through the CLI ---- */
 
 static void test_constant_cli(void)
@@ -405,6 +435,7 @@ static void test_constant_cli(void)
     int warned = err_text && strstr(err_text, "warning: ") != NULL;
     CHECK_MSG(warned == !(said && sharpe > 0), "validation Sharpe %.2f (%s), warned %d: %s",
               sharpe, said ? "chosen" : "none chosen", warned, err_text ? err_text : "");
+    CHECK_MSG(text && strstr(text, "deployment gate: "), "train says nothing of the gate");
     free(err_text);
     CHECK_MSG(text && strstr(text, "validation Sharpe") && strstr(text, "action ") &&
               strstr(text, "model chosen on the validation split"),
@@ -472,6 +503,7 @@ int main(void)
         return 1;
     test_table();
     test_choice_warning();
+    test_deploy_gate();
     test_loop_contract();
     test_constant_learns();
     test_constant_cli();
