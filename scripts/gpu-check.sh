@@ -186,7 +186,8 @@ for step in $STEPS; do
     train_gpu) run_step train_gpu "$FH" train --device cuda ${TRAIN_GPU_FLAGS:---iterations 20} --out /tmp/fh-gpu-train2 --force ;;
     dqn_parity) run_step dqn_parity "$BUILD/tests/dqn/test_dqn_parity" ;;
     train_pqn) run_step train_pqn "$FH" train --algo pqn --device cuda --config configs/quickstart.ini --out /tmp/fh-gpu-pqn --force ;;
-    q_update) run_step q_update "$BUILD/tests/dqn/test_gpu_q_update" ;;
+    q_update) run_step q_update "$BUILD/tests/dqn/test_gpu_q_update"
+              run_step q_update_dqn "$BUILD/tests/dqn/test_gpu_dqn_update" ;;
     q_curiosity) run_step q_curiosity "$BUILD/tests/dqn/test_gpu_curiosity" ;;
     q_resume) run_step q_resume "$BUILD/tests/dqn/test_dqn_resume" ;;
     # issue 18: PPO, PQN and DQN training throughput side by side, one run, same N x L
