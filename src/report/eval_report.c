@@ -98,9 +98,10 @@ const fh_baseline_choice *fh_eval_report_baseline(const fh_eval_report *r,
 {
     if (!fh_policy_is_baseline(kind))
         return NULL;
+    const fh_baseline_choice *c = &r->baselines[kind - FH_POLICY_VOL_TARGET];
     for (int i = 0; i < r->n_policies; i++)
-        if (r->kinds[i] == kind)
-            return &r->baselines[kind - FH_POLICY_VOL_TARGET];
+        if (r->kinds[i] == kind) /* a stitched walk-forward path records no choice */
+            return c->n_trials > 0 ? c : NULL;
     return NULL;
 }
 

@@ -24,7 +24,8 @@ typedef struct {
                                    cost, turnover (the last three over bars - 1 steps) */
     /* the classical baselines' parameters (baselines.h), chosen on the run's validation
      * split: [kind - FH_POLICY_VOL_TARGET] */
-    fh_baseline_choice baselines[FH_BASELINE_COUNT];
+    fh_baseline_choice baselines[FH_BASELINE_COUNT]; /* n_trials 0: none recorded (a
+                                                        stitched walk-forward path) */
     size_t validation_bars;     /* the split they were chosen on (0: none, defaults) */
 } fh_eval_report;
 
