@@ -137,8 +137,9 @@ fh_status fh_baseline_targets(const fh_baseline_params *p, const fh_market_view 
                             view->close ? "periods per year must be > 0" : "no close prices");
     const size_t H = view->history, N = H + view->n;
     const float *c = view->close - H; /* (N) closes: the history, then the view */
-    /* prefix sums in float64: sum[j] over closes 0 .. j-1, sq[j] of squared log
-     * returns 1 .. j; every window a difference of two, O(N) for any look-back */
+    /* prefix sums in float64: sum[j] over closes 0 .. j-1, sq[j] of the squared log
+     * returns r_1 .. r_j (r_i = ln(c_i / c_i-1)); every window a difference of two,
+     * O(N) for any look-back */
     double *sum = malloc((N + 1) * sizeof *sum), *sq = malloc((N + 1) * sizeof *sq);
     if (!sum || !sq) {
         free(sum);
@@ -147,9 +148,11 @@ fh_status fh_baseline_targets(const fh_baseline_params *p, const fh_market_view 
     }
     sum[0] = sq[0] = 0.0;
     for (size_t j = 0; j < N; j++) {
-        double r = j > 0 ? log((double)c[j] / (double)c[j - 1]) : 0.0;
         sum[j + 1] = sum[j] + (double)c[j];
-        sq[j + 1] = j > 0 ? sq[j] + r * r : 0.0;
+        if (j > 0) {
+            double r = log((double)c[j] / (double)c[j - 1]);
+            sq[j] = sq[j - 1] + r * r;
+        }
     }
     const size_t V = fh_baseline_bars(p->vol_months, ppy);
     const size_t L = fh_baseline_bars(p->window_months, ppy);
