@@ -22,8 +22,8 @@
 const char *fh_policy_name(fh_policy_kind kind)
 {
     static const char *names[FH_POLICY_COUNT] = {
-        "greedy", "sampled",    "buy_and_hold", "flat",        "random",
-        "oracle", "always_long", "vol_target",  "tsmom",       "ma_crossover"};
+        "greedy",     "sampled", "buy_and_hold", "flat", "random", "oracle", "always_long",
+        "vol_target", "tsmom",   "ma_crossover"};
     return kind >= 0 && kind < FH_POLICY_COUNT ? names[kind] : "?";
 }
 
