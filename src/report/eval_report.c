@@ -195,8 +195,10 @@ static void print_baselines(const fh_eval_report *r, FILE *out)
         if (c->on_validation)
             fprintf(out, "best of %d on validation (Sharpe %.2f)", c->n_trials,
                     c->trial_sharpe[best_trial(c)]);
-        else
+        else if (r->validation_bars) /* else the heading said why */
             fprintf(out, "defaults: %s", c->why_default);
+        else
+            fprintf(out, "defaults");
         fprintf(out, "; DSR %.3f\n", fh_baseline_deflated_sharpe(c, &r->metrics[i],
                                                                  r->periods_per_year));
     }
