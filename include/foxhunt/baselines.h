@@ -77,6 +77,7 @@ typedef struct {
     int on_validation;  /* 1: the best of the grid on validation; 0: the defaults */
     char why_default[160]; /* on_validation 0: why */
     int n_trials;       /* settings backtested on validation (1 with the defaults) */
+    int best;           /* on_validation 1: the chosen one's index in trial[] */
     fh_baseline_params trial[FH_BASELINE_MAX_TRIALS];
     double trial_sharpe[FH_BASELINE_MAX_TRIALS]; /* annualised, on validation */
     int trial_steps;    /* the validation backtest's steps */

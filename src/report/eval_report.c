@@ -113,16 +113,6 @@ static const fh_backtest_metrics *find(const fh_eval_report *r, fh_policy_kind k
     return NULL;
 }
 
-/* The trial that was chosen (its Sharpe is the highest, the first of equals). */
-static int best_trial(const fh_baseline_choice *c)
-{
-    int best = 0;
-    for (int i = 1; i < c->n_trials; i++)
-        if (c->trial_sharpe[i] > c->trial_sharpe[best])
-            best = i;
-    return best;
-}
-
 /* Two standard errors of the difference, the errors taken as independent (the two
  * paths share the market's moves, so this overstates the error: a verdict of "beat" or
  * "lost" is the more conservative for it). */
@@ -194,7 +184,7 @@ static void print_baselines(const fh_eval_report *r, FILE *out)
         fprintf(out, "  %-13s %s; ", fh_policy_name(r->kinds[i]), what);
         if (c->on_validation)
             fprintf(out, "best of %d on validation (Sharpe %.2f)", c->n_trials,
-                    c->trial_sharpe[best_trial(c)]);
+                    c->trial_sharpe[c->best]);
         else if (r->validation_bars) /* else the heading said why */
             fprintf(out, "defaults: %s", c->why_default);
         else

@@ -279,11 +279,8 @@ static void put_baselines(FILE *f, const fh_eval_report *r)
         const fh_backtest_metrics *m = &r->metrics[i];
         char what[160], sharpe[32] = "";
         fh_baseline_describe(&c->chosen, r->periods_per_year, what, sizeof what);
-        double best = -INFINITY;
-        for (int t = 0; c->on_validation && t < c->n_trials; t++)
-            best = c->trial_sharpe[t] > best ? c->trial_sharpe[t] : best;
         if (c->on_validation)
-            snprintf(sharpe, sizeof sharpe, "%.2f", best);
+            snprintf(sharpe, sizeof sharpe, "%.2f", c->trial_sharpe[c->best]);
         fprintf(f, "<tr><td>%s</td><td>", fh_policy_name(r->kinds[i]));
         put_html(f, what);
         if (c->on_validation)

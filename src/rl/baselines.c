@@ -245,7 +245,7 @@ fh_status fh_baseline_choose(fh_baseline_choice *c, fh_policy_kind kind,
             best = tried;
         tried++;
     }
-    if (best < 0) {
+    if (best < 0) { /* no setting fits (a finite Sharpe is all the others give) */
         snprintf(c->why_default, sizeof c->why_default,
                  "%s of the grid's %d settings fit the %zu bars before the validation split",
                  tried ? "no finite Sharpe from any" : "none", n, validation->history);
@@ -253,6 +253,7 @@ fh_status fh_baseline_choose(fh_baseline_choice *c, fh_policy_kind kind,
         return FH_OK;
     }
     c->chosen = c->trial[best];
+    c->best = best;
     c->on_validation = 1;
     c->n_trials = tried;
     if (tried > 1) { /* the sample variance, as the walk-forward's seeds' (metrics.h) */

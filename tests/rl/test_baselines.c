@@ -355,6 +355,7 @@ static void test_choice(const fh_market *mk)
                       "%s at P %g: %d tried, %d skipped; want %d and %d",
                       fh_policy_name(kinds[k]), P[q], c.n_trials, c.skipped, tried, skipped);
             if (best >= 0) {
+                CHECK(c.best >= 0 && c.best < c.n_trials && same(&c.trial[c.best], &c.chosen));
                 CHECK_MSG(c.on_validation && same(&c.chosen, &grid[best]),
                           "%s at P %g: did not choose the best validation Sharpe %.4f",
                           fh_policy_name(kinds[k]), P[q], best_sharpe);
