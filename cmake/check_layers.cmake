@@ -28,7 +28,7 @@ set(header_env env env_types)
 set(header_nn nn)
 set(header_io checkpoint safetensors)
 set(header_cuda device)
-set(header_rl batch_file dqn evaluate iteration_metrics metrics ppo q_trainer rollout
+set(header_rl baselines batch_file dqn evaluate iteration_metrics metrics ppo q_trainer rollout
     run_data run_dir train_config trainer learner train_loop)
 set(header_capi capi)
 set(layers common data env nn io cuda dist rl report cli capi)

@@ -141,6 +141,9 @@ typedef struct {
     const float *sigma;     /* (n) EWMA volatility of log returns at each bar */
     const int64_t *time;    /* (n) */
     const double *expected_return; /* (n) synthetic only (else NULL): oracle signal */
+    size_t history;         /* bars of the market before this view (earlier splits, gaps):
+                               close[-history .. -1] may be read by a causal look-back (the
+                               classical baselines, baselines.h); 0 for a view made by hand */
 } fh_market_view;
 
 /* ---- splits: where training, validation and test lie in time (docs/EVALUATION.md) ----

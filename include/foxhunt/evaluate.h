@@ -16,7 +16,11 @@
  * the hidden drift is up, full short while down, flat while none) and trades in the
  * same environment as the agent, barriers included; always-long targets +1 every bar
  * in that same environment (barrier exits are re-entered and paid for), which
- * separates a policy that follows the drift from one that merely learned to be long. */
+ * separates a policy that follows the drift from one that merely learned to be long.
+ * The classical baselines (baselines.h: volatility-targeted long, time-series momentum,
+ * a moving-average crossover) trade in that same environment too, to the grid exposure
+ * nearest their rule's target at full urgency; fh_backtest_run(_path) runs them with
+ * their default parameters, fh_baseline_backtest with chosen ones. */
 #ifndef FOXHUNT_EVALUATE_H
 #define FOXHUNT_EVALUATE_H
 
@@ -33,6 +37,9 @@ typedef enum {
     FH_POLICY_RANDOM,
     FH_POLICY_ORACLE,
     FH_POLICY_ALWAYS_LONG,
+    FH_POLICY_VOL_TARGET,   /* the classical baselines (baselines.h) */
+    FH_POLICY_TSMOM,
+    FH_POLICY_MA_CROSSOVER,
     FH_POLICY_COUNT
 } fh_policy_kind;
 
@@ -60,5 +67,12 @@ fh_status fh_backtest_run_path(fh_backtest_metrics *m, fh_policy_kind kind,
                                const fh_market_view *view, const double *expected_return,
                                double periods_per_year, uint64_t seed,
                                const fh_backtest_path *path, fh_error *err);
+/* A policy given as a target exposure per bar (target: view.n values; the classical
+ * baselines): at each bar it trades to the action grid's exposure nearest target[bar]
+ * at full urgency (fh_baseline_action). kind names it in messages. */
+fh_status fh_backtest_run_targets(fh_backtest_metrics *m, fh_policy_kind kind,
+                                  const double *target, const fh_env_config *cfg,
+                                  const fh_market_view *view, double periods_per_year,
+                                  const fh_backtest_path *path, fh_error *err);
 
 #endif

@@ -22,7 +22,8 @@ class _Eval(Handle):
 class EvalResult(dict):
     """The per-bar columns of ``foxhunt eval --returns``: ``time`` (datetime64[s], UTC),
     then for each policy (``greedy``, ``sampled``, ``buy_and_hold``, ``flat``,
-    ``random``, ``oracle`` on the synthetic market, ``always_long``)
+    ``random``, ``oracle`` on the synthetic market, ``always_long``, and the classical
+    baselines ``vol_target``, ``tsmom`` and ``ma_crossover``: docs/EVALUATION.md)
     ``<policy>_equity``, ``_return`` (equity[t] / equity[t-1] - 1), ``_exposure``,
     ``_cost`` (a share of the previous bar's equity) and ``_turnover`` of the step into
     bar t (NaN at bar 0). ``pandas.DataFrame(result).set_index("time")`` is the CLI's

@@ -332,6 +332,60 @@ static double greedy_sharpe_variance(const walkforward *w)
     return (sum_sq - n * mean * mean) / (n - 1);
 }
 
+/* The trials behind a stitched baseline: each fold chose its own setting from the
+ * grid on its own validation segment. The trials are the most settings any fold tried,
+ * their variance the folds' mean (the per-step Sharpe ratios of one fold's settings). */
+static fh_baseline_choice stitched_choice(const walkforward *w, fh_policy_kind kind)
+{
+    fh_baseline_choice all;
+    memset(&all, 0, sizeof all);
+    all.n_trials = 1;
+    for (int k = 0; k < w->folds; k++) {
+        const fh_baseline_choice *c = fh_eval_report_baseline(&w->reports[k * w->seeds], kind);
+        if (!c)
+            continue;
+        all.n_trials = c->n_trials > all.n_trials ? c->n_trials : all.n_trials;
+        all.sharpe_variance += c->sharpe_variance / w->folds;
+    }
+    return all;
+}
+
+static double stitched_baseline_dsr(const walkforward *w, fh_policy_kind kind,
+                                    const fh_eval_report *r, const fh_backtest_metrics *m)
+{
+    fh_baseline_choice all = stitched_choice(w, kind);
+    return fh_baseline_deflated_sharpe(&all, m, r->periods_per_year);
+}
+
+/* Each fold's baseline settings, chosen on that fold's validation segment. */
+static void write_baseline_choices(const walkforward *w, FILE *out)
+{
+    fprintf(out, "\n### Classical baselines: the settings each fold chose on its validation "
+            "segment (by Sharpe; docs/EVALUATION.md)\n\n| fold |");
+    for (int b = 0; b < FH_BASELINE_COUNT; b++)
+        fprintf(out, " %s |", fh_policy_name((fh_policy_kind)(FH_POLICY_VOL_TARGET + b)));
+    fprintf(out, "\n|---|");
+    for (int b = 0; b < FH_BASELINE_COUNT; b++)
+        fprintf(out, "---|");
+    fprintf(out, "\n");
+    for (int k = 0; k < w->folds; k++) {
+        const fh_eval_report *r0 = &w->reports[k * w->seeds];
+        fprintf(out, "| %d |", k + 1);
+        for (int b = 0; b < FH_BASELINE_COUNT; b++) {
+            const fh_baseline_choice *c =
+                fh_eval_report_baseline(r0, (fh_policy_kind)(FH_POLICY_VOL_TARGET + b));
+            char what[160] = "";
+            if (c)
+                fh_baseline_describe(&c->chosen, r0->periods_per_year, what, sizeof what);
+            if (c && c->on_validation)
+                fprintf(out, " %s (best of %d) |", what, c->n_trials);
+            else
+                fprintf(out, " %s%s%s |", what, c ? "; defaults: " : "", c ? c->why_default : "");
+        }
+        fprintf(out, "\n");
+    }
+}
+
 static void per_step(const fh_eval_report *r, const fh_backtest_metrics *m, double *sr, int *T)
 {
     *sr = m->sharpe / sqrt(r->periods_per_year);
@@ -349,11 +403,17 @@ static void write_tables(const walkforward *w, const fh_train_config *cfg, FILE 
             "validation)\n\n| fold | test from | test to | bars |");
     for (int s = 0; s < w->seeds; s++)
         fprintf(out, " greedy seed %llu |", (unsigned long long)(cfg->seed + (uint64_t)s));
-    fprintf(out, " buy-and-hold |%s\n|---|---|---|---|", w->reports[0].n_policies &&
+    fprintf(out, " buy-and-hold |%s", w->reports[0].n_policies &&
             policy(&w->reports[0], FH_POLICY_ORACLE) ? " oracle |" : "");
+    for (int b = 0; b < FH_BASELINE_COUNT; b++)
+        fprintf(out, " %s |", fh_policy_name((fh_policy_kind)(FH_POLICY_VOL_TARGET + b)));
+    fprintf(out, "\n|---|---|---|---|");
     for (int s = 0; s < w->seeds; s++)
         fprintf(out, "---|");
-    fprintf(out, "---|%s\n", policy(&w->reports[0], FH_POLICY_ORACLE) ? "---|" : "");
+    fprintf(out, "---|%s", policy(&w->reports[0], FH_POLICY_ORACLE) ? "---|" : "");
+    for (int b = 0; b < FH_BASELINE_COUNT; b++)
+        fprintf(out, "---|");
+    fprintf(out, "\n");
     for (int k = 0; k < w->folds; k++) {
         const fh_eval_report *r0 = &w->reports[k * w->seeds];
         fprintf(out, "| %d | %.10s | %.10s | %zu |", k + 1, r0->first_time, r0->last_time,
@@ -368,8 +428,16 @@ static void write_tables(const walkforward *w, const fh_train_config *cfg, FILE 
         const fh_backtest_metrics *o = policy(r0, FH_POLICY_ORACLE);
         if (o)
             fprintf(out, " %.2f ± %.2f |", o->sharpe, o->sharpe_se);
+        for (int b = 0; b < FH_BASELINE_COUNT; b++) {
+            const fh_backtest_metrics *m = policy(r0, (fh_policy_kind)(FH_POLICY_VOL_TARGET + b));
+            if (m)
+                fprintf(out, " %.2f ± %.2f |", m->sharpe, m->sharpe_se);
+            else
+                fprintf(out, " |");
+        }
         fprintf(out, "\n");
     }
+    write_baseline_choices(w, out);
     double var = greedy_sharpe_variance(w);
     fprintf(out, "\n### Stitched out-of-sample path\n\n| policy | seed | Sharpe ± se | "
             "cum. return | max DD | in market | turnover/yr | costs | PSR(0) | DSR |\n"
@@ -390,6 +458,8 @@ static void write_tables(const walkforward *w, const fh_train_config *cfg, FILE 
             if (kind == FH_POLICY_GREEDY && w->seeds > 1)
                 snprintf(dsr, sizeof dsr, "%.3f",
                          fh_deflated_sharpe(sr, T, m->skewness, m->kurtosis, w->seeds, var));
+            if (fh_policy_is_baseline(kind))
+                snprintf(dsr, sizeof dsr, "%.3f", stitched_baseline_dsr(w, kind, r, m));
             fprintf(out, "| %s | %s%llu%s | %.2f ± %.2f | %.1f%% | %.1f%% | %.0f%% | %.1f | "
                     "%.1f%% | %.3f | %s |\n", fh_policy_name(kind), per_seed ? "" : "(",
                     (unsigned long long)(cfg->seed + (uint64_t)s), per_seed ? "" : ")",
@@ -400,7 +470,9 @@ static void write_tables(const walkforward *w, const fh_train_config *cfg, FILE 
     }
     fprintf(out, "\nPSR(0): the probability that the true Sharpe ratio is above 0 given the "
             "path's length, skew and kurtosis; DSR: the same against the best Sharpe ratio "
-            "expected from %d seeds of no skill (Bailey and Lopez de Prado); a seed in "
+            "expected from %d seeds of no skill (Bailey and Lopez de Prado), and for a "
+            "classical baseline from its grid's settings (the most any fold tried; the "
+            "variance of their validation Sharpe ratios averaged over the folds); a seed in "
             "brackets: a baseline, the same for every seed.\n\n", w->seeds);
     for (int s = 0; s < w->seeds; s++) {
         char verdict[512];
@@ -453,6 +525,16 @@ static fh_status write_json(const walkforward *w, const fh_train_config *cfg, co
         cJSON *f = cJSON_CreateObject();
         cJSON_AddNumberToObject(f, "fold", k + 1);
         cJSON_AddStringToObject(f, "splits", w->split_text[k]);
+        /* the same for every seed: they depend on the fold's bars only */
+        cJSON *bl = cJSON_AddObjectToObject(f, "baselines");
+        const fh_eval_report *r0 = &w->reports[k * w->seeds];
+        for (int p = 0; p < r0->n_policies; p++) {
+            const fh_baseline_choice *c = fh_eval_report_baseline(r0, r0->kinds[p]);
+            if (c)
+                cJSON_AddItemToObject(bl, fh_policy_name(r0->kinds[p]),
+                                      fh_baseline_choice_json(c, &r0->metrics[p],
+                                                              r0->periods_per_year));
+        }
         cJSON *runs = cJSON_AddArrayToObject(f, "runs");
         for (int s = 0; s < w->seeds; s++) {
             int i = k * w->seeds + s;
@@ -478,6 +560,18 @@ static fh_status write_json(const walkforward *w, const fh_train_config *cfg, co
                                     fh_deflated_sharpe(g->sharpe / sqrt(r->periods_per_year),
                                                        g->steps, g->skewness, g->kurtosis,
                                                        w->seeds, var));
+        cJSON *pol = cJSON_GetObjectItemCaseSensitive(o, "policies");
+        for (int p = 0; p < r->n_policies; p++) {
+            if (!fh_policy_is_baseline(r->kinds[p]))
+                continue;
+            fh_baseline_choice all = stitched_choice(w, r->kinds[p]);
+            cJSON *b = cJSON_GetObjectItemCaseSensitive(pol, fh_policy_name(r->kinds[p]));
+            cJSON_AddNumberToObject(b, "trials", all.n_trials);
+            cJSON_AddNumberToObject(b, "trials_sharpe_variance", all.sharpe_variance);
+            cJSON_AddNumberToObject(b, "deflated_sharpe",
+                                    fh_baseline_deflated_sharpe(&all, &r->metrics[p],
+                                                                r->periods_per_year));
+        }
         char verdict[512];
         fh_eval_report_verdict(r, verdict, sizeof verdict);
         cJSON_AddStringToObject(o, "verdict", verdict);

@@ -101,5 +101,6 @@ fh_market_view fh_market_view_of(const fh_market *market, fh_split split)
     v.sigma = market->sigma ? market->sigma + begin : NULL;
     v.time = market->time ? market->time + begin : NULL;
     v.expected_return = market->expected_return ? market->expected_return + begin : NULL;
+    v.history = market->close ? begin : 0;
     return v;
 }

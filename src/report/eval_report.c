@@ -56,6 +56,10 @@ fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
         memcpy(r->time, view.time, view.n * sizeof(int64_t));
     }
     const double *oracle = view.expected_return;
+    /* the classical baselines choose their parameters on validation: the same bars
+     * that choose the agent's model (best.safetensors) */
+    fh_market_view validation = fh_market_view_of(&data->market, FH_SPLIT_VALIDATION);
+    r->validation_bars = validation.n >= 2 ? validation.n : 0;
     for (int k = 0; k < FH_POLICY_COUNT; k++) {
         if (k == FH_POLICY_ORACLE && !oracle)
             continue;
@@ -67,9 +71,19 @@ fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
             path = (fh_backtest_path){base, base + view.n, base + 2 * view.n, base + 3 * view.n};
             pp = &path;
         }
-        fh_status st = fh_backtest_run_path(&r->metrics[r->n_policies], (fh_policy_kind)k,
-                                            actor, &cfg->env, &view, oracle, r->periods_per_year,
-                                            seed, pp, err);
+        fh_status st;
+        if (fh_policy_is_baseline((fh_policy_kind)k)) {
+            fh_baseline_choice *c = &r->baselines[k - FH_POLICY_VOL_TARGET];
+            st = fh_baseline_choose(c, (fh_policy_kind)k, &cfg->env, &validation,
+                                    r->periods_per_year, err);
+            if (st == FH_OK)
+                st = fh_baseline_backtest(&r->metrics[r->n_policies], &c->chosen, &cfg->env,
+                                          &view, r->periods_per_year, pp, err);
+        } else {
+            st = fh_backtest_run_path(&r->metrics[r->n_policies], (fh_policy_kind)k, actor,
+                                      &cfg->env, &view, oracle, r->periods_per_year, seed, pp,
+                                      err);
+        }
         if (st != FH_OK) {
             fh_eval_report_free(r);
             return st;
@@ -77,6 +91,18 @@ fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
         r->kinds[r->n_policies++] = (fh_policy_kind)k;
     }
     return FH_OK;
+}
+
+const fh_baseline_choice *fh_eval_report_baseline(const fh_eval_report *r,
+                                                  fh_policy_kind kind)
+{
+    if (!fh_policy_is_baseline(kind))
+        return NULL;
+    const fh_baseline_choice *c = &r->baselines[kind - FH_POLICY_VOL_TARGET];
+    for (int i = 0; i < r->n_policies; i++)
+        if (r->kinds[i] == kind) /* a stitched walk-forward path records no choice */
+            return c->n_trials > 0 ? c : NULL;
+    return NULL;
 }
 
 static const fh_backtest_metrics *find(const fh_eval_report *r, fh_policy_kind kind)
@@ -135,6 +161,39 @@ static void print_table(const fh_eval_report *r, fh_eval_table table, const char
     }
 }
 
+/* The classical baselines' parameters: how each was chosen, and its deflated Sharpe. */
+static void print_baselines(const fh_eval_report *r, FILE *out)
+{
+    int any = 0;
+    for (int i = 0; i < r->n_policies; i++) {
+        const fh_baseline_choice *c = fh_eval_report_baseline(r, r->kinds[i]);
+        if (!c)
+            continue;
+        if (!any++) {
+            if (r->validation_bars)
+                fprintf(out, "baselines: parameters chosen on the validation split (%zu bars) "
+                        "by Sharpe; DSR counts the settings tried as trials%s\n",
+                        r->validation_bars, strcmp(r->split, "validation") == 0
+                            ? " (IN-SAMPLE for them: this is the split that chose them)" : "");
+            else
+                fprintf(out, "baselines: default parameters (no validation split to choose "
+                        "them on)\n");
+        }
+        char what[160];
+        fh_baseline_describe(&c->chosen, r->periods_per_year, what, sizeof what);
+        fprintf(out, "  %-13s %s; ", fh_policy_name(r->kinds[i]), what);
+        if (c->on_validation)
+            fprintf(out, "best of %d on validation (Sharpe %.2f)", c->n_trials,
+                    c->trial_sharpe[c->best]);
+        else if (r->validation_bars) /* else the heading said why */
+            fprintf(out, "defaults: %s", c->why_default);
+        else
+            fprintf(out, "defaults");
+        fprintf(out, "; DSR %.3f\n", fh_baseline_deflated_sharpe(c, &r->metrics[i],
+                                                                 r->periods_per_year));
+    }
+}
+
 void fh_eval_report_print(const fh_eval_report *r, const char *title, FILE *out)
 {
     if (r->in_sample)
@@ -149,6 +208,7 @@ void fh_eval_report_print(const fh_eval_report *r, const char *title, FILE *out)
             r->periods_per_year);
     print_table(r, FH_EVAL_TABLE_PERFORMANCE, "policy", out);
     print_table(r, FH_EVAL_TABLE_POSITIONS, "positions", out);
+    print_baselines(r, out);
     char verdict[512];
     fh_eval_report_verdict(r, verdict, sizeof verdict);
     fprintf(out, "%s\n", verdict);
@@ -236,6 +296,54 @@ static void add_number(cJSON *o, const char *key, double v)
         cJSON_AddNullToObject(o, key);
 }
 
+static cJSON *params_json(const fh_baseline_params *p, double ppy)
+{
+    cJSON *o = cJSON_CreateObject();
+    char what[160];
+    fh_baseline_describe(p, ppy, what, sizeof what);
+    cJSON_AddStringToObject(o, "description", what);
+    if (p->kind != FH_POLICY_VOL_TARGET) {
+        cJSON_AddNumberToObject(o, "window_months", p->window_months);
+        cJSON_AddNumberToObject(o, "window_bars", (double)fh_baseline_bars(p->window_months, ppy));
+    }
+    if (p->kind == FH_POLICY_MA_CROSSOVER) {
+        cJSON_AddNumberToObject(o, "slow_months", p->slow_months);
+        cJSON_AddNumberToObject(o, "slow_bars", (double)fh_baseline_bars(p->slow_months, ppy));
+    } else {
+        cJSON_AddNumberToObject(o, "vol_months", p->vol_months);
+        cJSON_AddNumberToObject(o, "vol_bars", (double)fh_baseline_bars(p->vol_months, ppy));
+        cJSON_AddNumberToObject(o, "target_vol", p->target_vol);
+    }
+    return o;
+}
+
+cJSON *fh_baseline_choice_json(const fh_baseline_choice *c, const fh_backtest_metrics *m,
+                               double ppy)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "chosen_on", c->on_validation ? "validation" : "defaults");
+    if (!c->on_validation)
+        cJSON_AddStringToObject(o, "why_default", c->why_default);
+    cJSON_AddItemToObject(o, "parameters", params_json(&c->chosen, ppy));
+    cJSON_AddNumberToObject(o, "trials", c->n_trials);
+    cJSON_AddNumberToObject(o, "skipped", c->skipped);
+    add_number(o, "trials_sharpe_variance", c->sharpe_variance);
+    cJSON *grid = cJSON_AddArrayToObject(o, "grid");
+    for (int i = 0; c->on_validation && i < c->n_trials; i++) {
+        cJSON *t = params_json(&c->trial[i], ppy);
+        add_number(t, "validation_sharpe", c->trial_sharpe[i]);
+        cJSON_AddItemToArray(grid, t);
+    }
+    if (c->on_validation)
+        cJSON_AddNumberToObject(o, "validation_steps", c->trial_steps);
+    if (m) {
+        add_number(o, "psr", fh_probabilistic_sharpe(m->sharpe / sqrt(ppy), 0.0, m->steps,
+                                                     m->skewness, m->kurtosis));
+        add_number(o, "deflated_sharpe", fh_baseline_deflated_sharpe(c, m, ppy));
+    }
+    return o;
+}
+
 fh_status fh_eval_report_write_json(const fh_eval_report *r, const char *source,
                                     const char *path, fh_error *err)
 {
@@ -275,6 +383,15 @@ fh_status fh_eval_report_write_json(const fh_eval_report *r, const char *source,
         add_number(p, "mean_abs_exposure", m->mean_abs_exposure);
         add_number(p, "round_trips", m->round_trips);
         add_number(p, "round_trip_hit_rate", m->round_trip_hit_rate);
+    }
+    cJSON *baselines = cJSON_AddObjectToObject(root, "baselines");
+    cJSON_AddNumberToObject(baselines, "validation_bars", (double)r->validation_bars);
+    for (int i = 0; i < r->n_policies; i++) {
+        const fh_baseline_choice *c = fh_eval_report_baseline(r, r->kinds[i]);
+        if (c)
+            cJSON_AddItemToObject(baselines, fh_policy_name(r->kinds[i]),
+                                  fh_baseline_choice_json(c, &r->metrics[i],
+                                                          r->periods_per_year));
     }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);

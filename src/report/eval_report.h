@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "foxhunt/baselines.h"
 #include "foxhunt/evaluate.h"
 #include "foxhunt/run_data.h"
 #include "foxhunt/train_config.h"
@@ -21,9 +22,20 @@ typedef struct {
     int64_t *time;              /* (bars) with paths */
     double *paths;              /* with paths: per policy (4, bars): equity, exposure,
                                    cost, turnover (the last three over bars - 1 steps) */
+    /* the classical baselines' parameters (baselines.h), chosen on the run's validation
+     * split: [kind - FH_POLICY_VOL_TARGET] */
+    fh_baseline_choice baselines[FH_BASELINE_COUNT]; /* n_trials 0: none recorded (a
+                                                        stitched walk-forward path) */
+    size_t validation_bars;     /* the split they were chosen on (0: none, defaults) */
 } fh_eval_report;
 
-/* Backtests the actor (greedy and sampled) and the baselines on `split`; keep_paths:
+/* The choice of a baseline's parameters (NULL for another kind, or when the report did
+ * not backtest it). */
+const fh_baseline_choice *fh_eval_report_baseline(const fh_eval_report *r,
+                                                  fh_policy_kind kind);
+
+/* Backtests the actor (greedy and sampled) and the baselines on `split`, the classical
+ * ones with the parameters chosen on the validation split (fh_baseline_choose); keep_paths:
  * also each policy's path bar by bar (for fh_eval_report_write_returns). */
 fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
                              const fh_train_config *cfg, const fh_run_data *data,
@@ -43,6 +55,12 @@ void fh_eval_report_print(const fh_eval_report *r, const char *title, FILE *out)
 /* text into PATH.tmp, then renamed over PATH: a failure never leaves a partial file
  * under the real name (the report's files, walkforward.json). */
 fh_status fh_write_text_atomically(const char *path, const char *text, fh_error *err);
+/* A baseline's choice as eval.json writes it under "baselines": how it was chosen, the
+ * parameters, the grid with each setting's validation Sharpe; with m (a backtest of the
+ * chosen setting, else NULL) its PSR(0) and deflated Sharpe. */
+struct cJSON;
+struct cJSON *fh_baseline_choice_json(const fh_baseline_choice *c,
+                                      const fh_backtest_metrics *m, double periods_per_year);
 /* Writes the report as JSON (atomically: PATH.tmp then rename). */
 fh_status fh_eval_report_write_json(const fh_eval_report *r, const char *source,
                                     const char *path, fh_error *err);

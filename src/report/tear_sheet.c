@@ -29,7 +29,8 @@ static const char *const COLOURS[FH_POLICY_COUNT] = {
     [FH_POLICY_GREEDY] = "#1f77b4",   [FH_POLICY_SAMPLED] = "#17becf",
     [FH_POLICY_BUY_AND_HOLD] = "#ff7f0e", [FH_POLICY_FLAT] = "#7f7f7f",
     [FH_POLICY_RANDOM] = "#bcbd22",   [FH_POLICY_ORACLE] = "#2ca02c",
-    [FH_POLICY_ALWAYS_LONG] = "#9467bd",
+    [FH_POLICY_ALWAYS_LONG] = "#9467bd", [FH_POLICY_VOL_TARGET] = "#8c564b",
+    [FH_POLICY_TSMOM] = "#e377c2",    [FH_POLICY_MA_CROSSOVER] = "#d62728",
 };
 
 /* The training curves plotted from metrics.csv (src/rl/run_dir.c names its columns):
@@ -262,6 +263,44 @@ static void put_table(FILE *f, const fh_eval_report *r, fh_eval_table table)
     fputs("</table>\n", f);
 }
 
+/* The classical baselines' settings: how each was chosen, its PSR and deflated Sharpe. */
+static void put_baselines(FILE *f, const fh_eval_report *r)
+{
+    int any = 0;
+    for (int i = 0; i < r->n_policies; i++) {
+        const fh_baseline_choice *c = fh_eval_report_baseline(r, r->kinds[i]);
+        if (!c)
+            continue;
+        if (!any++)
+            fputs("<h2>Classical baselines</h2>\n<table class=\"baselines\">\n<tr><th>baseline"
+                  "</th><th>setting</th><th>chosen</th><th>validation Sharpe</th>"
+                  "<th title=\"psr\">PSR(0)</th><th title=\"deflated_sharpe\">DSR</th></tr>\n",
+                  f);
+        const fh_backtest_metrics *m = &r->metrics[i];
+        char what[160], sharpe[32] = "";
+        fh_baseline_describe(&c->chosen, r->periods_per_year, what, sizeof what);
+        if (c->on_validation)
+            snprintf(sharpe, sizeof sharpe, "%.2f", c->trial_sharpe[c->best]);
+        fprintf(f, "<tr><td>%s</td><td>", fh_policy_name(r->kinds[i]));
+        put_html(f, what);
+        if (c->on_validation)
+            fprintf(f, "</td><td>best of %d on validation", c->n_trials);
+        else {
+            fputs("</td><td>defaults: ", f);
+            put_html(f, c->why_default);
+        }
+        fprintf(f, "</td><td>%s</td><td>%.3f</td><td>%.3f</td></tr>\n", sharpe,
+                fh_probabilistic_sharpe(m->sharpe / sqrt(r->periods_per_year), 0.0, m->steps,
+                                        m->skewness, m->kurtosis),
+                fh_baseline_deflated_sharpe(c, m, r->periods_per_year));
+    }
+    if (any)
+        fputs("</table>\n<p class=\"note\">Rules, grids and the choice on validation: "
+              "docs/EVALUATION.md, \"Classical baselines\"; they trade in the agent's "
+              "environment (costs, barriers) at full urgency; the DSR counts the settings "
+              "tried as trials.</p>\n", f);
+}
+
 static void put_chart(FILE *f, const char *name, const char *heading, const char *note,
                       const char *controls)
 {
@@ -275,7 +314,7 @@ static void put_charts(FILE *f, const page *p)
 {
     put_chart(f, "equity", "Equity",
               "Every policy's equity on the split, costs included, against buy-and-hold (the "
-              "thick line).",
+              "thick line), the classical baselines among them.",
               "<label class=\"note\"><input type=\"checkbox\" id=\"fh-log\" checked> log "
               "scale</label>\n");
     fputs("<div class=\"pair\">\n", f);
@@ -565,7 +604,9 @@ static void put_page(FILE *f, const page *p)
     fputs("<h2>Positions</h2>\n", f);
     put_table(f, p->r, FH_EVAL_TABLE_POSITIONS);
     fputs("<p class=\"note\">docs/EVALUATION.md defines every column (hover a header for its "
-          "eval.json key).</p>\n</section>\n", f);
+          "eval.json key).</p>\n", f);
+    put_baselines(f, p->r);
+    fputs("</section>\n", f);
     put_charts(f, p);
     put_months(f, p);
     put_training(f, p);

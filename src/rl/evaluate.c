@@ -1,5 +1,6 @@
 /* evaluate.c — backtests of policies over a split (include/foxhunt/evaluate.h). */
 #include "foxhunt/evaluate.h"
+#include "foxhunt/baselines.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,8 +21,9 @@
 
 const char *fh_policy_name(fh_policy_kind kind)
 {
-    static const char *names[FH_POLICY_COUNT] = {"greedy", "sampled", "buy_and_hold",
-                                                 "flat", "random", "oracle", "always_long"};
+    static const char *names[FH_POLICY_COUNT] = {
+        "greedy",     "sampled", "buy_and_hold", "flat", "random", "oracle", "always_long",
+        "vol_target", "tsmom",   "ma_crossover"};
     return kind >= 0 && kind < FH_POLICY_COUNT ? names[kind] : "?";
 }
 
@@ -72,13 +74,17 @@ fh_status fh_backtest_run(fh_backtest_metrics *m, fh_policy_kind kind, const fh_
                                 seed, &path, err);
 }
 
-fh_status fh_backtest_run_path(fh_backtest_metrics *m, fh_policy_kind kind,
-                               const fh_mlp *actor, const fh_env_config *cfg_in,
-                               const fh_market_view *view, const double *expected_return,
-                               double periods_per_year, uint64_t seed,
-                               const fh_backtest_path *path, fh_error *err)
+/* Every policy's backtest; target: the baselines' exposures per bar (else NULL). */
+static fh_status run_impl(fh_backtest_metrics *m, fh_policy_kind kind, const fh_mlp *actor,
+                          const fh_env_config *cfg_in, const fh_market_view *view,
+                          const double *expected_return, const double *target,
+                          double periods_per_year, uint64_t seed,
+                          const fh_backtest_path *path, fh_error *err)
 {
     memset(m, 0, sizeof *m);
+    if (fh_policy_is_baseline(kind) && !target)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s policy needs its targets",
+                            __FILE__, __LINE__, fh_policy_name(kind));
     if ((kind == FH_POLICY_GREEDY || kind == FH_POLICY_SAMPLED) && !actor)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s policy needs an actor", __FILE__,
                             __LINE__, fh_policy_name(kind));
@@ -150,6 +156,9 @@ fh_status fh_backtest_run_path(fh_backtest_metrics *m, fh_policy_kind kind,
             break;
         case FH_POLICY_BUY_AND_HOLD:
         case FH_POLICY_ALWAYS_LONG: action = ACTION_LONG; break;
+        case FH_POLICY_VOL_TARGET:
+        case FH_POLICY_TSMOM:
+        case FH_POLICY_MA_CROSSOVER: action = fh_baseline_action(target[ep.bar]); break;
         case FH_POLICY_FLAT: action = ACTION_FLAT; break;
         case FH_POLICY_RANDOM: action = rng_uniform_int(&ep.rng, FH_N_ACTIONS); break;
         case FH_POLICY_ORACLE: {
@@ -188,4 +197,29 @@ done:
     free(costs);
     free(held);
     return st;
+}
+
+fh_status fh_backtest_run_path(fh_backtest_metrics *m, fh_policy_kind kind,
+                               const fh_mlp *actor, const fh_env_config *cfg,
+                               const fh_market_view *view, const double *expected_return,
+                               double periods_per_year, uint64_t seed,
+                               const fh_backtest_path *path, fh_error *err)
+{
+    if (fh_policy_is_baseline(kind)) { /* with its default parameters */
+        fh_baseline_params p = fh_baseline_default(kind);
+        return fh_baseline_backtest(m, &p, cfg, view, periods_per_year, path, err);
+    }
+    return run_impl(m, kind, actor, cfg, view, expected_return, NULL, periods_per_year, seed,
+                    path, err);
+}
+
+fh_status fh_backtest_run_targets(fh_backtest_metrics *m, fh_policy_kind kind,
+                                  const double *target, const fh_env_config *cfg,
+                                  const fh_market_view *view, double periods_per_year,
+                                  const fh_backtest_path *path, fh_error *err)
+{
+    if (!fh_policy_is_baseline(kind))
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s policy is not given by targets",
+                            __FILE__, __LINE__, fh_policy_name(kind));
+    return run_impl(m, kind, NULL, cfg, view, NULL, target, periods_per_year, 0, path, err);
 }

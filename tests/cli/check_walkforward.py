@@ -8,7 +8,13 @@ independent recomputation (issue 20), in plain Python (no numpy):
   (tests/cli/check_returns.py does that part);
 - walkforward.json's deflated Sharpe of each seed's greedy path equals the formula of
   Bailey and Lopez de Prado recomputed from the CSV (statistics.NormalDist), with the
-  variance of the seeds' per-step Sharpe ratios, to 1e-6.
+  variance of the seeds' per-step Sharpe ratios, to 1e-6;
+- the classical baselines (issue 34): each fold's choice in walkforward.json is its
+  grid's highest validation Sharpe, the fold's baseline returns are the same for every
+  seed, and each stitched baseline's deflated Sharpe is the formula recomputed from the
+  CSV with the most trials any fold tried and the folds' mean variance of their grid's
+  per-step validation Sharpe ratios (recomputed from the grid's Sharpes); walkforward.md
+  shows them per fold, the settings chosen, and in the stitched table.
 Exit 0 when all agree, 1 naming the first that does not."""
 import csv
 import json
@@ -97,6 +103,59 @@ def main() -> int:
             print(f"seed {first + s}: stitched greedy per-step Sharpe {sr:.5f}, DSR {dsr:.4f}: as walkforward.json")
     if len(wf["fold_results"]) != folds or any(len(f["runs"]) != seeds for f in wf["fold_results"]):
         print("walkforward.json does not hold every fold and seed")
+        return 1
+    return check_baselines(out, wf, folds, seeds, first)
+
+
+BASELINES = ("vol_target", "tsmom", "ma_crossover")
+
+
+def dsr_of(returns, n, var):
+    sr, T, skew, kurt = sharpe_stats(returns)
+    nd = statistics.NormalDist()
+    g = 0.5772156649015329
+    sr0 = 0.0
+    if n > 1 and var > 0:
+        sr0 = math.sqrt(var) * ((1 - g) * nd.inv_cdf(1 - 1 / n) + g * nd.inv_cdf(1 - 1 / (n * math.e)))
+    return nd.cdf((sr - sr0) * math.sqrt(T - 1) / math.sqrt(1 - skew * sr + (kurt - 1) / 4 * sr * sr))
+
+
+def check_baselines(out, wf, folds, seeds, first):
+    ppy = json.load(open(os.path.join(out, f"eval_seed{first}.json")))["periods_per_year"]
+    trials, variance = {b: 1 for b in BASELINES}, {b: 0.0 for b in BASELINES}
+    for k, f in enumerate(wf["fold_results"]):
+        for b in BASELINES:
+            c = f["baselines"][b]
+            sharpes = [t["validation_sharpe"] for t in c["grid"]]
+            if c["chosen_on"] == "validation":
+                best = c["grid"][sharpes.index(max(sharpes))]["description"]
+                if c["parameters"]["description"] != best or c["trials"] != len(sharpes):
+                    print(f"fold {k + 1} {b}: chose {c['parameters']['description']}, the best on validation is {best}")
+                    return 1
+            per_step = [x / math.sqrt(ppy) for x in sharpes]
+            trials[b] = max(trials[b], c["trials"])
+            variance[b] += (statistics.variance(per_step) if len(per_step) > 1 else 0.0) / folds
+            # the baselines do not depend on the seed
+            eq = [[r[f"{b}_equity"] for r in read(os.path.join(out, f"fold{k + 1}_seed{first + s}", "returns.csv"))]
+                  for s in range(seeds)]
+            if any(e != eq[0] for e in eq):
+                print(f"fold {k + 1} {b}: the seeds' baseline paths differ")
+                return 1
+    stitched = read(os.path.join(out, f"returns_seed{first}.csv"))
+    md = open(os.path.join(out, "walkforward.md")).read()
+    for b in BASELINES:
+        ret = [float(r[f"{b}_return"]) for r in stitched[1:]]
+        want = dsr_of(ret, trials[b], variance[b])
+        got = wf["stitched"][0]["policies"][b]["deflated_sharpe"]
+        if not abs(got - want) <= 1e-6:
+            print(f"{b}: stitched deflated Sharpe {got} != recomputed {want} ({trials[b]} trials, variance {variance[b]})")
+            return 1
+        if f"| {b} | (" not in md or f" {b} |" not in md.split("### Stitched")[0]:
+            print(f"walkforward.md lacks {b} in the per-fold or the stitched table")
+            return 1
+        print(f"{b}: stitched DSR {got:.4f} over {trials[b]} trials: as recomputed")
+    if "settings each fold chose" not in md:
+        print("walkforward.md lacks the baselines' chosen settings")
         return 1
     return 0
 

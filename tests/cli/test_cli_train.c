@@ -8,7 +8,9 @@
  *  - --help lists every flag of the config table with its default;
  *  - SIGINT during a run writes interrupted.safetensors and exits 130; resuming it works;
  *  - eval prints the table and writes JSON with greedy, sampled, buy_and_hold, flat,
- *    random and (synthetic market) oracle entries;
+ *    random, (synthetic market) oracle and the classical baselines' entries, and each
+ *    baseline's choice: how, the grid's validation Sharpes (the chosen the highest),
+ *    its PSR and deflated Sharpe;
  *  - eval on a missing, corrupt or truncated checkpoint exits 2 (an input error),
  *    names the file and writes no JSON. */
 #include "test_proc.h" /* first: it sets _GNU_SOURCE */
@@ -95,6 +97,47 @@ static double json_number(const cJSON *obj, const char *a, const char *b)
 
 /* ---- a whole run, then eval on its checkpoint ---- */
 
+/* eval.json's "baselines": each chosen on validation is the grid's highest validation
+ * Sharpe (the first of equals); PSR and DSR are probabilities, DSR <= PSR. */
+static void check_baselines_json(const cJSON *j, const char *what)
+{
+    const cJSON *bl = cJSON_GetObjectItemCaseSensitive(j, "baselines");
+    const char *names[] = {"vol_target", "tsmom", "ma_crossover"};
+    for (int k = 0; k < 3; k++) {
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(bl, names[k]);
+        CHECK_MSG(cJSON_IsObject(b), "%s: no baselines.%s", what, names[k]);
+        if (!b)
+            continue;
+        const char *how = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "chosen_on"));
+        const char *chosen = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(b, "parameters"), "description"));
+        CHECK_MSG(how && chosen, "%s: baselines.%s lacks chosen_on or parameters", what, names[k]);
+        const cJSON *grid = cJSON_GetObjectItemCaseSensitive(b, "grid"), *t;
+        const char *best = NULL;
+        double best_sharpe = -1e300;
+        cJSON_ArrayForEach(t, grid) {
+            double sr = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(t, "validation_sharpe"));
+            if (sr > best_sharpe) {
+                best_sharpe = sr;
+                best = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "description"));
+            }
+        }
+        if (how && strcmp(how, "validation") == 0)
+            CHECK_MSG(best && chosen && strcmp(best, chosen) == 0 &&
+                      cJSON_GetArraySize(grid) == (int)json_number(bl, names[k], "trials"),
+                      "%s: %s chose %s, the grid's best on validation is %s", what, names[k],
+                      chosen ? chosen : "?", best ? best : "?");
+        else
+            CHECK_MSG(how && strcmp(how, "defaults") == 0 &&
+                      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "why_default")),
+                      "%s: %s: chosen_on neither validation nor defaults (with why)", what,
+                      names[k]);
+        double psr = json_number(bl, names[k], "psr"), dsr = json_number(bl, names[k], "deflated_sharpe");
+        CHECK_MSG(psr >= 0 && psr <= 1 && dsr >= 0 && dsr <= psr + 1e-12,
+                  "%s: %s: PSR %g, DSR %g", what, names[k], psr, dsr);
+    }
+}
+
 static void check_eval_json(const char *path, const char *what)
 {
     cJSON *j = read_json(path);
@@ -102,8 +145,9 @@ static void check_eval_json(const char *path, const char *what)
     if (!j)
         return;
     const cJSON *pol = cJSON_GetObjectItemCaseSensitive(j, "policies");
-    const char *names[] = {"greedy", "sampled", "buy_and_hold", "flat", "random", "oracle"};
-    for (int k = 0; k < 6; k++) {
+    const char *names[] = {"greedy", "sampled", "buy_and_hold", "flat", "random", "oracle",
+                           "vol_target", "tsmom", "ma_crossover"};
+    for (int k = 0; k < 9; k++) {
         const cJSON *p = cJSON_GetObjectItemCaseSensitive(pol, names[k]);
         CHECK_MSG(cJSON_IsObject(p), "%s: no policies.%s", what, names[k]);
         const char *fields[] = {"cumulative_return", "annualised_return", "sharpe", "sortino",
@@ -116,6 +160,7 @@ static void check_eval_json(const char *path, const char *what)
     CHECK_CLOSE(json_number(pol, "flat", "cumulative_return"), 0.0, 0.0, 0.0);
     CHECK_CLOSE(json_number(pol, "flat", "costs"), 0.0, 0.0, 0.0);
     CHECK_MSG(json_number(j, "bars", NULL) > 0, "%s: bars missing", what);
+    check_baselines_json(j, what);
     cJSON_Delete(j);
 }
 
@@ -216,8 +261,8 @@ static void test_train_run_and_eval(void)
     r = foxhunt("eval", 0, eval_args);
     CHECK_MSG(r.rc == 0, "eval exited %d: %s", r.rc, r.err);
     const char *names[] = {"greedy", "sampled", "buy_and_hold", "flat", "random", "oracle",
-                           "Sharpe"};
-    for (int k = 0; k < 7; k++)
+                           "Sharpe", "vol_target", "tsmom", "ma_crossover", "baselines:"};
+    for (int k = 0; k < 11; k++)
         CHECK_MSG(strstr(r.out, names[k]) != NULL, "eval table lacks %s", names[k]);
     result_free(&r);
     check_eval_json(json, "foxhunt eval --json");
