@@ -108,9 +108,12 @@ static fh_status run_impl(fh_backtest_metrics *m, fh_policy_kind kind, const fh_
     int T = market.n_bars - 1;
     int rebase_every = cfg_in->horizon; /* the training episode length */
     cfg.horizon = T; /* one continuous path: only the data's end truncates */
-    if (kind == FH_POLICY_BUY_AND_HOLD) {
-        /* the market benchmark: one purchase at the first bar, held to the end; the
-         * barriers would sell it, so they are moved out of reach */
+    if (kind == FH_POLICY_BUY_AND_HOLD || fh_policy_is_baseline(kind)) {
+        /* the market benchmark: one purchase at the first bar, held to the end; and the
+         * classical rules, run as a quant runs them, exiting by their own signal: the
+         * environment's barriers (a device of the agent's training, issue 34 item 3)
+         * would sell every position within max_hold bars and buy it back at full cost,
+         * so they are moved out of reach. Costs and timing stay the environment's. */
         cfg.pt = BARRIER_OUT_OF_REACH;
         cfg.sl = BARRIER_OUT_OF_REACH;
         cfg.max_hold = T + 1;

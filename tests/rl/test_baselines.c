@@ -400,6 +400,36 @@ static void test_bad_input(void)
     }
 }
 
+/* The rules exit by their own signal, as buy-and-hold: the environment's barriers do not
+ * touch them (a tight stop-loss, take-profit and max_hold give the same path), while
+ * always_long, which trades in the environment, is changed by them. */
+static void test_barriers_out_of_reach(const fh_market *mk)
+{
+    fh_error err;
+    fh_env_config loose = fh_env_config_default(), tight = loose;
+    tight.pt = 0.5;
+    tight.sl = 0.25;
+    tight.max_hold = 5;
+    fh_market_view v = fh_market_view_of(mk, FH_SPLIT_TEST);
+    const fh_policy_kind kinds[] = {FH_POLICY_VOL_TARGET, FH_POLICY_TSMOM, FH_POLICY_MA_CROSSOVER};
+    for (int k = 0; k < 3; k++) {
+        fh_baseline_params p = fh_baseline_default(kinds[k]);
+        fh_backtest_metrics a, b;
+        CHECK(fh_baseline_backtest(&a, &p, &loose, &v, 8760, NULL, &err) == FH_OK);
+        CHECK(fh_baseline_backtest(&b, &p, &tight, &v, 8760, NULL, &err) == FH_OK);
+        CHECK_MSG(a.final_equity == b.final_equity && a.turnover == b.turnover,
+                  "%s: the barriers changed it (equity %.6f against %.6f)",
+                  fh_policy_name(kinds[k]), a.final_equity, b.final_equity);
+    }
+    fh_backtest_metrics a, b;
+    CHECK(fh_backtest_run(&a, FH_POLICY_ALWAYS_LONG, NULL, &loose, &v, NULL, 8760, 1, NULL,
+                          &err) == FH_OK);
+    CHECK(fh_backtest_run(&b, FH_POLICY_ALWAYS_LONG, NULL, &tight, &v, NULL, 8760, 1, NULL,
+                          &err) == FH_OK);
+    CHECK_MSG(a.turnover != b.turnover, "always_long did not feel the tight barriers: the "
+              "check above could not have failed");
+}
+
 int main(void)
 {
     test_hand();
@@ -416,6 +446,7 @@ int main(void)
     if (mk.n) {
         test_causality(&mk, &bars);
         test_choice(&mk);
+        test_barriers_out_of_reach(&mk);
     }
     fh_market_free(&mk);
     fh_bars_free(&bars);
