@@ -47,6 +47,11 @@ static void walkforward_free(walkforward *w)
         fh_eval_report_free(&w->reports[i]);
     for (int s = 0; w->stitched && s < w->seeds; s++)
         fh_eval_report_free(&w->stitched[s]);
+    for (int s = 0; w->deployed && s < w->seeds; s++)
+        fh_eval_report_free(&w->deployed[s]);
+    free(w->deployed);
+    free(w->validation_psr);
+    free(w->deploy);
     free(w->reports);
     free(w->bounds);
     free(w->split_text);
@@ -92,11 +97,14 @@ static void print_run(const walkforward *w, const fh_train_config *cfg, int i,
            has_best ? " (best on validation)" : " (the last)", w->reports[i].first_time,
            w->reports[i].last_time, g ? g->sharpe : NAN, g ? g->sharpe_se : NAN,
            b ? b->sharpe : NAN, b ? b->sharpe_se : NAN);
-    char warning[320];
+    char warning[320], gate[320];
     if (cfg->eval_every > 0 &&
         fh_validation_choice_warning(has_best, w->validation_sharpe[i], warning, sizeof warning))
         printf("  warning: fold %d, seed %llu: %s\n", i / w->seeds + 1,
                (unsigned long long)cfg->seed, warning);
+    fh_deploy_gate(has_best && isfinite(w->validation_sharpe[i]), w->validation_psr[i],
+                   cfg->deploy_min_psr, gate, sizeof gate);
+    printf("  deployment gate: %s\n", gate);
     fflush(stdout);
 }
 
@@ -167,6 +175,7 @@ static fh_status run_one(walkforward *w, const fh_train_config *base, int k, int
         const fh_mlp *chosen = fh_train_loop_chosen(&loop, &model);
         w->chosen_iteration[i] = loop.has_best ? loop.best_iteration : l->iteration;
         w->validation_sharpe[i] = loop.has_best ? loop.best_sharpe : NAN;
+        w->validation_psr[i] = loop.has_best ? loop.best_psr : NAN;
         char json[FH_CONFIG_STRING_MAX + 32], returns[FH_CONFIG_STRING_MAX + 32];
         snprintf(json, sizeof json, "%s/eval.json", cfg.out);
         snprintf(returns, sizeof returns, "%s/returns.csv", cfg.out);
@@ -198,9 +207,16 @@ static fh_status run_one(walkforward *w, const fh_train_config *base, int k, int
 /* The chosen model's iteration and validation Sharpe, from the model file itself. */
 static int model_choice(const fh_st_file *f, const fh_walkforward_record *rec,
                         const fh_train_config *cfg, int64_t *iteration, double *sharpe,
-                        char *why, size_t n)
+                        double *psr, char *why, size_t n)
 {
+    *psr = NAN;
     if (strcmp(rec->model, "best.safetensors") == 0) {
+        /* validation.psr: from before the gate none (NaN: the gate reads it as unknown) */
+        const char *pv = fh_st_metadata(f, "validation.psr");
+        char *end = NULL;
+        double v = pv ? strtod(pv, &end) : NAN;
+        if (pv && !*end && v >= 0 && v <= 1)
+            *psr = v;
         const char *sv = fh_st_metadata(f, "validation.sharpe");
         const char *iv = fh_st_metadata(f, "validation.iteration");
         char *end1 = NULL, *end2 = NULL;
@@ -245,14 +261,14 @@ static int keep_one(walkforward *w, const fh_train_config *base, int k, int s,
     fh_st_file f;
     memset(&f, 0, sizeof f);
     int64_t chosen = 0;
-    double sharpe = NAN;
+    double sharpe = NAN, psr = NAN;
     int ok = fh_st_read(&f, path, &err) == FH_OK;
     if (!ok)
         snprintf(why, n, "%s", err.message);
     else if (fh_fnv1a(f.file, f.file_len, FH_FNV1A_OFFSET) != rec->model_hash)
         ok = 0, snprintf(why, n, "%s is not the model the run chose (its bytes changed)", path);
     else
-        ok = model_choice(&f, rec, &cfg, &chosen, &sharpe, why, n);
+        ok = model_choice(&f, rec, &cfg, &chosen, &sharpe, &psr, why, n);
     fh_st_file_free(&f);
     if (!ok)
         return 0;
@@ -282,6 +298,7 @@ static int keep_one(walkforward *w, const fh_train_config *base, int k, int s,
         memset(&report, 0, sizeof report);
         w->chosen_iteration[i] = chosen;
         w->validation_sharpe[i] = sharpe;
+        w->validation_psr[i] = psr;
         w->train_seconds[i] = rec->train_seconds;
         w->kept++;
         char how[160];
@@ -430,11 +447,15 @@ int fh_cmd_walkforward(int argc, char **argv)
     w.validation_sharpe = calloc(runs, sizeof *w.validation_sharpe);
     w.train_seconds = calloc(runs, sizeof *w.train_seconds);
     w.stitched = calloc((size_t)w.seeds, sizeof *w.stitched);
+    w.deployed = calloc((size_t)w.seeds, sizeof *w.deployed);
+    w.validation_psr = calloc(runs, sizeof *w.validation_psr);
+    w.deploy = calloc(runs, sizeof *w.deploy);
     fh_walkforward_record *records = calloc(runs, sizeof *records);
     fh_walkforward_record_state *state = calloc(runs, sizeof *state);
     fh_status st = FH_OK;
     if (!w.reports || !w.bounds || !w.split_text || !w.chosen_iteration ||
-        !w.validation_sharpe || !w.train_seconds || !w.stitched || !records || !state)
+        !w.validation_sharpe || !w.train_seconds || !w.stitched || !w.deployed ||
+        !w.validation_psr || !w.deploy || !records || !state)
         st = fh_error_set(&err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
     if (st == FH_OK && !cfg.force)
         st = read_records(&w, &cfg, records, state, &err);
@@ -465,6 +486,8 @@ int fh_cmd_walkforward(int argc, char **argv)
         st = fh_walkforward_stitch(column, w.folds, &w.stitched[s], &err);
     }
     free(column);
+    if (st == FH_OK)
+        st = fh_walkforward_gate(&w, &cfg, &err);
     if (st == FH_OK)
         st = fh_walkforward_write_outputs(&w, &cfg, &err);
     int rc = 0;

@@ -17,12 +17,21 @@ typedef struct {
     double *validation_sharpe; /* (folds, seeds) */
     double *train_seconds;     /* (folds, seeds) */
     fh_eval_report *stitched;  /* (seeds) */
+    double *validation_psr;    /* (folds, seeds) the chosen model's (NaN: unknown) */
+    int *deploy;               /* (folds, seeds) 1: the gate let the model trade */
+    fh_eval_report *deployed;  /* (seeds) the gated folds stitched: greedy is the
+                                  deployed policy (flat on a closed fold) */
     char data_description[sizeof ((fh_run_data *)0)->description];
     int kept;                  /* runs kept from an earlier, killed walk-forward */
 } walkforward;
 
 /* The metrics of policy kind in r, or NULL. */
 const fh_backtest_metrics *fh_wf_policy(const fh_eval_report *r, fh_policy_kind kind);
+
+/* The deployment gate (walkforward_gate.c; issue 34): w->deploy from each run's
+ * validation PSR(0) against cfg->deploy_min_psr, and per seed the folds' deployed paths
+ * stitched into w->deployed. */
+fh_status fh_walkforward_gate(walkforward *w, const fh_train_config *cfg, fh_error *err);
 
 /* walkforward.md's tables (also printed at the end). */
 void fh_walkforward_write_tables(const walkforward *w, const fh_train_config *cfg, FILE *out);

@@ -98,6 +98,46 @@ static void per_step(const fh_eval_report *r, const fh_backtest_metrics *m, doub
     *T = m->steps;
 }
 
+/* The folds a seed's deployed policy traded, "1, 3" ("none"). */
+static void folds_traded(const walkforward *w, int s, char *out, size_t n)
+{
+    out[0] = 0;
+    for (int k = 0; k < w->folds; k++)
+        if (w->deploy[k * w->seeds + s])
+            fh_format_append(out, n, "%s%d", out[0] ? ", " : "", k + 1);
+    if (!out[0])
+        snprintf(out, n, "none");
+}
+
+/* The deployed (gated) policy's stitched path per seed, against flat: the issue's bar is
+ * a Sharpe above -1 standard error (never significantly worse than doing nothing). */
+static void write_deployed(const walkforward *w, const fh_train_config *cfg, FILE *out)
+{
+    fprintf(out, "### The deployed policy (deployment gate: deploy_min_psr %.2f)\n\nEach fold "
+            "run's model trades its test segment only when its validation PSR(0) is at least "
+            "%.2f; else the deployed policy stays flat there (docs/EVALUATION.md). The "
+            "greedy rows above are the ungated models'.\n\n| seed | folds traded | Sharpe "
+            "± se | cum. return | max DD | costs | turnover/yr | PSR(0) | against flat |\n"
+            "|---|---|---|---|---|---|---|---|---|\n", cfg->deploy_min_psr, cfg->deploy_min_psr);
+    for (int s = 0; s < w->seeds; s++) {
+        const fh_eval_report *r = &w->deployed[s];
+        const fh_backtest_metrics *m = fh_wf_policy(r, FH_POLICY_GREEDY);
+        char traded[160];
+        folds_traded(w, s, traded, sizeof traded);
+        double sr;
+        int T;
+        per_step(r, m, &sr, &T);
+        double psr = fh_probabilistic_sharpe(sr, 0.0, T, m->skewness, m->kurtosis);
+        int worse = m->sharpe < -m->sharpe_se;
+        fprintf(out, "| %llu | %s | %.2f ± %.2f | %.1f%% | %.1f%% | %.1f%% | %.1f | %.3f | %s |\n",
+                (unsigned long long)(cfg->seed + (uint64_t)s), traded, m->sharpe, m->sharpe_se,
+                100 * m->cumulative_return, 100 * m->max_drawdown, 100 * m->costs,
+                m->turnover_per_year, psr, worse ? "WORSE than flat by more than 1 se"
+                                                 : "not worse than flat beyond 1 se");
+    }
+    fprintf(out, "\n");
+}
+
 void fh_walkforward_write_tables(const walkforward *w, const fh_train_config *cfg, FILE *out)
 {
     fprintf(out, "## Walk-forward: %d folds x %d seeds, %s window\n\n", w->folds, w->seeds,
@@ -180,6 +220,7 @@ void fh_walkforward_write_tables(const walkforward *w, const fh_train_config *cf
             "classical baseline from its grid's settings (the most any fold tried; the "
             "variance of their validation Sharpe ratios averaged over the folds); a seed in "
             "brackets: a baseline, the same for every seed.\n\n", w->seeds);
+    write_deployed(w, cfg, out);
     for (int s = 0; s < w->seeds; s++) {
         char verdict[512];
         fh_eval_report_verdict(&w->stitched[s], verdict, sizeof verdict);
@@ -226,6 +267,7 @@ static fh_status write_json(const walkforward *w, const fh_train_config *cfg, co
     cJSON_AddNumberToObject(root, "seeds", w->seeds);
     cJSON_AddStringToObject(root, "window", cfg->walkforward_window);
     cJSON_AddStringToObject(root, "data", w->data_description);
+    cJSON_AddNumberToObject(root, "deploy_min_psr", cfg->deploy_min_psr);
     cJSON *folds = cJSON_AddArrayToObject(root, "fold_results");
     for (int k = 0; k < w->folds; k++) {
         cJSON *f = cJSON_CreateObject();
@@ -250,6 +292,9 @@ static fh_status write_json(const walkforward *w, const fh_train_config *cfg, co
             if (isfinite(w->validation_sharpe[i]))
                 cJSON_AddNumberToObject(r, "validation_sharpe", w->validation_sharpe[i]);
             cJSON_AddNumberToObject(r, "train_seconds", w->train_seconds[i]);
+            if (isfinite(w->validation_psr[i]))
+                cJSON_AddNumberToObject(r, "validation_psr", w->validation_psr[i]);
+            cJSON_AddBoolToObject(r, "deployed", w->deploy[i]);
             cJSON_AddItemToArray(runs, r);
         }
         cJSON_AddItemToArray(folds, f);
@@ -281,6 +326,14 @@ static fh_status write_json(const walkforward *w, const fh_train_config *cfg, co
         char verdict[512];
         fh_eval_report_verdict(r, verdict, sizeof verdict);
         cJSON_AddStringToObject(o, "verdict", verdict);
+        /* the gate's path: greedy on the folds it let trade, flat on the others */
+        const fh_eval_report *d = &w->deployed[s];
+        cJSON *dep = metrics_json(fh_wf_policy(d, FH_POLICY_GREEDY), d->periods_per_year);
+        cJSON *traded = cJSON_AddArrayToObject(dep, "folds_traded");
+        for (int k = 0; k < w->folds; k++)
+            if (w->deploy[k * w->seeds + s])
+                cJSON_AddItemToArray(traded, cJSON_CreateNumber(k + 1));
+        cJSON_AddItemToObject(o, "deployed", dep);
         cJSON_AddItemToArray(stitched, o);
     }
     char *text = cJSON_Print(root);

@@ -22,6 +22,39 @@ void fh_eval_report_free(fh_eval_report *r)
     r->time = NULL;
 }
 
+fh_status fh_eval_report_copy(const fh_eval_report *src, int greedy_flat, fh_eval_report *dst,
+                              fh_error *err)
+{
+    *dst = *src;
+    dst->paths = NULL;
+    dst->time = NULL;
+    int greedy = -1, flat = -1;
+    for (int i = 0; i < src->n_policies; i++) {
+        greedy = src->kinds[i] == FH_POLICY_GREEDY ? i : greedy;
+        flat = src->kinds[i] == FH_POLICY_FLAT ? i : flat;
+    }
+    if (greedy_flat && (greedy < 0 || flat < 0))
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: a report without greedy or flat",
+                            __FILE__, __LINE__);
+    if (greedy_flat)
+        dst->metrics[greedy] = src->metrics[flat];
+    if (!src->paths)
+        return FH_OK;
+    size_t per_policy = PATH_ARRAYS * src->bars;
+    dst->paths = malloc((size_t)src->n_policies * per_policy * sizeof(double));
+    dst->time = malloc(src->bars * sizeof(int64_t));
+    if (!dst->paths || !dst->time) {
+        fh_eval_report_free(dst);
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+    }
+    memcpy(dst->paths, src->paths, (size_t)src->n_policies * per_policy * sizeof(double));
+    memcpy(dst->time, src->time, src->bars * sizeof(int64_t));
+    if (greedy_flat)
+        memcpy(dst->paths + (size_t)greedy * per_policy, src->paths + (size_t)flat * per_policy,
+               per_policy * sizeof(double));
+    return FH_OK;
+}
+
 fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
                              const fh_train_config *cfg, const fh_run_data *data,
                              fh_split split, uint64_t seed, int keep_paths, fh_error *err)

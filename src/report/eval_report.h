@@ -41,6 +41,11 @@ fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
                              const fh_train_config *cfg, const fh_run_data *data,
                              fh_split split, uint64_t seed, int keep_paths, fh_error *err);
 void fh_eval_report_free(fh_eval_report *r);
+/* A copy of src, paths included (free dst); with greedy_flat its greedy policy stays
+ * flat: its metrics and path are flat's (the deployment gate closed: train_loop.h's
+ * fh_deploy_gate). */
+fh_status fh_eval_report_copy(const fh_eval_report *src, int greedy_flat, fh_eval_report *dst,
+                              fh_error *err);
 /* The one-line verdict of the greedy policy against buy-and-hold (docs/EVALUATION.md):
  * better or worse by more than two standard errors of the Sharpe difference, else not
  * distinguishable; prefixed IN-SAMPLE where the split is. */

@@ -104,7 +104,46 @@ def main() -> int:
     if len(wf["fold_results"]) != folds or any(len(f["runs"]) != seeds for f in wf["fold_results"]):
         print("walkforward.json does not hold every fold and seed")
         return 1
+    if check_deployed(out, wf, folds, seeds, first):
+        return 1
     return check_baselines(out, wf, folds, seeds, first)
+
+
+def check_deployed(out, wf, folds, seeds, first):
+    """The deployment gate (issue 34): each run deployed exactly when its validation PSR(0)
+    clears deploy_min_psr (0: always), and each seed's deployed path is the folds' greedy
+    paths where deployed and flat elsewhere: its cumulative return the product of the
+    deployed folds' greedy growth, recomputed from the folds' returns.csv. 1 on a failure."""
+    min_psr = wf["deploy_min_psr"]
+    for s in range(seeds):
+        seed = first + s
+        growth, traded = 1.0, []
+        for k in range(folds):
+            run = wf["fold_results"][k]["runs"][s]
+            psr = run.get("validation_psr")
+            want = min_psr <= 0 or ("validation_sharpe" in run and psr is not None and psr >= min_psr)
+            if run["deployed"] != want:
+                print(f"seed {seed} fold {k + 1}: deployed {run['deployed']}, the gate says {want} "
+                      f"(validation PSR {psr}, deploy_min_psr {min_psr})")
+                return 1
+            if want:
+                traded.append(k + 1)
+                part = read(os.path.join(out, f"fold{k + 1}_seed{seed}", "returns.csv"))
+                growth *= float(part[-1]["greedy_equity"]) / float(part[0]["greedy_equity"])
+        dep = wf["stitched"][s]["deployed"]
+        if dep["folds_traded"] != traded:
+            print(f"seed {seed}: folds traded {dep['folds_traded']} != {traded}")
+            return 1
+        if not close(dep["cumulative_return"], growth - 1, 1e-9) and abs(dep["cumulative_return"] - (growth - 1)) > 1e-12:
+            print(f"seed {seed}: deployed cumulative return {dep['cumulative_return']} != recomputed {growth - 1}")
+            return 1
+        greedy = wf["stitched"][s]["policies"]["greedy"]
+        if len(traded) == folds and dep["sharpe"] != greedy["sharpe"]:
+            print(f"seed {seed}: every fold deployed, yet the deployed Sharpe {dep['sharpe']} is not greedy's {greedy['sharpe']}")
+            return 1
+        print(f"seed {seed}: deployed on folds {traded or 'none'} (deploy_min_psr {min_psr}): "
+              f"cumulative return {dep['cumulative_return']:.6f} as recomputed")
+    return 0
 
 
 BASELINES = ("vol_target", "tsmom", "ma_crossover")

@@ -186,6 +186,30 @@ static int test_cli(const char *dir)
         snprintf(path, sizeof path, "%s/walkforward.json", q_out);
         CHECK_MSG(fh_file_exists(path), "--algo %s: no %s", algos[a], path);
     }
+    /* the deployment gate (issue 34): at 0.5 some runs of these seeds clear it and some
+     * do not, at 0 every run trades (the deployed path is greedy's); check_walkforward.py
+     * recomputes each seed's deployed path from the folds' returns */
+    const char *bars[] = {"0.5", "0"};
+    for (int g = 0; g < 2; g++) {
+        char g_out[500];
+        snprintf(g_out, sizeof g_out, "%s/wf_gate%d", dir, g);
+        char *g_argv[] = WF_ARGS(g_out, "3", "42");
+        char *with_gate[64];
+        int n = 0;
+        for (; g_argv[n]; n++)
+            with_gate[n] = g_argv[n];
+        with_gate[n++] = (char *)"--deploy-min-psr";
+        with_gate[n++] = (char *)bars[g];
+        with_gate[n] = NULL;
+        CHECK_MSG(fh_run_foxhunt(dir, "gate", with_gate, NULL, NULL) == 0,
+                  "walkforward --deploy-min-psr %s failed (see %s/gate.err)", bars[g], dir);
+        snprintf(cmd, sizeof cmd, "python3 '%s/tests/cli/check_walkforward.py' '%s' 2 2 3",
+                 FH_SOURCE_DIR, g_out);
+        fflush(stdout);
+        rc = system(cmd);
+        CHECK_MSG(rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0,
+                  "check_walkforward.py disagrees on the gate at %s", bars[g]);
+    }
     /* a second walk-forward into the same directory is refused */
     CHECK(fh_run_foxhunt(dir, "again", argv, NULL, NULL) == 2);
     char *err_text = NULL;
