@@ -403,17 +403,24 @@ int fh_cmd_train(int argc, char **argv)
         if (cfg.eval_every > 0 &&
             fh_validation_choice_warning(loop.has_best, loop.best_sharpe, warning, sizeof warning))
             fprintf(stderr, "warning: %s\n", warning);
-        if (cfg.eval_every > 0 &&
-            !fh_deploy_gate(loop.has_best, loop.best_psr, cfg.deploy_min_psr, gate, sizeof gate))
-            printf("deployment gate: %s (its row: flat; the greedy rows below are the ungated "
-                   "model's)\n", gate);
-        else if (cfg.eval_every > 0)
-            printf("deployment gate: %s\n", gate);
+        int deploy = cfg.eval_every > 0 &&
+                     fh_deploy_gate(loop.has_best, loop.best_psr, cfg.deploy_min_psr, gate,
+                                    sizeof gate);
+        if (cfg.eval_every > 0)
+            printf("deployment gate: %s%s\n", gate, deploy ? "" : " (the deployed policy: "
+                   "flat's row; the greedy rows below are the ungated model's)");
         if (l->ops->policy_net != FH_NET_ACTOR)
             printf("policies: greedy is argmax Q, sampled is softmax(Q)\n");
-        if (fh_eval_report_run(&report, chosen, &cfg, l->data, FH_SPLIT_TEST, cfg.seed, 1,
-                               &err) != FH_OK ||
-            fh_eval_report_write_json(&report, source, json, &err) != FH_OK ||
+        fh_status st = fh_eval_report_run(&report, chosen, &cfg, l->data, FH_SPLIT_TEST,
+                                          cfg.seed, 1, &err);
+        if (st == FH_OK && cfg.eval_every > 0) { /* eval.json says whether it may trade */
+            report.gated = 1;
+            report.deploy = deploy;
+            report.gate_psr = loop.has_best ? loop.best_psr : NAN;
+            report.gate_min_psr = cfg.deploy_min_psr;
+            snprintf(report.gate_why, sizeof report.gate_why, "%s", gate);
+        }
+        if (st != FH_OK || fh_eval_report_write_json(&report, source, json, &err) != FH_OK ||
             fh_eval_report_write_returns(&report, returns, &err) != FH_OK) {
             rc = fh_cli_report("train", &err);
         } else {

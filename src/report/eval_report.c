@@ -391,6 +391,14 @@ fh_status fh_eval_report_write_json(const fh_eval_report *r, const char *source,
     char verdict[512];
     fh_eval_report_verdict(r, verdict, sizeof verdict);
     cJSON_AddStringToObject(root, "verdict", verdict);
+    if (r->gated) { /* whether the model may trade, and why (the greedy rows: ungated) */
+        cJSON *g = cJSON_AddObjectToObject(root, "deployment_gate");
+        cJSON_AddBoolToObject(g, "deploy", r->deploy);
+        if (isfinite(r->gate_psr))
+            cJSON_AddNumberToObject(g, "validation_psr", r->gate_psr);
+        cJSON_AddNumberToObject(g, "deploy_min_psr", r->gate_min_psr);
+        cJSON_AddStringToObject(g, "why", r->gate_why);
+    }
     cJSON *policies = cJSON_AddObjectToObject(root, "policies");
     for (int i = 0; i < r->n_policies; i++) {
         const fh_backtest_metrics *m = &r->metrics[i];

@@ -27,6 +27,11 @@ typedef struct {
     fh_baseline_choice baselines[FH_BASELINE_COUNT]; /* n_trials 0: none recorded (a
                                                         stitched walk-forward path) */
     size_t validation_bars;     /* the split they were chosen on (0: none, defaults) */
+    /* the deployment gate of the model evaluated (train_loop.h's fh_deploy_gate; set by
+     * `train` with validation, else gated 0): eval.json's "deployment_gate" */
+    int gated, deploy;
+    double gate_psr, gate_min_psr;
+    char gate_why[320];
 } fh_eval_report;
 
 /* The choice of a baseline's parameters (NULL for another kind, or when the report did

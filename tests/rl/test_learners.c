@@ -436,6 +436,18 @@ static void test_constant_cli(void)
     CHECK_MSG(warned == !(said && sharpe > 0), "validation Sharpe %.2f (%s), warned %d: %s",
               sharpe, said ? "chosen" : "none chosen", warned, err_text ? err_text : "");
     CHECK_MSG(text && strstr(text, "deployment gate: "), "train says nothing of the gate");
+    /* eval.json records the same decision */
+    int stays_flat = text && strstr(text, "the deployed policy stays flat") != NULL;
+    snprintf(path, sizeof path, "%s/eval.json", out);
+    char *json = fh_read_text(path);
+    const char *gate = json ? strstr(json, "\"deployment_gate\"") : NULL;
+    const char *deploy = gate ? strstr(gate, "\"deploy\":") : NULL;
+    if (deploy)
+        deploy += strlen("\"deploy\":") + strspn(deploy + strlen("\"deploy\":"), " \t");
+    CHECK_MSG(deploy && strncmp(deploy, stays_flat ? "false" : "true", 4) == 0,
+              "eval.json's deployment_gate disagrees with train's output (stays flat %d)",
+              stays_flat);
+    free(json);
     free(err_text);
     CHECK_MSG(text && strstr(text, "validation Sharpe") && strstr(text, "action ") &&
               strstr(text, "model chosen on the validation split"),
