@@ -208,7 +208,7 @@ static void test_reference(void)
     int compared = 0;
     for (int q = 0; q < 2; q++)
         for (int k = 0; k < 3; k++) {
-            fh_baseline_params grid[FH_BASELINE_MAX_TRIALS];
+            fh_baseline_params grid[FH_BASELINE_MAX_TRIALS + 1]; /* the grid, then the defaults */
             int n = fh_baseline_grid(kinds[k], grid);
             grid[n++] = fh_baseline_default(kinds[k]);
             for (int g = 0; g < n; g++) {
