@@ -1,7 +1,7 @@
 /* test_learning.c — issue 5's proof that PPO learns the synthetic market's predictable
  * component (docs/LEARNING.md has the experiments behind the budget and the margins).
  *
- * For 3 run seeds, train through the library (fh_trainer_init + fh_trainer_run, no run
+ * For 3 run seeds, train through the library (fh_train_loop_init + fh_train_loop_run, no run
  * directory, CPU) on the synthetic market (generator seed 42, 100,000 bars: see
  * learning_budget), then backtest on the held-out test split with fh_backtest_run and
  * assert, per seed:
