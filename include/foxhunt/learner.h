@@ -62,9 +62,8 @@ typedef struct {
 
 typedef struct {
     const char *name;                 /* the config's algo */
-    const char *summary;              /* one line for --help and docs */
     const fh_metric_column *columns;  /* its own metrics columns */
-    int n_columns;                    /* at most FH_LEARNER_MAX_COLUMNS */
+    int n_columns;                    /* at most FH_METRICS_MAX_OWN */
     /* Builds l's state from l->cfg: fresh, or from l->cfg.resume (checked before use).
      * Fills l->data, l->data_identity, l->device, l->config_json, l->data_identity_unchecked,
      * l->data_other, l->iteration and l->note. On failure l->ops->destroy frees what
@@ -90,7 +89,6 @@ typedef struct {
     const fh_learner_ranks *ranks;    /* NULL: one process only */
 } fh_learner_ops;
 
-#define FH_LEARNER_MAX_COLUMNS FH_METRICS_MAX_OWN
 #define FH_LEARNER_NOTE_MAX 512
 
 struct fh_learner {
@@ -129,8 +127,5 @@ fh_net_kind fh_learner_policy_net(const char *algo);
 fh_status fh_learner_policy_load(const char *checkpoint, const char *algo, fh_mlp *policy,
                                  fh_feature_norm *norm, char **config_json, int *actor_only,
                                  fh_error *err);
-
-/* A learner's column value by name in m (NaN when it has no such column). */
-double fh_learner_metric(const fh_learner *l, const fh_iteration_metrics *m, const char *name);
 
 #endif

@@ -70,6 +70,9 @@ double fh_normal_cdf(double x);
 double fh_normal_quantile(double p);
 double fh_probabilistic_sharpe(double sr, double sr_benchmark, int T, double skew,
                                double kurt);
+/* PSR(0) of a backtest: m's annualised Sharpe made per step with periods_per_year, its
+ * steps, skew and kurtosis (NaN where the Sharpe is not finite). */
+double fh_backtest_psr(const fh_backtest_metrics *m, double periods_per_year);
 /* 0 for n_trials <= 1 (nothing was chosen). */
 double fh_expected_max_sharpe(int n_trials, double variance);
 double fh_deflated_sharpe(double sr, int T, double skew, double kurt, int n_trials,

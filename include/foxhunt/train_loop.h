@@ -57,10 +57,6 @@ typedef void (*fh_train_callback)(const fh_train_loop *loop, const fh_iteration_
 fh_status fh_train_loop_run(fh_train_loop *loop, volatile sig_atomic_t *stop,
                             fh_train_callback on_iteration, void *user, fh_error *err);
 
-/* PSR(0) of a backtest: the probability that the true Sharpe ratio is above 0 given the
- * path's length, skew and kurtosis (Bailey and Lopez de Prado 2012); NaN when its Sharpe
- * is not finite. */
-double fh_validation_psr(const fh_backtest_metrics *m, double periods_per_year);
 /* The deployment gate (issue 34, do no harm): 1 when the model chosen on validation may
  * trade the test split: its validation PSR(0) is at least min_psr (min_psr <= 0: always);
  * else the deployed policy stays flat. why gets the sentence that says so. */

@@ -124,10 +124,7 @@ static void write_deployed(const walkforward *w, const fh_train_config *cfg, FIL
         const fh_backtest_metrics *m = fh_wf_policy(r, FH_POLICY_GREEDY);
         char traded[160];
         folds_traded(w, s, traded, sizeof traded);
-        double sr;
-        int T;
-        per_step(r, m, &sr, &T);
-        double psr = fh_probabilistic_sharpe(sr, 0.0, T, m->skewness, m->kurtosis);
+        double psr = fh_backtest_psr(m, r->periods_per_year);
         int worse = m->sharpe < -m->sharpe_se;
         fprintf(out, "| %llu | %s | %.2f ± %.2f | %.1f%% | %.1f%% | %.1f%% | %.1f | %.3f | %s |\n",
                 (unsigned long long)(cfg->seed + (uint64_t)s), traded, m->sharpe, m->sharpe_se,
@@ -199,7 +196,7 @@ void fh_walkforward_write_tables(const walkforward *w, const fh_train_config *cf
             double sr;
             int T;
             per_step(r, m, &sr, &T);
-            double psr = fh_probabilistic_sharpe(sr, 0.0, T, m->skewness, m->kurtosis);
+            double psr = fh_backtest_psr(m, r->periods_per_year);
             char dsr[32] = "";
             if (kind == FH_POLICY_GREEDY && w->seeds > 1)
                 snprintf(dsr, sizeof dsr, "%.3f",
@@ -240,9 +237,7 @@ static cJSON *metrics_json(const fh_backtest_metrics *m, double periods_per_year
     cJSON_AddNumberToObject(o, "turnover_per_year", m->turnover_per_year);
     cJSON_AddNumberToObject(o, "costs", m->costs);
     cJSON_AddNumberToObject(o, "steps", m->steps);
-    cJSON_AddNumberToObject(o, "psr", fh_probabilistic_sharpe(m->sharpe / sqrt(periods_per_year),
-                                                              0.0, m->steps, m->skewness,
-                                                              m->kurtosis));
+    cJSON_AddNumberToObject(o, "psr", fh_backtest_psr(m, periods_per_year));
     return o;
 }
 

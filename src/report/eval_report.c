@@ -370,8 +370,7 @@ cJSON *fh_baseline_choice_json(const fh_baseline_choice *c, const fh_backtest_me
     if (c->on_validation)
         cJSON_AddNumberToObject(o, "validation_steps", c->trial_steps);
     if (m) {
-        add_number(o, "psr", fh_probabilistic_sharpe(m->sharpe / sqrt(ppy), 0.0, m->steps,
-                                                     m->skewness, m->kurtosis));
+        add_number(o, "psr", fh_backtest_psr(m, ppy));
         add_number(o, "deflated_sharpe", fh_baseline_deflated_sharpe(c, m, ppy));
     }
     return o;

@@ -290,8 +290,7 @@ static void put_baselines(FILE *f, const fh_eval_report *r)
             put_html(f, c->why_default);
         }
         fprintf(f, "</td><td>%s</td><td>%.3f</td><td>%.3f</td></tr>\n", sharpe,
-                fh_probabilistic_sharpe(m->sharpe / sqrt(r->periods_per_year), 0.0, m->steps,
-                                        m->skewness, m->kurtosis),
+                fh_backtest_psr(m, r->periods_per_year),
                 fh_baseline_deflated_sharpe(c, m, r->periods_per_year));
     }
     if (any)

@@ -58,6 +58,12 @@ double fh_probabilistic_sharpe(double sr, double sr_benchmark, int T, double ske
     return fh_normal_cdf((sr - sr_benchmark) * sqrt((double)(T - 1)) / sqrt(v));
 }
 
+double fh_backtest_psr(const fh_backtest_metrics *m, double periods_per_year)
+{
+    return fh_probabilistic_sharpe(m->sharpe / sqrt(periods_per_year), 0.0, m->steps,
+                                   m->skewness, m->kurtosis);
+}
+
 double fh_expected_max_sharpe(int n_trials, double variance)
 {
     if (n_trials <= 1 || !(variance > 0.0))

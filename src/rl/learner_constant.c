@@ -267,8 +267,6 @@ static void destroy(fh_learner *l)
 
 const fh_learner_ops fh_learner_constant = {
     .name = "constant",
-    .summary = "the best constant action, by the cross-entropy method (a baseline; the "
-               "smallest learner)",
     .columns = COLUMNS,
     .n_columns = N_COLUMNS,
     .create = create,

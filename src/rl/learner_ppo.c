@@ -125,7 +125,6 @@ static const fh_learner_ranks PPO_RANKS = {present, leads, agree_stop, finish, f
 
 const fh_learner_ops fh_learner_ppo = {
     .name = "ppo",
-    .summary = "PPO: clipped policy gradient, GAE, a critic (Schulman et al. 2017)",
     .columns = PPO_COLUMNS,
     .n_columns = N_PPO_COLUMNS,
     .create = create,

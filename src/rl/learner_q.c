@@ -84,13 +84,12 @@ static void destroy(fh_learner *l)
 }
 
 /* DQN and PQN differ in their name and network: one table each, the same functions */
-#define Q_LEARNER(NAME, SUMMARY, NET)                                                     \
-    {.name = NAME, .summary = SUMMARY, .columns = Q_COLUMNS, .n_columns = N_Q_COLUMNS,      \
+#define Q_LEARNER(NAME, NET)                                                     \
+    {.name = NAME, .columns = Q_COLUMNS, .n_columns = N_Q_COLUMNS,      \
      .create = create, .iterate = iterate, .sync = sync, .save = save, .policy = policy,   \
      .policy_net = NET, .describe = describe, .destroy = destroy}
 
-const fh_learner_ops fh_learner_dqn = Q_LEARNER(
-    "dqn", "Double DQN with a replay ring and a target network (van Hasselt et al. 2016)",
-    FH_NET_QNET);
-const fh_learner_ops fh_learner_pqn = Q_LEARNER(
-    "pqn", "PQN: Q(lambda) with LayerNorm, no replay (Gallici et al. 2024)", FH_NET_PQN);
+/* dqn: Double DQN with a replay ring and a target network (van Hasselt et al. 2016);
+ * pqn: Q(lambda) with LayerNorm, no replay (Gallici et al. 2024) */
+const fh_learner_ops fh_learner_dqn = Q_LEARNER("dqn", FH_NET_QNET);
+const fh_learner_ops fh_learner_pqn = Q_LEARNER("pqn", FH_NET_PQN);

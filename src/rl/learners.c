@@ -1,6 +1,5 @@
 /* learners.c — the table of learners `--algo` names (learner.h). A new learner is its
  * file and one line here. */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,12 +54,4 @@ fh_status fh_learner_policy_load(const char *checkpoint, const char *algo, fh_ml
     if (actor_only)
         *actor_only = ck.actor_only;
     return st;
-}
-
-double fh_learner_metric(const fh_learner *l, const fh_iteration_metrics *m, const char *name)
-{
-    for (int i = 0; i < l->ops->n_columns; i++)
-        if (strcmp(l->ops->columns[i].name, name) == 0)
-            return m->own[i];
-    return NAN;
 }

@@ -50,7 +50,7 @@ fh_status fh_train_loop_init(fh_train_loop *loop, const fh_train_config *cfg, fh
 fh_status fh_train_loop_open_run(fh_train_loop *loop, fh_error *err)
 {
     const fh_learner *l = &loop->learner;
-    const char *own[FH_LEARNER_MAX_COLUMNS];
+    const char *own[FH_METRICS_MAX_OWN];
     for (int i = 0; i < l->ops->n_columns; i++)
         own[i] = l->ops->columns[i].name;
     return fh_run_dir_open(&loop->run, &l->cfg, l->config_json, l->iteration, own,

@@ -160,14 +160,6 @@ static fh_status append_row(const fh_train_loop *t, const fh_backtest_metrics *m
     return st;
 }
 
-double fh_validation_psr(const fh_backtest_metrics *m, double periods_per_year)
-{
-    if (!isfinite(m->sharpe) || m->steps < 2 || !(periods_per_year > 0))
-        return NAN;
-    return fh_probabilistic_sharpe(m->sharpe / sqrt(periods_per_year), 0.0, m->steps,
-                                   m->skewness, m->kurtosis);
-}
-
 int fh_deploy_gate(int has_best, double validation_psr, double min_psr, char *why, size_t n)
 {
     int deploy = min_psr <= 0 || (has_best && validation_psr >= min_psr);
@@ -216,7 +208,7 @@ fh_status fh_validation_run(fh_train_loop *t, fh_error *err)
                                    ppy, cfg->seed, NULL, err);
     if (st != FH_OK)
         return st;
-    double psr = fh_validation_psr(&m, ppy);
+    double psr = fh_backtest_psr(&m, ppy);
     /* a NaN Sharpe (a flat policy: no variance) never counts as a best */
     int best = isfinite(m.sharpe) && (!t->has_best || m.sharpe > t->best_sharpe);
     if (best) {

@@ -161,7 +161,7 @@ static void s_destroy(fh_learner *l)
 }
 
 static const fh_learner_ops SCRIPTED = {
-    .name = "scripted", .summary = "the test's", .columns = SCRIPTED_COLUMNS, .n_columns = 2,
+    .name = "scripted", .columns = SCRIPTED_COLUMNS, .n_columns = 2,
     .create = s_create, .iterate = s_iterate, .sync = s_sync, .save = s_save,
     .policy = s_policy, .policy_net = FH_NET_ACTOR, .describe = s_describe,
     .destroy = s_destroy};
@@ -386,7 +386,7 @@ static void test_choice_warning(void)
 }
 
 /* PSR(0) by its definition (Bailey and Lopez de Prado 2012), with erfc for Phi: the
- * reference for fh_validation_psr */
+ * reference for fh_backtest_psr */
 static double psr_reference(double annual_sharpe, double ppy, int T, double skew, double kurt)
 {
     double sr = annual_sharpe / sqrt(ppy);
@@ -402,10 +402,10 @@ static void test_deploy_gate(void)
     m.sharpe = 1.3;
     m.skewness = -0.4;
     m.kurtosis = 5.5;
-    double psr = fh_validation_psr(&m, 8760), want = psr_reference(1.3, 8760, 2000, -0.4, 5.5);
+    double psr = fh_backtest_psr(&m, 8760), want = psr_reference(1.3, 8760, 2000, -0.4, 5.5);
     CHECK_MSG(fabs(psr - want) < 1e-9, "PSR %.12f, by its definition %.12f", psr, want);
     m.sharpe = NAN;
-    CHECK(isnan(fh_validation_psr(&m, 8760)));
+    CHECK(isnan(fh_backtest_psr(&m, 8760)));
     char why[320];
     CHECK(fh_deploy_gate(1, 0.97, 0.95, why, sizeof why) == 1 && strstr(why, "trades"));
     CHECK(fh_deploy_gate(1, 0.90, 0.95, why, sizeof why) == 0 && strstr(why, "stays flat") &&
