@@ -20,6 +20,12 @@
 #define FH_BARRIER_TIME_LIMIT 3
 #define FH_BARRIER_N_KINDS 4
 
+/* What a barrier hit does (fh_env_config.barrier_mode; issue 34 item 3). */
+#define FH_BARRIER_MODE_LIQUIDATE 0 /* SPEC §3.3: the hit closes the whole position */
+#define FH_BARRIER_MODE_REWARD 1    /* the hit scales that step's reward only; the
+                                       position stays and the barriers re-arm */
+#define FH_BARRIER_MODE_OFF 2       /* no barriers: no hits, no forced exits */
+
 /* ---- types: plain structs, identical layout on host and device ---- */
 
 typedef struct fh_rng {
@@ -42,9 +48,10 @@ typedef struct fh_env_config {
     float risk_coef;       /* risk penalty coefficient (1.0) */
     float reward_scale;    /* reward scale (100) */
     float ruin;            /* terminal when equity < ruin * initial (0.5) */
-    int max_hold;          /* barrier time limit in steps (50) */
+    int max_hold;          /* barrier time limit in steps (50; 0: none) */
     int horizon;           /* episode length before truncation (256) */
-    int pad_;              /* keeps sizeof a multiple of 8 on both compilers */
+    int barrier_mode;      /* FH_BARRIER_MODE_* (liquidate); also keeps sizeof a
+                              multiple of 8 on both compilers */
 } fh_env_config;
 
 /* A device-compatible view of one data split (built on the host from fh_market_view). */

@@ -109,7 +109,8 @@ typedef enum {
     FH_FIELD_U64,
     FH_FIELD_DOUBLE,
     FH_FIELD_FLOAT,
-    FH_FIELD_BOOL /* int 0/1; INI and flags accept 0/1/true/false */
+    FH_FIELD_BOOL, /* int 0/1; INI and flags accept 0/1/true/false */
+    FH_FIELD_ENUM  /* int: the index of its name in choices; written as the name */
 } fh_field_type;
 
 typedef struct {
@@ -118,7 +119,7 @@ typedef struct {
     fh_field_type type;
     size_t offset;       /* into fh_train_config */
     size_t size;         /* for strings: capacity */
-    const char *choices; /* "a|b|c" for FH_FIELD_CHOICE */
+    const char *choices; /* "a|b|c" for FH_FIELD_CHOICE and FH_FIELD_ENUM */
     double min, max;     /* inclusive range for numbers */
     const char *help;
 } fh_config_field;
@@ -132,6 +133,8 @@ const fh_config_field *fh_config_field_find(const char *key);
 void fh_train_config_default(fh_train_config *cfg);
 /* 1 when value is one of choices ("a|b|c"). */
 int fh_config_choice_ok(const char *choices, const char *value);
+/* value's position among choices ("b" in "a|b|c" is 1), or -1. */
+int fh_config_choice_index(const char *choices, const char *value);
 /* Sets one field from text (as an INI value or flag value). FH_ERR_INPUT on a bad
  * value, with a message naming the key and the accepted range/choices. */
 fh_status fh_config_field_set(const fh_config_field *f, fh_train_config *cfg,

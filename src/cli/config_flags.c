@@ -13,6 +13,12 @@
 #define VALUE_CHARS (FH_CONFIG_STRING_MAX + 32)
 
 /* --key, underscores as dashes (or the command's older name for it). */
+/* A field whose value is one of its choices' names (the parser lists them). */
+static int has_choices(const fh_config_field *f)
+{
+    return f->type == FH_FIELD_CHOICE || f->type == FH_FIELD_ENUM;
+}
+
 static void flag_name(const fh_config_field *f, const char *flag, char *name)
 {
     if (flag) {
@@ -112,7 +118,7 @@ fh_status fh_config_from_flags_with(fh_train_config *cfg, const char *command,
         fh_config_field_format(f, cfg, defaults[i], sizeof defaults[i]);
         values[i] = defaults[i][0] ? defaults[i] : NULL;
         flag_help(f, NULL, helps[i]);
-        args[i] = (fh_arg){names[i], f->type == FH_FIELD_CHOICE ? FH_ARG_CHOICE : FH_ARG_STRING,
+        args[i] = (fh_arg){names[i], has_choices(f) ? FH_ARG_CHOICE : FH_ARG_STRING,
                            &values[i], "VALUE", helps[i], f->choices, 0, 0, 0};
     }
     args[n] = (fh_arg){"--config", FH_ARG_STRING, &config_path, "FILE",
@@ -219,7 +225,7 @@ fh_status fh_key_flags_parse(fh_train_config *cfg, const char *command, const ch
         t->text = t->value[0] ? t->value : NULL;
         /* a list is text to the parser, its values checked below; --help shows a list
          * of choices as the choices */
-        int choice = f->type == FH_FIELD_CHOICE && !keys[i].list;
+        int choice = has_choices(f) && !keys[i].list;
         snprintf(t->metavar, sizeof t->metavar, "%s%s",
                  keys[i].list && f->choices ? f->choices : "VALUE", keys[i].list ? "[,...]" : "");
         args[n_own + i] = (fh_arg){t->name, choice ? FH_ARG_CHOICE : FH_ARG_STRING, &t->text,

@@ -207,11 +207,12 @@ FH_DEVICE void barrier_init(fh_barrier *b, float entry_price, float sigma, int e
 
 /* Checks price (the close the market just moved to) after `steps_done` episode steps.
  * Profit-take and stop-loss (touching the level counts) before the time limit, which
- * hits once steps_done - entry_step >= max_hold. Returns FH_BARRIER_*. */
+ * hits once steps_done - entry_step >= max_hold (max_hold 0: never). Returns
+ * FH_BARRIER_*; always FH_BARRIER_NONE under barrier_mode off. */
 FH_DEVICE int barrier_check(const fh_barrier *b, float price, int steps_done,
                             const fh_env_config *cfg)
 {
-    if (b->direction == 0.0f)
+    if (b->direction == 0.0f || cfg->barrier_mode == FH_BARRIER_MODE_OFF)
         return FH_BARRIER_NONE;
     if (b->direction > 0.0f) {
         if (price >= b->upper)
@@ -224,7 +225,7 @@ FH_DEVICE int barrier_check(const fh_barrier *b, float price, int steps_done,
         if (price >= b->upper)
             return FH_BARRIER_STOP_LOSS;
     }
-    if ((float)steps_done - b->entry_step >= (float)cfg->max_hold)
+    if (cfg->max_hold > 0 && (float)steps_done - b->entry_step >= (float)cfg->max_hold)
         return FH_BARRIER_TIME_LIMIT;
     return FH_BARRIER_NONE;
 }
@@ -564,9 +565,14 @@ FH_DEVICE void env_step_move(const fh_env_config *cfg, int n_bars, fh_episode_st
     mv->units_held = ep->units;
     double equity1 = ep->cash + ep->units * p1;
 
-    /* 3. barriers, checked at p_{i+1}; a hit closes at p_{i+1} at full urgency */
+    /* 3. barriers, checked at p_{i+1}; a hit closes at p_{i+1} at full urgency, or,
+     * under barrier_mode reward, leaves the position and re-arms the barriers around
+     * p_{i+1} with this step's sigma (the hit still scales its reward in env_step_book) */
     int hit = barrier_check(&ep->barrier, (float)p1, ep->step + 1, cfg);
-    if (hit != FH_BARRIER_NONE) {
+    if (hit != FH_BARRIER_NONE && cfg->barrier_mode == FH_BARRIER_MODE_REWARD) {
+        barrier_init(&ep->barrier, (float)p1, sigma_i, ep->step + 1,
+                     (int)ep->barrier.direction, cfg);
+    } else if (hit != FH_BARRIER_NONE) {
         double value = ep->units * p1;
         double traded = value >= 0.0 ? value : -value;
         double exit_cost = traded * (double)env_exit_cost_rate(cfg);

@@ -20,6 +20,7 @@ fh_env_config fh_env_config_default(void)
     cfg.ruin = 0.5f;
     cfg.max_hold = 50;
     cfg.horizon = 256;
+    cfg.barrier_mode = FH_BARRIER_MODE_LIQUIDATE;
     return cfg;
 }
 
@@ -49,7 +50,10 @@ fh_status fh_env_config_validate(const fh_env_config *cfg, fh_error *err)
     CHECK_RANGE(isfinite(cfg->reward_scale) && cfg->reward_scale > 0.0f, "reward_scale",
                 cfg->reward_scale);
     CHECK_RANGE(cfg->ruin > 0.0f && cfg->ruin < 1.0f, "ruin", cfg->ruin);
-    CHECK_RANGE(cfg->max_hold >= 1, "max_hold", cfg->max_hold);
+    CHECK_RANGE(cfg->max_hold >= 0, "max_hold", cfg->max_hold);
     CHECK_RANGE(cfg->horizon >= 1, "horizon", cfg->horizon);
+    CHECK_RANGE(cfg->barrier_mode >= FH_BARRIER_MODE_LIQUIDATE &&
+                    cfg->barrier_mode <= FH_BARRIER_MODE_OFF,
+                "barrier_mode", cfg->barrier_mode);
     return FH_OK;
 }

@@ -16,8 +16,6 @@
 #define ACTION_LONG (FH_N_URGENCIES * (FH_N_EXPOSURES - 1) + FULL_URGENCY)
 #define ACTION_FLAT (FH_N_URGENCIES * (FH_N_EXPOSURES / 2) + FULL_URGENCY)
 #define ACTION_SHORT (FULL_URGENCY)
-/* sigmas: a profit-take or stop-loss level no price reaches */
-#define BARRIER_OUT_OF_REACH 1e30f
 
 const char *fh_policy_name(fh_policy_kind kind)
 {
@@ -113,10 +111,8 @@ static fh_status run_impl(fh_backtest_metrics *m, fh_policy_kind kind, const fh_
          * classical rules, run as a quant runs them, exiting by their own signal: the
          * environment's barriers (a device of the agent's training, issue 34 item 3)
          * would sell every position within max_hold bars and buy it back at full cost,
-         * so they are moved out of reach. Costs and timing stay the environment's. */
-        cfg.pt = BARRIER_OUT_OF_REACH;
-        cfg.sl = BARRIER_OUT_OF_REACH;
-        cfg.max_hold = T + 1;
+         * so they are off. Costs and timing stay the environment's. */
+        cfg.barrier_mode = FH_BARRIER_MODE_OFF;
     }
 
     double *equity = malloc(((size_t)T + 1) * sizeof(double));

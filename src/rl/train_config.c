@@ -37,6 +37,9 @@
 #define ENV(key, type, member, lo, hi, help)                                             \
     {"env", key, type, offsetof(fh_train_config, env.member),                            \
      sizeof(((fh_train_config *)0)->env.member), NULL, lo, hi, help}
+#define ENV_ENUM(key, member, choices, help)                                             \
+    {"env", key, FH_FIELD_ENUM, offsetof(fh_train_config, env.member),                   \
+     sizeof(((fh_train_config *)0)->env.member), choices, 0, 0, help}
 
 const fh_config_field fh_train_config_fields[] = {
     RUN("data", FH_FIELD_STRING, data, NULL, 0, 0, "OHLCV CSV file (empty: the built-in synthetic market)"),
@@ -100,7 +103,8 @@ const fh_config_field fh_train_config_fields[] = {
     ENV("impact", FH_FIELD_FLOAT, impact, 0, 0.1, "extra cost rate per unit urgency"),
     ENV("pt", FH_FIELD_FLOAT, pt, 0, 1000, "profit-take distance in sigmas"),
     ENV("sl", FH_FIELD_FLOAT, sl, 0, 1000, "stop-loss distance in sigmas"),
-    ENV("max_hold", FH_FIELD_INT, max_hold, 1, 1 << 20, "barrier time limit (steps)"),
+    ENV("max_hold", FH_FIELD_INT, max_hold, 0, 1 << 20, "barrier time limit (steps; 0: none)"),
+    ENV_ENUM("barrier_mode", barrier_mode, "liquidate|reward|off", "what a barrier hit does: liquidate (SPEC: it closes the whole position at full urgency), reward (it scales that step's reward by pt_bonus or sl_scale, the position stays and the barriers re-arm around the new price) or off (no barriers); docs/ENVIRONMENT.md"),
     ENV("pt_bonus", FH_FIELD_FLOAT, pt_bonus, 0, 100, "barrier_scale on a profit-take"),
     ENV("sl_scale", FH_FIELD_FLOAT, sl_scale, 0, 100, "barrier_scale on a stop-loss"),
     ENV("div_coef", FH_FIELD_FLOAT, div_coef, 0, 100, "diversity penalty coefficient"),
@@ -179,19 +183,37 @@ void fh_train_config_default(fh_train_config *cfg)
     cfg->dist_graphs = 1;
 }
 
-int fh_config_choice_ok(const char *choices, const char *value)
+int fh_config_choice_index(const char *choices, const char *value)
 {
     size_t len = strlen(value);
-    for (const char *p = choices; *p;) {
+    int index = 0;
+    for (const char *p = choices; *p; index++) {
         const char *bar = strchr(p, '|');
         size_t n = bar ? (size_t)(bar - p) : strlen(p);
         if (n == len && strncmp(p, value, n) == 0)
-            return 1;
+            return index;
         if (!bar)
             break;
         p = bar + 1;
     }
-    return 0;
+    return -1;
+}
+
+int fh_config_choice_ok(const char *choices, const char *value)
+{
+    return fh_config_choice_index(choices, value) >= 0;
+}
+
+/* The index-th name of "a|b|c" into out ("" when there is none). */
+static void choice_name(const char *choices, int index, char *out, size_t out_size)
+{
+    const char *p = choices;
+    for (int i = 0; i < index && p; i++) {
+        p = strchr(p, '|');
+        p = p ? p + 1 : NULL;
+    }
+    size_t n = p ? strcspn(p, "|") : 0;
+    snprintf(out, out_size, "%.*s", (int)n, p ? p : "");
 }
 
 static fh_status range_check(const fh_config_field *f, double v, const char *value,
@@ -235,6 +257,14 @@ fh_status fh_config_field_set(const fh_config_field *f, fh_train_config *cfg,
                                 value, f->choices);
         strcpy(base, value);
         return FH_OK;
+    case FH_FIELD_ENUM: {
+        int index = fh_config_choice_index(f->choices, value);
+        if (index < 0)
+            return fh_error_set(err, FH_ERR_INPUT, "%s = '%s' is not one of %s", f->key,
+                                value, f->choices);
+        *(int *)base = index;
+        return FH_OK;
+    }
     case FH_FIELD_BOOL:
         if (!strcmp(value, "1") || !strcasecmp(value, "true") || !strcasecmp(value, "yes"))
             *(int *)base = 1;
@@ -317,6 +347,7 @@ void fh_config_field_format(const fh_config_field *f, const fh_train_config *cfg
     switch (f->type) {
     case FH_FIELD_STRING:
     case FH_FIELD_CHOICE: snprintf(out, out_size, "%s", base); break;
+    case FH_FIELD_ENUM: choice_name(f->choices, *(const int *)base, out, out_size); break;
     case FH_FIELD_BOOL:
     case FH_FIELD_INT: snprintf(out, out_size, "%d", *(const int *)base); break;
     case FH_FIELD_U64: snprintf(out, out_size, "%" PRIu64, *(const uint64_t *)base); break;
@@ -495,8 +526,9 @@ char *fh_train_config_to_json(const fh_train_config *cfg)
                 continue;
             char text[FH_CONFIG_STRING_MAX + 32];
             fh_config_field_format(f, cfg, text, sizeof text);
+            /* u64 as a string: JSON numbers are doubles */
             if (f->type == FH_FIELD_STRING || f->type == FH_FIELD_CHOICE ||
-                f->type == FH_FIELD_U64) /* u64 as a string: JSON numbers are doubles */
+                f->type == FH_FIELD_ENUM || f->type == FH_FIELD_U64)
                 cJSON_AddStringToObject(obj, f->key, text);
             else
                 cJSON_AddRawToObject(obj, f->key, text);

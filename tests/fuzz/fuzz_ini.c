@@ -29,6 +29,14 @@ static void check_ranges(const fh_train_config *cfg)
             FUZZ_REQUIRE(memchr(base, '\0', f->size) != NULL && fh_config_choice_ok(f->choices, base),
                          "%s = '%s' is not one of %s", f->key, base, f->choices);
             continue;
+        case FH_FIELD_ENUM: {
+            int index = *(const int *)base, n_choices = 1;
+            for (const char *c = f->choices; *c; c++)
+                n_choices += *c == '|';
+            FUZZ_REQUIRE(index >= 0 && index < n_choices, "%s = %d is not an index of %s",
+                         f->key, index, f->choices);
+            continue;
+        }
         case FH_FIELD_U64: continue;
         case FH_FIELD_BOOL:
             FUZZ_REQUIRE(*(const int *)base == 0 || *(const int *)base == 1, "%s = %d", f->key,
