@@ -75,4 +75,16 @@ fh_status fh_backtest_run_targets(fh_backtest_metrics *m, fh_policy_kind kind,
                                   const fh_market_view *view, double periods_per_year,
                                   const fh_backtest_path *path, fh_error *err);
 
+/* Seed ensembles (issue 34 item 3): the greedy policy of several networks (the actors,
+ * or the Q-networks, of runs that differ only by seed), each run on the ensemble's own
+ * state every bar. fh_ensemble_action turns their n greedy actions into one: the
+ * exposure of the grid nearest their mean exposure (ties away from zero) at the urgency
+ * nearest their mean urgency (ties to the faster); n agreeing actions give that action. */
+#define FH_ENSEMBLE_MAX 16
+int fh_ensemble_action(const int *actions, int n);
+fh_status fh_backtest_run_ensemble(fh_backtest_metrics *m, const fh_mlp *const *actors,
+                                   int n_actors, const fh_env_config *cfg,
+                                   const fh_market_view *view, double periods_per_year,
+                                   uint64_t seed, const fh_backtest_path *path, fh_error *err);
+
 #endif

@@ -59,10 +59,16 @@ static void walkforward_free(walkforward *w)
     free(w->validation_sharpe);
     free(w->train_seconds);
     free(w->stitched);
+    free(w->model_path);
+    free(w->ensemble_validation_sharpe);
+    free(w->ensemble_validation_psr);
+    free(w->ensemble_deploy);
+    fh_eval_report_free(&w->ensemble);
+    fh_eval_report_free(&w->ensemble_deployed);
 }
 
 /* The configuration of fold k's run with seed index s, in OUT/fold<k>_seed<seed>. */
-static void fold_config(const fh_train_config *base, int k, int s, fh_train_config *cfg)
+void fh_wf_fold_config(const fh_train_config *base, int k, int s, fh_train_config *cfg)
 {
     *cfg = *base;
     cfg->walkforward_fold = k;
@@ -149,7 +155,7 @@ static fh_status run_one(walkforward *w, const fh_train_config *base, int k, int
                          fh_error *err)
 {
     fh_train_config cfg;
-    fold_config(base, k, s, &cfg);
+    fh_wf_fold_config(base, k, s, &cfg);
     cfg.force = 1; /* this run was judged unfinished (or --force): nothing here is kept */
     const int i = k * w->seeds + s;
     fh_train_loop loop;
@@ -176,6 +182,7 @@ static fh_status run_one(walkforward *w, const fh_train_config *base, int k, int
         w->chosen_iteration[i] = loop.has_best ? loop.best_iteration : l->iteration;
         w->validation_sharpe[i] = loop.has_best ? loop.best_sharpe : NAN;
         w->validation_psr[i] = loop.has_best ? loop.best_psr : NAN;
+        snprintf(w->model_path[i], sizeof w->model_path[i], "%s", model);
         char json[FH_CONFIG_STRING_MAX + 32], returns[FH_CONFIG_STRING_MAX + 32];
         snprintf(json, sizeof json, "%s/eval.json", cfg.out);
         snprintf(returns, sizeof returns, "%s/returns.csv", cfg.out);
@@ -253,7 +260,7 @@ static int keep_one(walkforward *w, const fh_train_config *base, int k, int s,
                     const fh_walkforward_record *rec, char *why, size_t n)
 {
     fh_train_config cfg;
-    fold_config(base, k, s, &cfg);
+    fh_wf_fold_config(base, k, s, &cfg);
     const int i = k * w->seeds + s;
     char path[FH_RUN_DIR_PATH_MAX];
     snprintf(path, sizeof path, "%.900s/%s", cfg.out, rec->model);
@@ -299,6 +306,7 @@ static int keep_one(walkforward *w, const fh_train_config *base, int k, int s,
         w->chosen_iteration[i] = chosen;
         w->validation_sharpe[i] = sharpe;
         w->validation_psr[i] = psr;
+        snprintf(w->model_path[i], sizeof w->model_path[i], "%s", path);
         w->train_seconds[i] = rec->train_seconds;
         w->kept++;
         char how[160];
@@ -326,7 +334,7 @@ static fh_status read_records(const walkforward *w, const fh_train_config *base,
         for (int s = 0; s < w->seeds; s++) {
             const int i = k * w->seeds + s;
             fh_train_config cfg;
-            fold_config(base, k, s, &cfg);
+            fh_wf_fold_config(base, k, s, &cfg);
             char path[FH_RUN_DIR_PATH_MAX], why[1100];
             record_path(&cfg, path, sizeof path);
             state[i] = fh_walkforward_record_read(path, k + 1, cfg.seed, &records[i], why,
@@ -340,7 +348,7 @@ static fh_status read_records(const walkforward *w, const fh_train_config *base,
         return FH_OK;
     /* the data's identity, as the fold runs' checkpoints record it */
     fh_train_config cfg;
-    fold_config(base, 0, 0, &cfg);
+    fh_wf_fold_config(base, 0, 0, &cfg);
     fh_run_data data;
     fh_status st = fh_run_data_load(&data, &cfg, NULL, err);
     if (st != FH_OK)
@@ -353,7 +361,7 @@ static fh_status read_records(const walkforward *w, const fh_train_config *base,
     for (int i = 0; st == FH_OK && i < runs; i++) {
         if (state[i] != FH_WALKFORWARD_RECORD_OK)
             continue;
-        fold_config(base, i / w->seeds, i % w->seeds, &cfg);
+        fh_wf_fold_config(base, i / w->seeds, i % w->seeds, &cfg);
         char *json = fh_train_config_to_json(&cfg), why[2048];
         if (!json)
             return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
@@ -450,12 +458,17 @@ int fh_cmd_walkforward(int argc, char **argv)
     w.deployed = calloc((size_t)w.seeds, sizeof *w.deployed);
     w.validation_psr = calloc(runs, sizeof *w.validation_psr);
     w.deploy = calloc(runs, sizeof *w.deploy);
+    w.model_path = calloc(runs, sizeof *w.model_path);
+    w.ensemble_validation_sharpe = calloc((size_t)w.folds, sizeof(double));
+    w.ensemble_validation_psr = calloc((size_t)w.folds, sizeof(double));
+    w.ensemble_deploy = calloc((size_t)w.folds, sizeof(int));
     fh_walkforward_record *records = calloc(runs, sizeof *records);
     fh_walkforward_record_state *state = calloc(runs, sizeof *state);
     fh_status st = FH_OK;
     if (!w.reports || !w.bounds || !w.split_text || !w.chosen_iteration ||
         !w.validation_sharpe || !w.train_seconds || !w.stitched || !w.deployed ||
-        !w.validation_psr || !w.deploy || !records || !state)
+        !w.validation_psr || !w.deploy || !w.model_path || !w.ensemble_validation_sharpe ||
+        !w.ensemble_validation_psr || !w.ensemble_deploy || !records || !state)
         st = fh_error_set(&err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
     if (st == FH_OK && !cfg.force)
         st = read_records(&w, &cfg, records, state, &err);
@@ -488,6 +501,8 @@ int fh_cmd_walkforward(int argc, char **argv)
     free(column);
     if (st == FH_OK)
         st = fh_walkforward_gate(&w, &cfg, &err);
+    if (st == FH_OK)
+        st = fh_walkforward_ensemble(&w, &cfg, &err);
     if (st == FH_OK)
         st = fh_walkforward_write_outputs(&w, &cfg, &err);
     int rc = 0;

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "foxhunt/run_dir.h"
 #include "report/eval_report.h"
 
 typedef struct {
@@ -21,6 +22,15 @@ typedef struct {
     int *deploy;               /* (folds, seeds) 1: the gate let the model trade */
     fh_eval_report *deployed;  /* (seeds) the gated folds stitched: greedy is the
                                   deployed policy (flat on a closed fold) */
+    char (*model_path)[FH_RUN_DIR_PATH_MAX]; /* (folds, seeds) the chosen model's file */
+    /* the seed ensemble (walkforward_ensemble.c): each fold's seeds' chosen models as
+     * one greedy policy; has_ensemble 0 with one seed */
+    int has_ensemble;
+    double *ensemble_validation_sharpe; /* (folds) NaN: no validation split */
+    double *ensemble_validation_psr;    /* (folds) */
+    int *ensemble_deploy;               /* (folds) */
+    fh_eval_report ensemble;            /* stitched, ungated */
+    fh_eval_report ensemble_deployed;   /* stitched, gated per fold */
     char data_description[sizeof ((fh_run_data *)0)->description];
     int kept;                  /* runs kept from an earlier, killed walk-forward */
 } walkforward;
@@ -32,6 +42,15 @@ const fh_backtest_metrics *fh_wf_policy(const fh_eval_report *r, fh_policy_kind 
  * validation PSR(0) against cfg->deploy_min_psr, and per seed the folds' deployed paths
  * stitched into w->deployed. */
 fh_status fh_walkforward_gate(walkforward *w, const fh_train_config *cfg, fh_error *err);
+
+/* The configuration of fold k's run with seed index s (cmd_walkforward.c). */
+void fh_wf_fold_config(const fh_train_config *base, int k, int s, fh_train_config *cfg);
+
+/* The seed ensemble (walkforward_ensemble.c; issue 34 item 3): per fold the seeds'
+ * chosen models (w->model_path) as one greedy policy (evaluate.h's
+ * fh_backtest_run_ensemble), gated on its own validation PSR(0) as a single model is,
+ * its test segments stitched ungated and gated. Nothing with one seed. */
+fh_status fh_walkforward_ensemble(walkforward *w, const fh_train_config *cfg, fh_error *err);
 
 /* walkforward.md's tables (also printed at the end). */
 void fh_walkforward_write_tables(const walkforward *w, const fh_train_config *cfg, FILE *out);

@@ -126,6 +126,30 @@ fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
     return FH_OK;
 }
 
+fh_status fh_eval_report_set_greedy_ensemble(fh_eval_report *r, const fh_mlp *const *actors,
+                                             int n_actors, const fh_train_config *cfg,
+                                             const fh_run_data *data, fh_split split,
+                                             uint64_t seed, fh_error *err)
+{
+    fh_market_view view = fh_market_view_of(&data->market, split);
+    int greedy = -1;
+    for (int i = 0; i < r->n_policies; i++)
+        if (r->kinds[i] == FH_POLICY_GREEDY)
+            greedy = i;
+    if (greedy < 0 || view.n != r->bars || strcmp(r->split, fh_split_name(split)) != 0)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the report has no greedy policy on "
+                            "the %s split's %zu bars", __FILE__, __LINE__,
+                            fh_split_name(split), view.n);
+    fh_backtest_path path = {0}, *pp = NULL;
+    if (r->paths) {
+        double *base = r->paths + (size_t)greedy * PATH_ARRAYS * view.n;
+        path = (fh_backtest_path){base, base + view.n, base + 2 * view.n, base + 3 * view.n};
+        pp = &path;
+    }
+    return fh_backtest_run_ensemble(&r->metrics[greedy], actors, n_actors, &cfg->env, &view,
+                                    r->periods_per_year, seed, pp, err);
+}
+
 const fh_baseline_choice *fh_eval_report_baseline(const fh_eval_report *r,
                                                   fh_policy_kind kind)
 {

@@ -46,6 +46,13 @@ fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
                              const fh_train_config *cfg, const fh_run_data *data,
                              fh_split split, uint64_t seed, int keep_paths, fh_error *err);
 void fh_eval_report_free(fh_eval_report *r);
+/* The greedy policy of r (a report of `split` from fh_eval_report_run) replaced by the
+ * seed ensemble of actors (evaluate.h's fh_backtest_run_ensemble): its metrics and, with
+ * paths, its path; the other policies are left as they were. */
+fh_status fh_eval_report_set_greedy_ensemble(fh_eval_report *r, const fh_mlp *const *actors,
+                                             int n_actors, const fh_train_config *cfg,
+                                             const fh_run_data *data, fh_split split,
+                                             uint64_t seed, fh_error *err);
 /* A copy of src, paths included (free dst); with greedy_flat its greedy policy stays
  * flat: its metrics and path are flat's (the deployment gate closed: train_loop.h's
  * fh_deploy_gate). */

@@ -72,14 +72,35 @@ fh_status fh_backtest_run(fh_backtest_metrics *m, fh_policy_kind kind, const fh_
                                 seed, &path, err);
 }
 
-/* Every policy's backtest; target: the baselines' exposures per bar (else NULL). */
-static fh_status run_impl(fh_backtest_metrics *m, fh_policy_kind kind, const fh_mlp *actor,
+int fh_ensemble_action(const int *actions, int n)
+{
+    double exposure = 0.0, urgency_index = 0.0;
+    for (int i = 0; i < n; i++) {
+        exposure += (double)action_to_exposure(actions[i]);
+        urgency_index += (double)(actions[i] % FH_N_URGENCIES);
+    }
+    exposure /= n;
+    urgency_index /= n;
+    int e = fh_baseline_action(exposure) / FH_N_URGENCIES; /* nearest, ties away from 0 */
+    int k = (int)floor(urgency_index + 0.5);              /* nearest, ties to the faster */
+    return FH_N_URGENCIES * e + (k < FH_N_URGENCIES ? k : FH_N_URGENCIES - 1);
+}
+
+/* Every policy's backtest; target: the baselines' exposures per bar (else NULL). The
+ * greedy policy of n_actors > 1 networks is their ensemble (fh_ensemble_action). */
+static fh_status run_impl(fh_backtest_metrics *m, fh_policy_kind kind,
+                          const fh_mlp *const *actors, int n_actors,
                           const fh_env_config *cfg_in, const fh_market_view *view,
                           const double *expected_return, const double *target,
                           double periods_per_year, uint64_t seed,
                           const fh_backtest_path *path, fh_error *err)
 {
     memset(m, 0, sizeof *m);
+    const fh_mlp *actor = n_actors > 0 ? actors[0] : NULL;
+    if (n_actors > FH_ENSEMBLE_MAX || (n_actors > 1 && kind != FH_POLICY_GREEDY))
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %d networks for the %s policy (an "
+                            "ensemble is greedy, of at most %d)", __FILE__, __LINE__,
+                            n_actors, fh_policy_name(kind), FH_ENSEMBLE_MAX);
     if (fh_policy_is_baseline(kind) && !target)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s policy needs its targets",
                             __FILE__, __LINE__, fh_policy_name(kind));
@@ -88,13 +109,14 @@ static fh_status run_impl(fh_backtest_metrics *m, fh_policy_kind kind, const fh_
                             __LINE__, fh_policy_name(kind));
     /* NaN weights would give a full report of meaningless numbers (the argmax of NaN
      * logits is action 0); checkpoints are checked at load, callers' own nets here */
-    if (actor && (kind == FH_POLICY_GREEDY || kind == FH_POLICY_SAMPLED) &&
-        fh_mlp_check_finite(actor, err) != FH_OK) {
-        fh_error_prefix(err, "%s policy: ", fh_policy_name(kind));
-        if (err)
-            err->status = FH_ERR_INPUT;
-        return FH_ERR_INPUT;
-    }
+    for (int a = 0; a < n_actors && (kind == FH_POLICY_GREEDY || kind == FH_POLICY_SAMPLED);
+         a++)
+        if (fh_mlp_check_finite(actors[a], err) != FH_OK) {
+            fh_error_prefix(err, "%s policy: ", fh_policy_name(kind));
+            if (err)
+                err->status = FH_ERR_INPUT;
+            return FH_ERR_INPUT;
+        }
     if (kind == FH_POLICY_ORACLE && !expected_return)
         return fh_error_set(err, FH_ERR_INPUT,
                             "the oracle policy needs the synthetic market's expected returns");
@@ -119,14 +141,15 @@ static fh_status run_impl(fh_backtest_metrics *m, fh_policy_kind kind, const fh_
     double *turnover = calloc((size_t)T, sizeof(double));
     double *costs = calloc((size_t)T, sizeof(double));
     double *held = calloc((size_t)T, sizeof(double));
-    fh_mlp_ws ws;
-    memset(&ws, 0, sizeof ws);
+    fh_mlp_ws ws[FH_ENSEMBLE_MAX];
+    memset(ws, 0, sizeof ws);
     if (!equity || !turnover || !costs || !held) {
         st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
         goto done;
     }
-    if (actor && (st = fh_mlp_ws_init(&ws, actor, 1, err)) != FH_OK)
-        goto done;
+    for (int a = 0; a < n_actors; a++)
+        if ((st = fh_mlp_ws_init(&ws[a], actors[a], 1, err)) != FH_OK)
+            goto done;
 
     fh_episode_state ep;
     env_episode_init(&cfg, &market, &ep, seed, 0);
@@ -143,12 +166,21 @@ static fh_status run_impl(fh_backtest_metrics *m, fh_policy_kind kind, const fh_
         case FH_POLICY_GREEDY:
         case FH_POLICY_SAMPLED:
             env_observe(&cfg, &market, &ep, state);
-            if ((st = fh_mlp_forward(logits, &ws, actor, state, 1, err)) != FH_OK ||
-                (st = check_outputs(logits, &ws, actor, kind, view, t, err)) != FH_OK)
-                goto done;
-            if (kind == FH_POLICY_GREEDY) {
-                action = argmax_first(logits, FH_N_ACTIONS);
+            if (kind == FH_POLICY_GREEDY) { /* each network on the same state */
+                int votes[FH_ENSEMBLE_MAX];
+                for (int a = 0; a < n_actors; a++) {
+                    if ((st = fh_mlp_forward(logits, &ws[a], actors[a], state, 1, err)) !=
+                            FH_OK ||
+                        (st = check_outputs(logits, &ws[a], actors[a], kind, view, t, err)) !=
+                            FH_OK)
+                        goto done;
+                    votes[a] = argmax_first(logits, FH_N_ACTIONS);
+                }
+                action = n_actors == 1 ? votes[0] : fh_ensemble_action(votes, n_actors);
             } else {
+                if ((st = fh_mlp_forward(logits, &ws[0], actor, state, 1, err)) != FH_OK ||
+                    (st = check_outputs(logits, &ws[0], actor, kind, view, t, err)) != FH_OK)
+                    goto done;
                 float lp;
                 softmax_sample(&action, &lp, logits, FH_N_ACTIONS, gpu_random(&ep.rng));
             }
@@ -190,7 +222,8 @@ static fh_status run_impl(fh_backtest_metrics *m, fh_policy_kind kind, const fh_
     fh_backtest_metrics_compute(equity, turnover, costs, held, T, periods_per_year, m);
     st = FH_OK;
 done:
-    fh_mlp_ws_free(&ws);
+    for (int a = 0; a < FH_ENSEMBLE_MAX; a++)
+        fh_mlp_ws_free(&ws[a]);
     free(equity);
     free(turnover);
     free(costs);
@@ -208,8 +241,8 @@ fh_status fh_backtest_run_path(fh_backtest_metrics *m, fh_policy_kind kind,
         fh_baseline_params p = fh_baseline_default(kind);
         return fh_baseline_backtest(m, &p, cfg, view, periods_per_year, path, err);
     }
-    return run_impl(m, kind, actor, cfg, view, expected_return, NULL, periods_per_year, seed,
-                    path, err);
+    return run_impl(m, kind, &actor, actor ? 1 : 0, cfg, view, expected_return, NULL,
+                    periods_per_year, seed, path, err);
 }
 
 fh_status fh_backtest_run_targets(fh_backtest_metrics *m, fh_policy_kind kind,
@@ -220,5 +253,17 @@ fh_status fh_backtest_run_targets(fh_backtest_metrics *m, fh_policy_kind kind,
     if (!fh_policy_is_baseline(kind))
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s policy is not given by targets",
                             __FILE__, __LINE__, fh_policy_name(kind));
-    return run_impl(m, kind, NULL, cfg, view, NULL, target, periods_per_year, 0, path, err);
+    return run_impl(m, kind, NULL, 0, cfg, view, NULL, target, periods_per_year, 0, path, err);
+}
+
+fh_status fh_backtest_run_ensemble(fh_backtest_metrics *m, const fh_mlp *const *actors,
+                                   int n_actors, const fh_env_config *cfg,
+                                   const fh_market_view *view, double periods_per_year,
+                                   uint64_t seed, const fh_backtest_path *path, fh_error *err)
+{
+    if (n_actors < 1 || n_actors > FH_ENSEMBLE_MAX)
+        return fh_error_set(err, FH_ERR_INPUT, "an ensemble of %d networks: it takes 1 to %d",
+                            n_actors, FH_ENSEMBLE_MAX);
+    return run_impl(m, FH_POLICY_GREEDY, actors, n_actors, cfg, view, NULL, NULL,
+                    periods_per_year, seed, path, err);
 }

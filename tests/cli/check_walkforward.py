@@ -106,7 +106,46 @@ def main() -> int:
         return 1
     if check_deployed(out, wf, folds, seeds, first):
         return 1
+    if check_ensemble(wf, folds, seeds):
+        return 1
     return check_baselines(out, wf, folds, seeds, first)
+
+
+def check_ensemble(wf, folds, seeds):
+    """The seed ensemble (issue 34 item 3): present exactly with 2 seeds or more; each fold
+    gated on the ensemble's own validation PSR(0) as a single model is; its gated path the
+    ungated one when every fold trades and flat (no return, no cost) when none does.
+    (Its votes are checked against constant-action networks in test_ensemble.) 1 on a
+    failure."""
+    ens = wf.get("ensemble")
+    if (ens is not None) != (seeds >= 2):
+        print(f"{seeds} seeds, yet the ensemble is {'present' if ens else 'absent'}")
+        return 1
+    if ens is None:
+        return 0
+    min_psr = wf["deploy_min_psr"]
+    traded = []
+    for k, v in enumerate(ens["validation"]):
+        psr = v.get("psr")
+        want = min_psr <= 0 or ("sharpe" in v and psr is not None and psr >= min_psr)
+        if v["deployed"] != want or v["fold"] != k + 1:
+            print(f"ensemble fold {k + 1}: deployed {v['deployed']}, the gate says {want} (PSR {psr})")
+            return 1
+        if want:
+            traded.append(k + 1)
+    if len(ens["validation"]) != folds or ens["deployed"]["folds_traded"] != traded:
+        print(f"ensemble: folds traded {ens['deployed']['folds_traded']} != {traded}")
+        return 1
+    dep, ung = ens["deployed"], ens["ungated"]
+    if len(traded) == folds and (dep["sharpe"] != ung["sharpe"] or dep["costs"] != ung["costs"]):
+        print(f"ensemble: every fold deployed, yet gated {dep} differs from ungated {ung}")
+        return 1
+    if not traded and (dep["cumulative_return"] != 0 or dep["costs"] != 0):
+        print(f"ensemble: no fold deployed, yet its gated path is not flat: {dep}")
+        return 1
+    print(f"ensemble: ungated Sharpe {ung['sharpe']:.3f}, gated on folds {traded or 'none'}: "
+          f"{dep['sharpe']:.3f}; the gate as recomputed")
+    return 0
 
 
 def check_deployed(out, wf, folds, seeds, first):

@@ -424,19 +424,22 @@ int main(int argc, char **argv)
     /* a short horizon so truncations (final-observation values) happen inside L */
     fh_env_config env = cfg.env;
     env.horizon = 40;
+    /* seeds 1, 2, 3 (4, 5, 6, ...) run barrier_mode liquidate, reward and off (issue 34
+     * item 3) */
+    const int barrier_modes[3] = {FH_BARRIER_MODE_LIQUIDATE, FH_BARRIER_MODE_REWARD,
+                                  FH_BARRIER_MODE_OFF};
+    fh_env_config env_s = env;
     if (argc > first + 2) {
         for (int a = first; a + 2 < argc; a += 3)
-            for (uint64_t s = 1; s <= (uint64_t)atoi(argv[a + 2]); s++)
-                run_case(&dev, mode, &ov, &data, &env, atoi(argv[a]), atoi(argv[a + 1]), s);
+            for (uint64_t s = 1; s <= (uint64_t)atoi(argv[a + 2]); s++) {
+                env_s.barrier_mode = barrier_modes[(s - 1) % 3];
+                run_case(&dev, mode, &ov, &data, &env_s, atoi(argv[a]), atoi(argv[a + 1]), s);
+            }
     } else {
-        /* seeds 1, 2, 3 run barrier_mode liquidate, reward and off (issue 34 item 3) */
         const int configs[4][2] = {{128, 64}, {100, 64}, {128, 500}, {100, 500}};
-        const int barrier_modes[3] = {FH_BARRIER_MODE_LIQUIDATE, FH_BARRIER_MODE_REWARD,
-                                      FH_BARRIER_MODE_OFF};
         for (int k = 0; k < 4; k++)
             for (uint64_t s = 1; s <= 3; s++) {
-                fh_env_config env_s = env;
-                env_s.barrier_mode = barrier_modes[s - 1];
+                env_s.barrier_mode = barrier_modes[(s - 1) % 3];
                 run_case(&dev, mode, &ov, &data, &env_s, configs[k][0], configs[k][1], s);
             }
     }
