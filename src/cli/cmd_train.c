@@ -431,8 +431,9 @@ int fh_cmd_train(int argc, char **argv)
         const fh_mlp *chosen = fh_train_loop_chosen(&loop, &source);
         if (loop.has_best)
             printf("model chosen on the validation split: %s (iteration %lld, validation "
-                   "Sharpe %.2f); evaluated once on the test split\n", loop.best_checkpoint,
-                   (long long)loop.best_iteration, loop.best_sharpe);
+                   "Sharpe %.2f%s); evaluated once on the test split\n", loop.best_checkpoint,
+                   (long long)loop.best_iteration, loop.best_sharpe,
+                   l->data->assets ? ", the assets' mean" : "");
         char warning[320], gate[320];
         if (cfg.eval_every > 0 &&
             fh_validation_choice_warning(loop.has_best, loop.best_sharpe, warning, sizeof warning))

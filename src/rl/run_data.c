@@ -154,6 +154,18 @@ static fh_status load_multi(fh_run_data *d, const fh_train_config *cfg, fh_error
     snprintf(d->path, sizeof d->path, "%s", cfg->data);
     for (int k = 0; k < n && st == FH_OK; k++) /* each fits its own normalisation */
         st = load_one(&d->assets[k], cfg, paths[k], NULL, err);
+    for (int k = 1; k < n && st == FH_OK; k++) /* names key columns and files */
+        for (int j = 0; j < k && st == FH_OK; j++) {
+            char a[64], b[64];
+            fh_run_data_asset_name(&d->assets[j], a, sizeof a);
+            fh_run_data_asset_name(&d->assets[k], b, sizeof b);
+            if (strcmp(a, b) == 0)
+                st = fh_error_set(err, FH_ERR_INPUT,
+                                  "--data: %s and %s are both asset \"%s\" (the file name "
+                                  "without its extension names an asset's validation columns "
+                                  "and files); give each asset once, under distinct names",
+                                  paths[j], paths[k], a);
+        }
     if (st == FH_OK)
         st = concat_train_splits(d, err);
     if (st != FH_OK) {

@@ -153,7 +153,7 @@ static fh_status append_row(const fh_train_loop *t, const fh_backtest_metrics *m
     int fresh = fstat(fd, &sb) == 0 && sb.st_size == 0;
     const fh_run_data *data = t->learner.data;
     const int n_assets = data->assets ? data->n_assets : 0;
-    char header[2048] = "", row[2048];
+    char header[4096] = "", row[4096];
     if (fresh) {
         size_t used = (size_t)snprintf(header, sizeof header, "%s", VALIDATION_HEADER);
         if (n_assets)

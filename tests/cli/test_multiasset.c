@@ -3,8 +3,8 @@
  *    normalisation fitted on its own training split, compared bit for bit with a
  *    one-asset load), and the training market is their training splits end to end with
  *    the segment ends at the split lengths;
- *  - bad input: a missing file, an empty item (",," or a trailing comma) are clear errors
- *    naming the file or the item; walkforward refuses several assets;
+ *  - bad input: a missing file, an empty item (",," or a trailing comma), one asset twice
+ *    are clear errors naming the file or the item; walkforward refuses several assets;
  *  - end to end on the CPU with two synthetic CSVs: train writes validation.csv with
  *    each asset's Sharpe and PSR, whose mean (within 1e-12) is the row's Sharpe and PSR,
  *    and eval_ASSET.json per asset; eval of best.safetensors prints one table per asset
@@ -210,6 +210,8 @@ int main(void)
     expect_load_error(list, "item 2 of the comma-separated list is empty");
     snprintf(list, sizeof list, "%s,", a);
     expect_load_error(list, "item 2 of the comma-separated list is empty");
+    snprintf(list, sizeof list, "%s,%s", a, a);
+    expect_load_error(list, "are both asset \"asset_a\"");
     test_end_to_end(dir, a, b);
     fh_test_tidy(dir);
     return fh_test_finish();
