@@ -35,7 +35,7 @@ int main(int argc, char **argv)
         for (int j = 0; j < FH_N_MARKET_FEATURES; j++)
             feat[(size_t)i * FH_N_MARKET_FEATURES + j] = gpu_random(&g) - 0.5f;
     }
-    fh_env_market m = {feat, close, sigma, N_BARS};
+    fh_env_market m = {feat, close, sigma, N_BARS, 0, NULL};
     fh_env_config cfg = fh_env_config_default();
     const int sizes[2] = {128, 1024};
     const int threads[2] = {1, 2};

@@ -144,6 +144,9 @@ typedef struct {
     size_t history;         /* bars of the market before this view (earlier splits, gaps):
                                close[-history .. -1] may be read by a causal look-back (the
                                classical baselines, baselines.h); 0 for a view made by hand */
+    int n_segments;         /* several assets' training splits end to end (run_data.h):
+                               segment_ends (n_segments) as fh_env_market's; 0: one */
+    const int *segment_ends;
 } fh_market_view;
 
 /* ---- splits: where training, validation and test lie in time (docs/EVALUATION.md) ----

@@ -54,12 +54,18 @@ typedef struct fh_env_config {
                               multiple of 8 on both compilers */
 } fh_env_config;
 
-/* A device-compatible view of one data split (built on the host from fh_market_view). */
+/* A device-compatible view of one data split (built on the host from fh_market_view).
+ * Several assets' training splits laid end to end form one market of n_segments
+ * segments (issue 34): an episode starts and ends inside one segment. n_segments <= 1:
+ * one segment, the whole market (segment_ends unread, may be NULL). */
 typedef struct fh_env_market {
     const float *features; /* (n_bars, FH_N_MARKET_FEATURES) normalised */
     const float *close;    /* (n_bars) close prices, > 0 */
     const float *sigma;    /* (n_bars) EWMA volatility of log returns, span 20 */
     int n_bars;
+    int n_segments;        /* 0 or 1: one segment; else segment_ends has n_segments */
+    const int *segment_ends; /* (n_segments) increasing, last == n_bars; segment k is
+                                [segment_ends[k-1] (0 for k = 0), segment_ends[k]) */
 } fh_env_market;
 
 /* Triple-barrier state: SPEC's 5 floats. direction 0 = no position. */
@@ -110,7 +116,8 @@ typedef struct fh_episode_state {
     double life_turnover;  /* sum of |exposure traded| */
     int life_reversals;
     int life_barrier_hits[FH_BARRIER_N_KINDS];
-    int life_pad_;         /* keeps sizeof a multiple of 8 on both compilers */
+    int segment_end;       /* one past the last bar of the episode's segment (a market of
+                              several assets); 0: the market's end (one segment) */
     fh_barrier barrier;
     fh_diversity diversity;
 } fh_episode_state;

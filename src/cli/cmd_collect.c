@@ -150,7 +150,7 @@ static fh_status collect_q(const fh_train_config *cfg, const char *checkpoint, d
     info.weights_hash_present = 1;
     char source[FH_CONFIG_STRING_MAX + 64];
     fh_run_data_source(cfg, source, sizeof source);
-    fh_data_identity_of(&info.data, &data.bars, source);
+    fh_run_data_identity(&data, source, &info.data);
     info.data_present = 1;
     if ((st = write_q_collection(&batch, out, config_json, cfg->algo, epsilon, &info, err)) == FH_OK)
         printf("collected %d x %d transitions -> %s\n", N, L, out);

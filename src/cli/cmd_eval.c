@@ -30,6 +30,21 @@ static fh_status write_report(const char *path, const fh_eval_report *r, const c
     return fh_tear_sheet_write(path, r, &info, err);
 }
 
+/* base with "_name" before its extension ("out/eval.json", "btc" -> "out/eval_btc.json");
+ * "" for no base. */
+static void per_asset_path(const char *base, const char *name, char *out, size_t size)
+{
+    if (!base) {
+        snprintf(out, size, "%s", "");
+        return;
+    }
+    const char *slash = strrchr(base, '/'), *dot = strrchr(base, '.');
+    if (!dot || (slash && dot < slash))
+        snprintf(out, size, "%s_%s", base, name);
+    else
+        snprintf(out, size, "%.*s_%s%s", (int)(dot - base), base, name, dot);
+}
+
 int fh_cmd_eval(int argc, char **argv)
 {
     const char *checkpoint = NULL, *json = NULL, *returns = NULL;
@@ -99,32 +114,71 @@ int fh_cmd_eval(int argc, char **argv)
     fh_status st = fh_learner_policy_load(checkpoint, cfg.algo, &actor, &norm,
                                           report_html ? &config_json : NULL, &actor_only,
                                           &err);
+    /* trained on several assets, each normalised on its own training split: so is an
+     * asset given with --data (the checkpoint's statistics are the first asset's) */
+    char trained_on[FH_CONFIG_STRING_MAX];
+    fh_train_config ck_cfg;
+    fh_train_config_default(&ck_cfg);
+    int several = st == FH_OK && fh_checkpoint_read_config(checkpoint, &ck_cfg, &err) == FH_OK &&
+                  strchr(ck_cfg.data, ',') != NULL;
+    snprintf(trained_on, sizeof trained_on, "%s", ck_cfg.data);
+    if (st == FH_OK && strchr(cfg.data, ',') && report_html) {
+        st = fh_error_set(&err, FH_ERR_INPUT, "--report: the tear sheet shows one market, and "
+                          "--data names several assets; give one asset with --data");
+    }
     if (st == FH_OK)
-        st = fh_run_data_load(&rd, &cfg, &norm, &err);
-    /* a backtest failure (a network whose outputs overflow) names the checkpoint; nothing
-     * is printed or written after it */
-    if (st == FH_OK && (st = fh_eval_report_run(&report, &actor, &cfg, &rd, split, seed,
-                                                returns != NULL || report_html != NULL,
-                                                &err)) != FH_OK)
-        fh_error_prefix(&err, "evaluating %s: ", checkpoint);
-    if (st != FH_OK ||
-        (json && fh_eval_report_write_json(&report, checkpoint, json, &err) != FH_OK) ||
-        (returns && fh_eval_report_write_returns(&report, returns, &err) != FH_OK) ||
-        (report_html && write_report(report_html, &report, checkpoint, rd.description,
-                                     config_json, &err) != FH_OK)) {
-        rc = fh_cli_report("eval", &err);
-    } else {
-        printf("checkpoint: %s%s\ndata: %s\n", checkpoint, actor_only ? " (actor-only)" : "", rd.description);
-        if (dev.use_gpu)
-            printf("note: backtests run on the CPU (one bar at a time); the GPU is for training\n");
-        fh_eval_report_print(&report, "evaluation", stdout);
+        st = fh_run_data_load(&rd, &cfg, several ? NULL : &norm, &err);
+    const int n_assets = rd.assets ? rd.n_assets : 1;
+    for (int k = 0; k < n_assets && st == FH_OK; k++) {
+        const fh_run_data *asset = fh_run_data_asset(&rd, k);
+        char json_k[FH_CONFIG_STRING_MAX + 96], returns_k[FH_CONFIG_STRING_MAX + 96];
+        char title[FH_CONFIG_STRING_MAX + 32] = "evaluation";
+        if (rd.assets) { /* one table and one file each: NAME.json -> NAME_ASSET.json */
+            char name[64];
+            fh_run_data_asset_name(asset, name, sizeof name);
+            per_asset_path(json, name, json_k, sizeof json_k);
+            per_asset_path(returns, name, returns_k, sizeof returns_k);
+            snprintf(title, sizeof title, "evaluation of %s", asset->path);
+        } else {
+            snprintf(json_k, sizeof json_k, "%s", json ? json : "");
+            snprintf(returns_k, sizeof returns_k, "%s", returns ? returns : "");
+        }
+        fh_eval_report_free(&report);
+        memset(&report, 0, sizeof report);
+        /* a backtest failure (a network whose outputs overflow) names the checkpoint;
+         * nothing is printed or written after it */
+        if ((st = fh_eval_report_run(&report, &actor, &cfg, asset, split, seed,
+                                     returns != NULL || report_html != NULL, &err)) != FH_OK)
+            fh_error_prefix(&err, "evaluating %s: ", checkpoint);
+        if (st != FH_OK ||
+            (json && (st = fh_eval_report_write_json(&report, checkpoint, json_k, &err)) != FH_OK) ||
+            (returns &&
+             (st = fh_eval_report_write_returns(&report, returns_k, &err)) != FH_OK) ||
+            (report_html && (st = write_report(report_html, &report, checkpoint, rd.description,
+                                               config_json, &err)) != FH_OK))
+            break;
+        if (k == 0) { /* once the first backtest stands */
+            printf("checkpoint: %s%s\ndata: %s\n", checkpoint,
+                   actor_only ? " (actor-only)" : "", rd.description);
+            if (several)
+                printf("note: the model was trained on several assets (%s), each normalised "
+                       "on its own training split: %s\n", trained_on,
+                       n_assets > 1 ? "so is each asset here"
+                                    : "so is this one (on its own training split)");
+            if (dev.use_gpu)
+                printf("note: backtests run on the CPU (one bar at a time); the GPU is for "
+                       "training\n");
+        }
+        fh_eval_report_print(&report, title, stdout);
         if (json)
-            printf("(written to %s)\n", json);
+            printf("(written to %s)\n", json_k);
         if (returns)
-            printf("(returns per bar written to %s)\n", returns);
+            printf("(returns per bar written to %s)\n", returns_k);
         if (report_html)
             printf("(report written to %s)\n", report_html);
     }
+    if (st != FH_OK)
+        rc = fh_cli_report("eval", &err);
     free(config_json);
     fh_eval_report_free(&report);
     fh_run_data_free(&rd);

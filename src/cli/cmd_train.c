@@ -18,6 +18,41 @@
 #include "foxhunt/train_loop.h"
 #include "report/eval_report.h"
 #include "report/tear_sheet.h"
+static int write_run_report(const fh_learner *l, const fh_eval_report *report,
+                            const char *source);
+
+/* The chosen model on one asset's test split: printed, eval.json and returns.csv (and,
+ * for a one-asset run, the tear sheet). Returns the exit status. */
+static int evaluate_asset(const fh_learner *l, const fh_train_config *cfg,
+                          const fh_mlp *chosen, const char *source, const fh_run_data *asset,
+                          const char *title, const char *json, const char *returns,
+                          int deploy, const fh_train_loop *loop, const char *gate)
+{
+    fh_error err;
+    fh_eval_report report;
+    fh_status st = fh_eval_report_run(&report, chosen, cfg, asset, FH_SPLIT_TEST, cfg->seed, 1,
+                                      &err);
+    if (st == FH_OK && cfg->eval_every > 0) { /* eval.json says whether it may trade */
+        report.gated = 1;
+        report.deploy = deploy;
+        report.gate_psr = loop->has_best ? loop->best_psr : NAN;
+        report.gate_min_psr = cfg->deploy_min_psr;
+        snprintf(report.gate_why, sizeof report.gate_why, "%s", gate);
+    }
+    int rc = 0;
+    if (st != FH_OK || fh_eval_report_write_json(&report, source, json, &err) != FH_OK ||
+        fh_eval_report_write_returns(&report, returns, &err) != FH_OK) {
+        rc = fh_cli_report("train", &err);
+    } else {
+        fh_eval_report_print(&report, title, stdout);
+        printf("(written to %s and %s)\n", json, returns);
+        if (!l->data->assets)
+            rc = write_run_report(l, &report, source);
+    }
+    fh_eval_report_free(&report);
+    return rc;
+}
+
 #if FH_HAVE_NCCL
 #include "dist/dist.h"
 #include "dist/nccl_loader.h"
@@ -388,8 +423,7 @@ int fh_cmd_train(int argc, char **argv)
 
     int rc = 0;
     if (cfg.eval_at_end) {
-        fh_eval_report report;
-        char json[FH_CONFIG_STRING_MAX + 32], returns[FH_CONFIG_STRING_MAX + 32];
+        char json[FH_CONFIG_STRING_MAX + 96], returns[FH_CONFIG_STRING_MAX + 96];
         snprintf(json, sizeof json, "%s/eval.json", cfg.out);
         snprintf(returns, sizeof returns, "%s/returns.csv", cfg.out);
         /* the model the validation split chose, when there was a choice */
@@ -397,8 +431,9 @@ int fh_cmd_train(int argc, char **argv)
         const fh_mlp *chosen = fh_train_loop_chosen(&loop, &source);
         if (loop.has_best)
             printf("model chosen on the validation split: %s (iteration %lld, validation "
-                   "Sharpe %.2f); evaluated once on the test split\n", loop.best_checkpoint,
-                   (long long)loop.best_iteration, loop.best_sharpe);
+                   "Sharpe %.2f%s); evaluated once on the test split\n", loop.best_checkpoint,
+                   (long long)loop.best_iteration, loop.best_sharpe,
+                   l->data->assets ? ", the assets' mean" : "");
         char warning[320], gate[320];
         if (cfg.eval_every > 0 &&
             fh_validation_choice_warning(loop.has_best, loop.best_sharpe, warning, sizeof warning))
@@ -411,24 +446,22 @@ int fh_cmd_train(int argc, char **argv)
                    "flat's row; the greedy rows below are the ungated model's)");
         if (l->ops->policy_net != FH_NET_ACTOR)
             printf("policies: greedy is argmax Q, sampled is softmax(Q)\n");
-        fh_status st = fh_eval_report_run(&report, chosen, &cfg, l->data, FH_SPLIT_TEST,
-                                          cfg.seed, 1, &err);
-        if (st == FH_OK && cfg.eval_every > 0) { /* eval.json says whether it may trade */
-            report.gated = 1;
-            report.deploy = deploy;
-            report.gate_psr = loop.has_best ? loop.best_psr : NAN;
-            report.gate_min_psr = cfg.deploy_min_psr;
-            snprintf(report.gate_why, sizeof report.gate_why, "%s", gate);
+        /* several assets: each on its own test split, eval_NAME.json and returns_NAME.csv
+         * (no tear sheet: it shows one market) */
+        const int n_assets = l->data->assets ? l->data->n_assets : 1;
+        for (int k = 0; k < n_assets && rc == 0; k++) {
+            const fh_run_data *asset = fh_run_data_asset(l->data, k);
+            char title[FH_CONFIG_STRING_MAX + 32] = "evaluation";
+            if (l->data->assets) {
+                char name[64];
+                fh_run_data_asset_name(asset, name, sizeof name);
+                snprintf(json, sizeof json, "%s/eval_%s.json", cfg.out, name);
+                snprintf(returns, sizeof returns, "%s/returns_%s.csv", cfg.out, name);
+                snprintf(title, sizeof title, "evaluation of %s", asset->path);
+            }
+            rc = evaluate_asset(l, &cfg, chosen, source, asset, title, json, returns, deploy,
+                                &loop, gate);
         }
-        if (st != FH_OK || fh_eval_report_write_json(&report, source, json, &err) != FH_OK ||
-            fh_eval_report_write_returns(&report, returns, &err) != FH_OK) {
-            rc = fh_cli_report("train", &err);
-        } else {
-            fh_eval_report_print(&report, "evaluation", stdout);
-            printf("(written to %s and %s)\n", json, returns);
-            rc = write_run_report(l, &report, source);
-        }
-        fh_eval_report_free(&report);
     }
     fh_train_loop_free(&loop);
     return rc;

@@ -412,6 +412,13 @@ int fh_cmd_walkforward(int argc, char **argv)
                      "finished fold runs kept; docs/WALKFORWARD.md)");
         return fh_cli_report("walkforward", &err);
     }
+    if (strchr(cfg.data, ',')) {
+        fh_error_set(&err, FH_ERR_INPUT, "--data \"%s\" names several assets: a walk-forward "
+                     "trains on one asset; run it per asset, or train on several with "
+                     "foxhunt train (docs/REAL_DATA.md, \"Training on several assets\")",
+                     cfg.data);
+        return fh_cli_report("walkforward", &err);
+    }
     if (cfg.walkforward_folds < 2) {
         fh_error_set(&err, FH_ERR_INPUT, "--walkforward-folds %d: a walk-forward needs 2 "
                      "folds or more (default 5)", cfg.walkforward_folds);

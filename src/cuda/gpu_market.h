@@ -8,7 +8,8 @@
 #include "foxhunt/error.h"
 
 /* Allocates and fills *features (n, 51), *close and *sigma (n) from view, and points
- * d_market at them. On failure the caller frees whatever is non-NULL (cudaFree). Uses
+ * d_market at them; a view of several segments has its segment ends uploaded into the
+ * tail of *sigma's allocation (d_market->segment_ends). On failure the caller frees whatever is non-NULL (cudaFree). Uses
  * the legacy stream: synchronise before a non-blocking stream reads them. */
 fh_status fh_gpu_market_upload(float **features, float **close, float **sigma,
                                fh_env_market *d_market, const fh_market_view *view,

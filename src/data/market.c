@@ -102,5 +102,7 @@ fh_market_view fh_market_view_of(const fh_market *market, fh_split split)
     v.time = market->time ? market->time + begin : NULL;
     v.expected_return = market->expected_return ? market->expected_return + begin : NULL;
     v.history = market->close ? begin : 0;
+    v.n_segments = 0;
+    v.segment_ends = NULL;
     return v;
 }

@@ -319,16 +319,58 @@ FH_DEVICE float curiosity_bonus(const fh_env_config *cfg, float mse)
 
 /* ---- the episode ---- */
 
-/* Start bar: uniform in [0, n_bars - 1 - horizon] when the data holds a full horizon
- * after it (so only the horizon truncates), else uniform in [0, n_bars - 2] (at least
- * one step; the end of the data truncates). Requires n_bars >= 2. */
+/* Valid start bars of a segment [begin, end): its first end - 1 - horizon - begin + 1
+ * bars when it holds a full horizon after them (only the horizon truncates), else its
+ * first end - begin - 1 (at least one step; the segment's end truncates). */
+FH_DEVICE int env_segment_starts(const fh_env_config *cfg, int begin, int end)
+{
+    int last_start = end - 1 - cfg->horizon - begin;
+    if (last_start < 0)
+        last_start = end - begin - 2;
+    return last_start + 1;
+}
+
+/* Start bar: uniform over the valid starts (env_segment_starts) of all segments, so a
+ * segment is drawn in proportion to its starts (an asset by its bars). One segment:
+ * uniform in [0, n_bars - 1 - horizon], or [0, n_bars - 2] when the data is shorter
+ * than a horizon. One draw either way, so one segment draws as before segments were.
+ * Requires n_bars >= 2 and every segment >= 2 bars. */
 FH_DEVICE int env_sample_start_bar(const fh_env_config *cfg, const fh_env_market *m,
                                    fh_rng *rng)
 {
-    int last_start = m->n_bars - 1 - cfg->horizon;
-    if (last_start < 0)
-        last_start = m->n_bars - 2;
-    return rng_uniform_int(rng, last_start + 1);
+    if (m->n_segments <= 1)
+        return rng_uniform_int(rng, env_segment_starts(cfg, 0, m->n_bars));
+    int total = 0;
+    for (int k = 0, begin = 0; k < m->n_segments; begin = m->segment_ends[k], k++)
+        total += env_segment_starts(cfg, begin, m->segment_ends[k]);
+    int r = rng_uniform_int(rng, total);
+    int begin = 0;
+    for (int k = 0; k < m->n_segments - 1; begin = m->segment_ends[k], k++) {
+        int c = env_segment_starts(cfg, begin, m->segment_ends[k]);
+        if (r < c)
+            return begin + r;
+        r -= c;
+    }
+    return begin + r;
+}
+
+/* One past the last bar of the segment that holds `bar`; 0 for a one-segment market
+ * (the episode then ends at the market's end, as before segments were). */
+FH_DEVICE int env_segment_end_of(const fh_env_market *m, int bar)
+{
+    if (m->n_segments <= 1)
+        return 0;
+    for (int k = 0; k < m->n_segments - 1; k++)
+        if (bar < m->segment_ends[k])
+            return m->segment_ends[k];
+    return m->segment_ends[m->n_segments - 1];
+}
+
+/* The bar count a step of ep sees: its segment's end (env_step_move truncates at its
+ * last bar and never reads past it). */
+FH_DEVICE int env_episode_end(const fh_env_market *m, const fh_episode_state *ep)
+{
+    return ep->segment_end > 0 ? ep->segment_end : m->n_bars;
 }
 
 /* An episode's reset in two parts, for a kernel that splits a step between the warp
@@ -341,6 +383,7 @@ FH_DEVICE void env_episode_reset_move(const fh_env_config *cfg, const fh_env_mar
                                       fh_episode_state *ep)
 {
     ep->start_bar = env_sample_start_bar(cfg, m, &ep->rng);
+    ep->segment_end = env_segment_end_of(m, ep->start_bar);
     ep->bar = ep->start_bar;
     ep->step = 0;
     ep->initial_equity = cfg->initial_equity;
@@ -395,7 +438,7 @@ FH_DEVICE void env_copy_move(fh_episode_state *dst, const fh_episode_state *src)
     dst->start_bar = src->start_bar;
     dst->step = src->step;
     dst->episodes_done = src->episodes_done;
-    dst->life_pad_ = src->life_pad_;
+    dst->segment_end = src->segment_end;
     dst->barrier = src->barrier;
 }
 
@@ -428,7 +471,6 @@ FH_DEVICE void env_episode_init(const fh_env_config *cfg, const fh_env_market *m
     ep->life_reversals = 0;
     for (int k = 0; k < FH_BARRIER_N_KINDS; k++)
         ep->life_barrier_hits[k] = 0;
-    ep->life_pad_ = 0;
     env_episode_reset(cfg, m, ep);
 }
 
@@ -688,7 +730,7 @@ FH_DEVICE void env_step(const fh_env_config *cfg, const fh_env_market *m, fh_epi
                         int action, fh_step_result *out)
 {
     fh_bar_prices px = env_bar_prices(m, ep->bar);
-    env_step_at(cfg, m->n_bars, ep, action, &px, out);
+    env_step_at(cfg, env_episode_end(m, ep), ep, action, &px, out);
 }
 
 /* Adds a bonus the caller computed (the curiosity bonus) to the step's reward and to

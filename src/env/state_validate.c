@@ -95,8 +95,6 @@ static int check_logs(const fh_episode_state *ep, char *why, size_t n)
         FAIL("log_barrier_hits sum to %ld, more than the %d steps taken", hits, ep->step);
     if (ep->episodes_done < 0)
         FAIL("episodes_done = %d is negative", ep->episodes_done);
-    if (ep->life_pad_ != 0)
-        FAIL("life_pad_ = %d: padding is 0", ep->life_pad_);
     return 1;
 }
 
@@ -192,6 +190,14 @@ int fh_episode_state_validate(const fh_env_config *cfg, const fh_env_market *m,
              ep->bar, last, m->n_bars);
     if (ep->start_bar < 0 || ep->start_bar > ep->bar)
         FAIL("start_bar = %d is outside [0, bar = %d]", ep->start_bar, ep->bar);
+    /* an episode lives in its start bar's segment (several assets laid end to end) */
+    int segment_end = env_segment_end_of(m, ep->start_bar);
+    if (ep->segment_end != segment_end)
+        FAIL("segment_end = %d, but start_bar %d lies in the segment ending at %d (0: the "
+             "market's one segment)", ep->segment_end, ep->start_bar, segment_end);
+    if (segment_end > 0 && ep->bar > segment_end - 2)
+        FAIL("bar = %d is past its segment's last step (segment ends at %d)", ep->bar,
+             segment_end);
     if (ep->step != ep->bar - ep->start_bar)
         FAIL("step = %d, but bar - start_bar = %d (each step moves one bar)", ep->step,
              ep->bar - ep->start_bar);

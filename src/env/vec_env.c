@@ -17,6 +17,8 @@ fh_env_market fh_env_market_from_view(const fh_market_view *view)
     m.close = view->close;
     m.sigma = view->sigma;
     m.n_bars = view->n > (size_t)0x7fffffff ? 0x7fffffff : (int)view->n;
+    m.n_segments = view->n_segments;
+    m.segment_ends = view->segment_ends;
     return m;
 }
 
@@ -28,6 +30,17 @@ fh_status fh_env_market_validate(const fh_env_market *m, fh_error *err)
         return fh_error_set(err, FH_ERR_INPUT,
                             "environment market: %d bars; an episode needs at least 2",
                             m->n_bars);
+    for (int k = 0; m->n_segments > 1 && k < m->n_segments; k++) {
+        int begin = k ? m->segment_ends[k - 1] : 0;
+        if (!m->segment_ends || m->segment_ends[k] - begin < 2)
+            return fh_error_set(err, FH_ERR_INPUT,
+                                "environment market: segment %d has %d bars; each needs at "
+                                "least 2", k, m->segment_ends ? m->segment_ends[k] - begin : 0);
+    }
+    if (m->n_segments > 1 && m->segment_ends[m->n_segments - 1] != m->n_bars)
+        return fh_error_set(err, FH_ERR_INPUT,
+                            "environment market: the last segment ends at %d, not at the "
+                            "market's %d bars", m->segment_ends[m->n_segments - 1], m->n_bars);
     for (int i = 0; i < m->n_bars; i++) {
         if (!isfinite(m->close[i]) || m->close[i] <= 0.0f)
             return fh_error_set(err, FH_ERR_INPUT,

@@ -98,7 +98,7 @@ static fh_status create(fh_learner *l, fh_error *err)
         return st;
     char source[FH_CONFIG_STRING_MAX + 64];
     fh_run_data_source(cfg, source, sizeof source);
-    fh_data_identity_of(&s->identity, &s->data.bars, source);
+    fh_run_data_identity(&s->data, source, &s->identity);
     fh_env_market unused;
     if ((st = fh_run_data_train_split(&s->data, &s->view, &unused, err)) != FH_OK)
         return st;

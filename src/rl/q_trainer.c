@@ -72,7 +72,7 @@ fh_status fh_q_trainer_init(fh_q_trainer *t, const fh_train_config *cfg, fh_erro
         return st;
     char source[FH_CONFIG_STRING_MAX + 64];
     fh_run_data_source(cfg, source, sizeof source);
-    fh_data_identity_of(&t->data_identity, &t->data.bars, source);
+    fh_run_data_identity(&t->data, source, &t->data_identity);
 
     const int N = cfg->episodes, L = cfg->steps;
     if ((st = fh_mlp_init(&t->q, t->net, err)) != FH_OK ||

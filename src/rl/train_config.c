@@ -42,7 +42,7 @@
      sizeof(((fh_train_config *)0)->env.member), choices, 0, 0, help}
 
 const fh_config_field fh_train_config_fields[] = {
-    RUN("data", FH_FIELD_STRING, data, NULL, 0, 0, "OHLCV CSV file (empty: the built-in synthetic market)"),
+    RUN("data", FH_FIELD_STRING, data, NULL, 0, 0, "OHLCV CSV file (empty: the built-in synthetic market); several, comma-separated (a.csv,b.csv), train on their training splits at once, each asset normalised on its own (docs/REAL_DATA.md)"),
     RUN("algo", FH_FIELD_CHOICE, algo, FH_LEARNER_CHOICES, 0, 0, "the learner (src/rl/learners.c; docs/LEARNERS.md): ppo, dqn (Double DQN with a replay ring and a target network), pqn (Q(lambda), LayerNorm, no replay; Gallici et al. 2024) or constant (the best constant action: a baseline)"),
     RUN("device", FH_FIELD_CHOICE, device, "auto|cpu|cuda", 0, 0, "where to collect experience"),
     RUN("kernel", FH_FIELD_CHOICE, kernel, "fast|reference|fast/warp|fast/block|fast/lane", 0, 0, "GPU collection kernel (fast: its rollout mapping chosen from N; fast/warp, /block, /lane force one)"),

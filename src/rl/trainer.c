@@ -276,7 +276,7 @@ static fh_status init_run(fh_trainer *t, const fh_train_config *run_cfg,
         return st;
     char source[FH_CONFIG_STRING_MAX + 64];
     fh_run_data_source(cfg, source, sizeof source);
-    fh_data_identity_of(&t->data_identity, &t->data.bars, source);
+    fh_run_data_identity(&t->data, source, &t->data_identity);
 
     int N = t->share.episodes, L = cfg->steps;
     if ((st = fh_mlp_init(&t->actor, FH_NET_ACTOR, err)) != FH_OK ||

@@ -3,7 +3,11 @@
  * learner.h's policy) is backtested on
  * the validation split, the row goes to OUT/validation.csv, and the best Sharpe so far
  * is kept as OUT/best.safetensors (a full checkpoint: it resumes and evaluates like any
- * other). The test split is never read here. */
+ * other). The test split is never read here.
+ * Several assets (run_data.h): each asset's validation split is backtested on its own;
+ * the row's metrics are the assets' means (a flat asset, NaN Sharpe, counts as Sharpe 0
+ * and PSR 0), the mean Sharpe picks best.safetensors, the mean PSR(0) is what the
+ * deployment gate reads, and the row ends with each asset's Sharpe and PSR(0). */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -112,7 +116,8 @@ static fh_status read_best(fh_train_loop *t, const char *path, fh_error *err)
 fh_status fh_validation_start(fh_train_loop *t, fh_error *err)
 {
     const fh_learner *l = &t->learner;
-    fh_market_view view = fh_market_view_of(&l->data->market, FH_SPLIT_VALIDATION);
+    fh_market_view view = fh_market_view_of(&fh_run_data_asset(l->data, 0)->market,
+                                            FH_SPLIT_VALIDATION);
     if (view.n < 2)
         return fh_error_set(err, FH_ERR_INPUT,
                             "eval_every %d needs a validation split, and this run has none "
@@ -136,6 +141,7 @@ fh_status fh_validation_start(fh_train_loop *t, fh_error *err)
 }
 
 static fh_status append_row(const fh_train_loop *t, const fh_backtest_metrics *m, double psr,
+                            const fh_backtest_metrics *per_asset, const double *asset_psr,
                             int best, fh_error *err)
 {
     char path[FH_RUN_DIR_PATH_MAX];
@@ -145,12 +151,33 @@ static fh_status append_row(const fh_train_loop *t, const fh_backtest_metrics *m
         return err ? err->status : FH_ERR_FAILURE;
     struct stat sb;
     int fresh = fstat(fd, &sb) == 0 && sb.st_size == 0;
-    char row[1024];
-    snprintf(row, sizeof row, "%s%lld,%lld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%d\n",
-             fresh ? VALIDATION_HEADER : "", (long long)t->learner.iteration,
-             (long long)(t->learner.iteration * t->learner.run_steps), m->sharpe,
-             m->sharpe_se, m->cumulative_return, m->max_drawdown, m->time_in_market,
-             m->turnover, psr, best);
+    const fh_run_data *data = t->learner.data;
+    const int n_assets = data->assets ? data->n_assets : 0;
+    char header[4096] = "", row[4096];
+    if (fresh) {
+        size_t used = (size_t)snprintf(header, sizeof header, "%s", VALIDATION_HEADER);
+        if (n_assets)
+            header[--used] = 0; /* the per-asset columns go before the newline */
+        for (int k = 0; k < n_assets && used < sizeof header; k++) {
+            char name[96];
+            fh_run_data_asset_name(&data->assets[k], name, sizeof name);
+            used += (size_t)snprintf(header + used, sizeof header - used, ",sharpe_%s,psr_%s",
+                                     name, name);
+        }
+        if (n_assets && used < sizeof header)
+            snprintf(header + used, sizeof header - used, "\n");
+    }
+    size_t used = (size_t)snprintf(row, sizeof row,
+                                   "%s%lld,%lld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%d",
+                                   header, (long long)t->learner.iteration,
+                                   (long long)(t->learner.iteration * t->learner.run_steps),
+                                   m->sharpe, m->sharpe_se, m->cumulative_return,
+                                   m->max_drawdown, m->time_in_market, m->turnover, psr, best);
+    for (int k = 0; k < n_assets && used < sizeof row; k++)
+        used += (size_t)snprintf(row + used, sizeof row - used, ",%.17g,%.17g",
+                                 per_asset[k].sharpe, asset_psr[k]);
+    if (used < sizeof row)
+        snprintf(row + used, sizeof row - used, "\n");
     fh_status st = fh_append_whole(fd, path, row, err); /* whole or not at all */
     if (close(fd) != 0 && st == FH_OK) {
         int e = errno;
@@ -195,20 +222,67 @@ int fh_validation_choice_warning(int has_best, double validation_sharpe, char *o
     return 1;
 }
 
+/* Asset k's greedy backtest on its validation split and its PSR(0). */
+static fh_status validate_asset(const fh_learner *l, int k, fh_backtest_metrics *m,
+                                double *psr, fh_error *err)
+{
+    const fh_train_config *cfg = &l->cfg;
+    const fh_run_data *asset = fh_run_data_asset(l->data, k);
+    fh_market_view view = fh_market_view_of(&asset->market, FH_SPLIT_VALIDATION);
+    double ppy = cfg->periods_per_year > 0 ? cfg->periods_per_year
+                                           : fh_periods_per_year(asset->market.interval_seconds);
+    fh_status st = fh_backtest_run(m, FH_POLICY_GREEDY, l->ops->policy(l), &cfg->env, &view,
+                                   NULL, ppy, cfg->seed, NULL, err);
+    if (st != FH_OK && l->data->assets)
+        fh_error_prefix(err, "validation of %s: ", asset->path);
+    *psr = st == FH_OK ? fh_backtest_psr(m, ppy) : NAN;
+    return st;
+}
+
+/* The assets' mean metrics into *m and mean PSR(0) into *psr; a flat asset (NaN Sharpe)
+ * counts as Sharpe 0 and PSR 0, all of them flat leaves the mean NaN. */
+static void mean_over_assets(const fh_backtest_metrics *per, const double *psr_per, int n,
+                             fh_backtest_metrics *m, double *psr)
+{
+    memset(m, 0, sizeof *m);
+    double se2 = 0.0, psr_sum = 0.0;
+    int finite = 0;
+    for (int k = 0; k < n; k++) {
+        int ok = isfinite(per[k].sharpe);
+        finite += ok;
+        m->sharpe += ok ? per[k].sharpe / n : 0.0;
+        se2 += ok ? per[k].sharpe_se * per[k].sharpe_se : 0.0;
+        psr_sum += isfinite(psr_per[k]) ? psr_per[k] : 0.0;
+        m->cumulative_return += per[k].cumulative_return / n;
+        m->max_drawdown += per[k].max_drawdown / n;
+        m->time_in_market += per[k].time_in_market / n;
+        m->turnover += per[k].turnover / n;
+        m->steps += per[k].steps;
+    }
+    m->sharpe_se = sqrt(se2) / n; /* of the mean of independent estimates */
+    *psr = psr_sum / n;
+    if (!finite)
+        m->sharpe = m->sharpe_se = *psr = NAN;
+}
+
 fh_status fh_validation_run(fh_train_loop *t, fh_error *err)
 {
     fh_learner *l = &t->learner;
-    const fh_train_config *cfg = &l->cfg;
-    fh_market_view view = fh_market_view_of(&l->data->market, FH_SPLIT_VALIDATION);
-    double ppy = cfg->periods_per_year > 0 ? cfg->periods_per_year
-                                           : fh_periods_per_year(l->data->market.interval_seconds);
     const fh_mlp *policy = l->ops->policy(l);
-    fh_backtest_metrics m;
-    fh_status st = fh_backtest_run(&m, FH_POLICY_GREEDY, policy, &cfg->env, &view, NULL,
-                                   ppy, cfg->seed, NULL, err);
+    const int n_assets = l->data->assets ? l->data->n_assets : 1;
+    fh_backtest_metrics m, per[FH_MAX_ASSETS];
+    double psr, psr_per[FH_MAX_ASSETS];
+    fh_status st = FH_OK;
+    for (int k = 0; k < n_assets && st == FH_OK; k++)
+        st = validate_asset(l, k, &per[k], &psr_per[k], err);
     if (st != FH_OK)
         return st;
-    double psr = fh_backtest_psr(&m, ppy);
+    if (n_assets == 1) {
+        m = per[0];
+        psr = psr_per[0];
+    } else {
+        mean_over_assets(per, psr_per, n_assets, &m, &psr);
+    }
     /* a NaN Sharpe (a flat policy: no variance) never counts as a best */
     int best = isfinite(m.sharpe) && (!t->has_best || m.sharpe > t->best_sharpe);
     if (best) {
@@ -229,7 +303,7 @@ fh_status fh_validation_run(fh_train_loop *t, fh_error *err)
         t->best_iteration = l->iteration;
         snprintf(t->best_checkpoint, sizeof t->best_checkpoint, "%s", path);
     }
-    if ((st = append_row(t, &m, psr, best, err)) != FH_OK)
+    if ((st = append_row(t, &m, psr, per, psr_per, best, err)) != FH_OK)
         return st;
     t->validation = m;
     t->validated = 1;

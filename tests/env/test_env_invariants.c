@@ -402,7 +402,7 @@ static const char *edit_state(fh_episode_state *ep, int k, int n_bars)
     case 47: ep->log_reversals = ep->step + 1; return "log_reversals = ";
     case 48: ep->life_reversals = ep->log_reversals - 1; return "life_reversals = ";
     case 49: ep->episodes_done = -1; return "episodes_done = -1";
-    case 50: ep->life_pad_ = 7; return "life_pad_ = 7";
+    case 50: ep->segment_end = 7; return "segment_end = 7";
     default: return NULL;
     }
 }
@@ -532,7 +532,7 @@ int main(void)
 {
     owned_market om;
     make_random_walk(&om, 6000, 42u);
-    fh_env_market m = {om.features, om.close, om.sigma, om.n};
+    fh_env_market m = {om.features, om.close, om.sigma, om.n, 0, NULL};
     fh_error err;
     CHECK(fh_env_market_validate(&m, &err) == FH_OK);
     run_market("synthetic random walk", &m, 1);
@@ -551,7 +551,7 @@ int main(void)
             continue;
         }
         found++;
-        fh_env_market rm = {om.features, om.close, om.sigma, om.n};
+        fh_env_market rm = {om.features, om.close, om.sigma, om.n, 0, NULL};
         CHECK(fh_env_market_validate(&rm, &err) == FH_OK);
         run_market(path, &rm, 0);
         owned_market_free(&om);

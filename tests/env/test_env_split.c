@@ -38,7 +38,7 @@ static fh_env_market make_market(uint64_t seed)
     }
     for (int k = 0; k < N_BARS * FH_N_MARKET_FEATURES; k++)
         features_[k] = gpu_random(&rng) - 0.5f;
-    fh_env_market m = {features_, close_, sigma_, N_BARS};
+    fh_env_market m = {features_, close_, sigma_, N_BARS, 0, NULL};
     return m;
 }
 

@@ -201,7 +201,7 @@ static void run_on_device(const char *ptx)
     CUDA_OK(cudaMemcpy(d_sigma, sigma, sizeof sigma, cudaMemcpyHostToDevice));
     CUDA_OK(cudaMemcpy(d_feat, feat, sizeof feat, cudaMemcpyHostToDevice));
     CUDA_OK(cudaMemcpy(d_cur, cur_w, sizeof cur_w, cudaMemcpyHostToDevice));
-    fh_env_market dm = {d_feat, d_close, d_sigma, N_BARS};
+    fh_env_market dm = {d_feat, d_close, d_sigma, N_BARS, 0, NULL};
     int n = N_EP, steps = N_STEPS;
     unsigned long long s = seed;
     void *args[] = {&cfg, &dm, &d_eps, &d_cur, &d_rew, &d_act, &d_done, &d_hit,
@@ -219,7 +219,7 @@ static void run_on_device(const char *ptx)
 
     /* the same episodes on the CPU, first mismatch printed */
     {
-        fh_env_market m = {feat, close, sigma, N_BARS};
+        fh_env_market m = {feat, close, sigma, N_BARS, 0, NULL};
         int mism = 0;
         double max_rew_diff = 0.0;
         for (int i = 0; i < N_EP && !mism; i++) {

@@ -43,6 +43,8 @@ static void build_market(fh_env_market *m)
     m->close = g_close;
     m->sigma = g_sigma;
     m->n_bars = N_BARS;
+    m->n_segments = 0;
+    m->segment_ends = NULL;
 }
 
 static void action_batch(fh_rng *rng, int *actions)

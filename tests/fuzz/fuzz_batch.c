@@ -83,7 +83,7 @@ static void read_as(const char *path, int N, int L, const fh_env_market *market)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *path = fuzz_write_scratch("batch", ".safetensors", data, size);
-    fh_env_market market = {NULL, NULL, NULL, MARKET_BARS}; /* the reader reads n_bars only */
+    fh_env_market market = {NULL, NULL, NULL, MARKET_BARS, 0, NULL}; /* the reader reads n_bars only */
     read_as(path, 2, 4, &market);
 
     fh_st_file f;

@@ -101,7 +101,7 @@ __device__ __forceinline__ void ppo_rollout_lane_kernel_body(FH_ROLLOUT_PARAMS)
         FH_CLOCK_MARK(FH_CLOCK_SAMPLE);
         fh_step_result res;
         fh_bar_prices px = env_bar_prices(&market, ep.bar);
-        env_step_at_div(&cfg, market.n_bars, &ep, div, action, &px, &res);
+        env_step_at_div(&cfg, env_episode_end(&market, &ep), &ep, div, action, &px, &res);
         if (active)
             fast_store_step(out, i, action, log_prob, &res, bar);
         if (res.done)

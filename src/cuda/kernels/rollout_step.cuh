@@ -260,7 +260,7 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
     if (book) { /* the portfolio here; the books on the book-keeping warp */
         if (mine) {
             fh_book_record *rec = book + (t & 1);
-            env_step_move(cfg, m->n_bars, ep, my_action, &my_px, &rec->mv);
+            env_step_move(cfg, env_episode_end(m, ep), ep, my_action, &my_px, &rec->mv);
             rec->action = my_action;
             truncated = rec->mv.truncated;
             done = !rec->mv.moved || rec->mv.terminal || rec->mv.truncated;
@@ -271,7 +271,7 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
         }
     } else if (mine) {
         fh_step_result res;
-        env_step_at_div(cfg, m->n_bars, ep, div, my_action, &my_px, &res);
+        env_step_at_div(cfg, env_episode_end(m, ep), ep, div, my_action, &my_px, &res);
         fast_store_step(out, i, my_action, my_log_prob, &res, my_bar);
         truncated = res.truncated;
         done = res.done;
