@@ -15,9 +15,10 @@ take S/2 blocks as in-sample (IS) and the rest as out-of-sample (OOS):
 - takes w = rank / (N + 1) and the logit l = ln(w / (1 - w)).
 
 PBO is the fraction of splits with l <= 0: n* did no better than the median
-configuration out of sample. A Sharpe ratio here is mean / standard deviation (n - 1) of
-the rows' returns, per period; a column with no variance has Sharpe 0 when its mean is
-0 (a policy that never trades) and +-inf otherwise.
+configuration out of sample. A Sharpe ratio here is mean / standard deviation of the
+rows' returns (the population's, divided by n, as src/rl/backtest_metrics.c computes a
+backtest's), per period; a column with no variance has Sharpe 0 when its mean is 0 (a
+policy that never trades) and +-inf otherwise.
 
 Pure numpy; the splits are evaluated from per-block sums, a chunk of splits at a time, so
 S = 16 (12,870 splits, the paper's choice) over hundreds of configurations takes well
@@ -109,7 +110,7 @@ def _sharpe(s1: np.ndarray, s2: np.ndarray, n: int, mu: np.ndarray) -> np.ndarra
     """Sharpe ratios of rows whose centred sums are s1, s2 (x - mu, (x - mu)^2) over n
     rows; centring keeps the variance accurate for returns far smaller than 1."""
     mean_c = s1 / n
-    var = np.maximum((s2 - s1 * mean_c) / (n - 1), 0.0)
+    var = np.maximum((s2 - s1 * mean_c) / n, 0.0)
     mean = mean_c + mu
     std = np.sqrt(var)
     flat = std <= ZERO_STD * np.abs(mean)

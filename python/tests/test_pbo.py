@@ -1,6 +1,6 @@
 """foxhunt.pbo (issue 34, item 4): the probability of backtest overfitting by CSCV,
 against a case worked by hand, a brute-force implementation written here another way
-(pure Python: rows joined per split, statistics.stdev, ranks by sorting), and two
+(pure Python: rows joined per split, statistics.pstdev, ranks by sorting), and two
 statistical cases (noise only: PBO 1/2; one configuration with an edge: PBO 0)."""
 
 from __future__ import annotations
@@ -27,18 +27,18 @@ def _blocks_of_pairs(means: list[list[float]]) -> np.ndarray:
 def test_hand_worked_case():
     """N = 3, S = 4 (6 splits), two rows a block: block b of a configuration is m_b +- 1
     (times 0.01). Two blocks joined (4 rows m1 +- 1, m2 +- 1) have mean m = (m1 + m2)/2
-    and, with h = (m1 - m2) / 2, sample variance (4h^2 + 4) / 3, so
-    Sharpe = m * sqrt(3) / (2 sqrt(h^2 + 1)):
-        A = [1, 1, 1, 1]:   every pair 0.866
-        B = [3, 3, -1, -1]: {0,1} 2.598, {2,3} -0.866, the four mixed pairs 0.387
-        C = [-1, 3, 3, -1]: {1,2} 2.598, {0,3} -0.866, the four mixed pairs 0.387
+    and, with h = (m1 - m2) / 2, population variance (4h^2 + 4) / 4, so
+    Sharpe = m / sqrt(h^2 + 1):
+        A = [1, 1, 1, 1]:   every pair 1
+        B = [3, 3, -1, -1]: {0,1} 3, {2,3} -1, the four mixed pairs 1/sqrt(5) = 0.447
+        C = [-1, 3, 3, -1]: {1,2} 3, {0,3} -1, the four mixed pairs 0.447
     IS  -> best -> OOS Sharpe A / B / C -> rank of best, logit:
-        {0,1} -> B  -> {2,3}: .866 / -.866 / .387 -> 1, ln(1/3)
-        {0,2} -> A  -> {1,3}: .866 /  .387 / .387 -> 3, ln 3
-        {0,3} -> A  -> {1,2}: .866 /  .387 / 2.598 -> 2, 0
-        {1,2} -> C  -> {0,3}: .866 /  .387 / -.866 -> 1, ln(1/3)
-        {1,3} -> A  -> {0,2}: .866 /  .387 / .387 -> 3, ln 3
-        {2,3} -> A  -> {0,1}: .866 / 2.598 / .387 -> 2, 0
+        {0,1} -> B  -> {2,3}: 1 /    -1 / .447 -> 1, ln(1/3)
+        {0,2} -> A  -> {1,3}: 1 /  .447 / .447 -> 3, ln 3
+        {0,3} -> A  -> {1,2}: 1 /  .447 /    3 -> 2, 0
+        {1,2} -> C  -> {0,3}: 1 /  .447 /   -1 -> 1, ln(1/3)
+        {1,3} -> A  -> {0,2}: 1 /  .447 / .447 -> 3, ln 3
+        {2,3} -> A  -> {0,1}: 1 /     3 / .447 -> 2, 0
     PBO = 4/6 (logit <= 0 counts); median logit 0; the IS-best loses OOS in 2 of 6."""
     m = _blocks_of_pairs([[1, 1, 1, 1], [3, 3, -1, -1], [-1, 3, 3, -1]])
     r = pbo.pbo_cscv(m, blocks=4)
@@ -48,13 +48,12 @@ def test_hand_worked_case():
     assert r.pbo == pytest.approx(4 / 6, abs=1e-15)
     assert r.median_logit == pytest.approx(0.0, abs=1e-12)
     assert r.prob_oos_loss == pytest.approx(2 / 6, abs=1e-15)
-    s3 = math.sqrt(3) / 2
-    np.testing.assert_allclose(r.is_sharpe, [3 * s3, s3, s3, 3 * s3, s3, s3], rtol=1e-12)
-    np.testing.assert_allclose(r.oos_sharpe, [-s3, s3, s3, -s3, s3, s3], rtol=1e-12)
+    np.testing.assert_allclose(r.is_sharpe, [3, 1, 1, 3, 1, 1], rtol=1e-12)
+    np.testing.assert_allclose(r.oos_sharpe, [-1, 1, 1, -1, 1, 1], rtol=1e-12)
 
 
 def _sharpe_ref(x: list[float]) -> float:
-    mean, sd = statistics.fmean(x), statistics.stdev(x)
+    mean, sd = statistics.fmean(x), statistics.pstdev(x)
     if sd == 0 or sd <= pbo.ZERO_STD * abs(mean):
         return 0.0 if mean == 0 else math.copysign(math.inf, mean)
     return mean / sd
