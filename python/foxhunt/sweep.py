@@ -16,9 +16,9 @@ the validation evaluations a run makes as it trains); this module only runs tria
 - the objective is the mean over seeds of the validation Sharpe at the last iteration
   (``"objective": "final"``) or of the best evaluation (``"best"``, the model
   ``best.safetensors`` keeps); the test split is never read;
-- each seed's scored model is backtested once more on the validation split for its
-  per-bar returns, from which the sweep's probability of backtest overfitting is
-  computed over the complete trials (foxhunt.sweep_pbo: OUT/pbo.json, ``--pbo-blocks``);
+- at the end, each complete trial's scored models are backtested once more on the
+  validation split for their per-bar returns, from which the sweep's probability of
+  backtest overfitting is computed (foxhunt.sweep_pbo: OUT/pbo.json, ``--pbo-blocks``);
 - every trial prints a line when it starts, one per seed and one when it ends, with the
   time elapsed and an estimate of the time left (foxhunt.sweep_progress).
 
@@ -562,10 +562,6 @@ class Sweep:
         if self.progress:
             self.progress.started(trial.number, values)
         results = []
-        # the trial's column of the PBO's matrix: every seed's validation returns
-        returns: dict[int, list[float]] = {}
-        times: list[str] = []
-        periods = 0.0
         for k, seed in enumerate(self.space.seeds):
             cmd = [self.foxhunt, "train", "--config", str(config), "--seed", str(seed),
                    "--eval-every", str(self.space.eval_every), "--device", self.device,
@@ -585,25 +581,8 @@ class Sweep:
             r.evals = read_validation_csv(tdir / f"seed{seed}" / "validation.csv") or r.evals
             results.append(r.value(self.space.objective))
             trial.set_user_attr(f"seed{seed}", results[-1])
-            note = ""
-            if len(returns) == k:  # every seed before has its returns
-                got = sweep_pbo.run_validation_returns(
-                    self.foxhunt, tdir / f"seed{seed}", self.space.objective,
-                    tdir / f"seed{seed}_eval.log")
-                if isinstance(got, str):
-                    note = f"no validation returns, the trial is left out of the PBO: {got}"
-                elif returns and got[0] != times:
-                    note = "its validation bars differ from the first seed's: left out of the PBO"
-                else:
-                    times, returns[seed], periods = got
             if self.progress:
-                self.progress.seed_done(trial.number, seed, results[-1], note)
-        if len(returns) == len(self.space.seeds):
-            path = tdir / sweep_pbo.RETURNS_FILE
-            try:
-                sweep_pbo.write_trial_returns(path, times, returns, periods)
-            except OSError as e:
-                raise SweepError(f"{path}: cannot write: {e.strerror}") from None
+                self.progress.seed_done(trial.number, seed, results[-1])
         return float(sum(results) / len(results))
 
 
@@ -643,6 +622,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="blocks S the validation bars are cut into for the probability "
                          "of backtest overfitting (CSCV: C(S, S/2) splits; even, 2 to "
                          f"{MAX_BLOCKS}; default {sweep_pbo.DEFAULT_BLOCKS})")
+    ap.add_argument("--no-pbo", action="store_true",
+                    help="skip the validation backtests of the complete trials' models and "
+                         "the probability of backtest overfitting")
     ap.add_argument("--foxhunt", default=os.environ.get("FOXHUNT_BIN") or "foxhunt",
                     help="the foxhunt CLI (default: $FOXHUNT_BIN, else on PATH)")
     ap.add_argument("train_args", nargs="*", help="after --: more `foxhunt train` flags")
@@ -747,7 +729,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     print(f"{len(study.trials)} trials ({counts['COMPLETE']} complete, {counts['PRUNED']} "
           f"pruned, {counts['FAIL']} failed); best: trial {best.number}, validation Sharpe "
           f"{best.value:.3f}, {best.params}")
-    report = sweep_pbo.sweep_pbo(out, [t.number for t in done], a.pbo_blocks)
+    if a.no_pbo:
+        report = {"computed": False, "why": "--no-pbo"}
+    else:
+        seeds = [(t.number, sorted(int(k[4:]) for k in t.user_attrs
+                                   if re.fullmatch(r"seed\d+", k))) for t in done]
+        sweep_pbo.collect_returns(a.foxhunt, out, seeds, space.objective, a.jobs,
+                                  lambda line: print(line, flush=True))
+        report = sweep_pbo.sweep_pbo(out, [t.number for t in done], a.pbo_blocks)
     for line in sweep_pbo.pbo_lines(report):
         print(line)
     try:

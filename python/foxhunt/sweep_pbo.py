@@ -5,12 +5,13 @@ The matrix M (foxhunt.pbo): one column per complete trial (configuration), one r
 bar of the validation split, the split the sweep chooses on: the per-bar return of the
 greedy policy of the model each seed's objective scored (final.safetensors for
 ``"objective": "final"``, best.safetensors for ``"best"``), backtested by ``foxhunt eval
---split validation``, averaged over the trial's seeds. A trial keeps its column in
-``trials/NNNNN/validation_returns.csv`` (time, one column per seed; the first line a
-comment with the periods a year), so the PBO covers every complete trial of the study,
-a resumed sweep's earlier ones too. The trainer's own ``validation.csv`` holds one
-Sharpe ratio per evaluation, not the bars, hence the extra backtest (~0.1 s a run on
-the CPU).
+--split validation``, averaged over the trial's seeds. The trainer's own
+``validation.csv`` holds one Sharpe ratio per evaluation, not the bars, hence the extra
+backtest, run when the sweep ends for the complete trials only (pruned ones are not
+configurations the search could pick; ~1 s a run on 10,000 bars, on the CPU). A trial
+keeps its column in ``trials/NNNNN/validation_returns.csv`` (time, one column per seed;
+the first line a comment with the periods a year), so a resumed sweep backtests only
+the trials it has not yet, a study's older trials included.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ import math
 import os
 import re
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -100,6 +102,51 @@ def write_trial_returns(path: Path, times: list[str], by_seed: dict[int, list[fl
         for i, t in enumerate(times):
             w.writerow([t] + [repr(by_seed[s][i]) for s in by_seed])
     os.replace(tmp, path)
+
+
+def trial_returns(foxhunt: str, tdir: Path, seeds: list[int], objective: str) -> Optional[str]:
+    """Writes tdir's validation_returns.csv from its seeds' runs unless it is there;
+    None, or why it could not (one line)."""
+    path = tdir / RETURNS_FILE
+    if path.is_file():
+        return None
+    if not seeds:
+        return "no seed's value recorded"
+    by_seed: dict[int, list[float]] = {}
+    times: list[str] = []
+    periods = 0.0
+    for s in seeds:
+        got = run_validation_returns(foxhunt, tdir / f"seed{s}", objective,
+                                     tdir / f"seed{s}_eval.log")
+        if isinstance(got, str):
+            return f"seed {s}: {got}"
+        if by_seed and got[0] != times:
+            return f"seed {s} was validated on other bars than seed {seeds[0]}"
+        times, by_seed[s], periods = got
+    try:
+        write_trial_returns(path, times, by_seed, periods)
+    except OSError as e:
+        return f"{path}: cannot write: {e.strerror}"
+    return None
+
+
+def collect_returns(foxhunt: str, out: Path, trials: list[tuple[int, list[int]]],
+                    objective: str, jobs: int, log: Callable[[str], None]) -> None:
+    """The validation returns of the complete trials ((number, seeds)) that lack them,
+    `jobs` backtests at a time; a trial that cannot have them is named, with why."""
+    todo = [(n, seeds) for n, seeds in trials
+            if not (out / "trials" / f"{n:05d}" / RETURNS_FILE).is_file()]
+    if not todo:
+        return
+    runs = sum(len(seeds) for _, seeds in todo)
+    log(f"PBO: backtesting {runs} model(s) of {len(todo)} complete trial(s) on the "
+        "validation split")
+    with ThreadPoolExecutor(max(1, jobs)) as ex:
+        whys = list(ex.map(lambda t: trial_returns(foxhunt, out / "trials" / f"{t[0]:05d}",
+                                                   t[1], objective), todo))
+    for (n, _), why in zip(todo, whys):
+        if why:
+            log(f"  trial {n} is left out of the PBO: {why}")
 
 
 def read_trial_returns(path: Path) -> tuple[list[str], np.ndarray, float]:

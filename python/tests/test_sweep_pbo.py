@@ -119,18 +119,18 @@ def _rebuilt_matrix(out: Path, seeds=(1, 2), bars=400) -> np.ndarray:
 
 
 def test_pbo_json_is_cscv_of_the_trials_validation_returns(tmp_path, monkeypatch, capsys):
-    rc, out, stdout, _ = _sweep(tmp_path, monkeypatch, capsys, 6, "--pbo-blocks", "8")
+    rc, out, stdout, _ = _sweep(tmp_path, monkeypatch, capsys, 4, "--pbo-blocks", "8")
     assert rc == 0, stdout
     rep = json.loads((out / "pbo.json").read_text())
     ref = pbo.pbo_cscv(_rebuilt_matrix(out), blocks=8, scale=math.sqrt(PERIODS))
-    assert rep["computed"] is True and rep["trials"] == list(range(6))
-    assert (rep["configurations"], rep["blocks"], rep["splits"]) == (6, 8, 70)
+    assert rep["computed"] is True and rep["trials"] == list(range(4))
+    assert (rep["configurations"], rep["blocks"], rep["splits"]) == (4, 8, 70)
     assert rep["validation"]["bars"] == 400 and rep["periods_per_year"] == PERIODS
     assert rep["pbo"] == ref.pbo and rep["median_logit"] == ref.median_logit
     assert rep["prob_oos_loss"] == ref.prob_oos_loss
     assert rep["degradation"]["slope"] == pytest.approx(ref.degradation()[0], rel=1e-12)
     line = next(l for l in stdout.splitlines() if l.startswith("probability of backtest"))
-    assert f"PBO {ref.pbo:.2f} over 6 configurations" in line, line
+    assert f"PBO {ref.pbo:.2f} over 4 configurations" in line, line
     assert "8 blocks of 50 validation bars, 70 splits" in line, line
     assert "pbo.json" in stdout.splitlines()[-1]
     # each trial's file: one column a seed, the first (return-less) row left out
@@ -140,8 +140,6 @@ def test_pbo_json_is_cscv_of_the_trials_validation_returns(tmp_path, monkeypatch
 
 
 @pytest.mark.parametrize("case, says", [
-    ("one trial", "PBO not computed: 1 configuration(s) with validation returns (1 "
-                  "complete trial(s)); PBO needs at least 2: run more trials"),
     ("few bars", "PBO not computed: 30 rows cannot make 16 blocks of at least 2 rows; "
                  "use at most 14 blocks (--pbo-blocks)"),
     ("eval fails", "PBO not computed: 0 configuration(s) with validation returns (2 "
@@ -149,15 +147,13 @@ def test_pbo_json_is_cscv_of_the_trials_validation_returns(tmp_path, monkeypatch
     ("moved bars", "trials 0 and 1 were validated on different bars (400 from "),
 ])
 def test_pbo_not_computed_says_why(tmp_path, monkeypatch, capsys, case, says):
-    trials, env, seeds = 2, {}, (1, 2)
-    if case == "one trial":
-        trials = 1
-    elif case == "few bars":
+    trials, env, seeds = 2, {}, (1,)
+    if case == "few bars":
         env = {"FAKE_BARS": "30"}
-    elif case == "eval fails":
-        env = {"FAKE_EVAL_FAIL": "1"}
+    elif case == "eval fails":   # two seeds: the second is not backtested
+        env, seeds = {"FAKE_EVAL_FAIL": "1"}, (1, 2)
     else:
-        env, seeds = {"FAKE_COUNTER": str(tmp_path / "count")}, (1,)
+        env = {"FAKE_COUNTER": str(tmp_path / "count")}
     rc, out, stdout, stderr = _sweep(tmp_path, monkeypatch, capsys, trials, env=env,
                                      seeds=seeds)
     assert rc == 0 and "Traceback" not in stdout + stderr, stdout + stderr
@@ -168,7 +164,7 @@ def test_pbo_not_computed_says_why(tmp_path, monkeypatch, capsys, case, says):
     if case == "eval fails":
         log = (out / "trials" / "00000" / "seed1_eval.log").read_text()
         assert "eval --checkpoint" in log and "the stand-in's eval fails" in log
-        assert "no validation returns, the trial is left out of the PBO" in stdout
+        assert "trial 1 is left out of the PBO: seed 1: foxhunt eval exited 1 (see " in stdout
         assert not (out / "trials" / "00000" / "seed2_eval.log").exists()
 
 
@@ -177,9 +173,37 @@ def test_seeds_on_other_bars_leave_the_trial_out(tmp_path, monkeypatch, capsys):
     rc, out, stdout, _ = _sweep(tmp_path, monkeypatch, capsys, 2,
                                 env={"FAKE_COUNTER": str(tmp_path / "count")})
     assert rc == 0
-    assert stdout.count("differ from the first seed's: left out of the PBO") == 2, stdout
+    assert stdout.count("is left out of the PBO: seed 2 was validated on other bars than "
+                        "seed 1") == 2, stdout
     assert not list(out.glob("trials/*/validation_returns.csv"))
     assert "PBO not computed: 0 configuration(s)" in stdout
+
+
+def test_resumed_sweep_backtests_only_new_trials(tmp_path, monkeypatch, capsys):
+    """One trial: no PBO (one configuration), said. The returns are backtested when a
+    sweep ends, for the complete trials that lack them: a rerun adding trials backtests
+    only those (and a study's older trials, here one whose file was removed, as a sweep
+    from before the PBO left them); the PBO covers them all. --no-pbo backtests nothing
+    and says so."""
+    one = {"seeds": (1,)}
+    rc, out, stdout, _ = _sweep(tmp_path, monkeypatch, capsys, 1, **one)
+    says = ("PBO not computed: 1 configuration(s) with validation returns (1 complete "
+            "trial(s)); PBO needs at least 2: run more trials")
+    assert rc == 0 and says in stdout, stdout
+    assert json.loads((out / "pbo.json").read_text())["why"] in says
+    (out / "trials" / "00000" / "validation_returns.csv").unlink()
+    rc, out, stdout, _ = _sweep(tmp_path, monkeypatch, capsys, 2, **one)
+    assert rc == 0 and "PBO: backtesting 3 model(s) of 3 complete trial(s)" in stdout
+    rep = json.loads((out / "pbo.json").read_text())
+    assert rep["computed"] and rep["trials"] == [0, 1, 2]
+    ref = pbo.pbo_cscv(_rebuilt_matrix(out, seeds=(1,)), 16, math.sqrt(PERIODS))
+    assert rep["pbo"] == ref.pbo and rep["median_logit"] == ref.median_logit
+    rc, out, stdout, _ = _sweep(tmp_path, monkeypatch, capsys, 1, "--no-pbo", **one)
+    assert rc == 0 and "PBO: backtesting" not in stdout
+    assert "PBO not computed: --no-pbo" in stdout
+    assert json.loads((out / "pbo.json").read_text()) == {"computed": False,
+                                                          "why": "--no-pbo"}
+    assert not (out / "trials" / "00003" / "validation_returns.csv").exists()
 
 
 @pytest.mark.parametrize("blocks", ["3", "0", "22", "-2"])
