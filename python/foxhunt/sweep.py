@@ -734,9 +734,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     else:
         seeds = [(t.number, sorted(int(k[4:]) for k in t.user_attrs
                                    if re.fullmatch(r"seed\d+", k))) for t in done]
-        sweep_pbo.collect_returns(a.foxhunt, out, seeds, space.objective, a.jobs,
-                                  lambda line: print(line, flush=True))
-        report = sweep_pbo.sweep_pbo(out, [t.number for t in done], a.pbo_blocks)
+        try:
+            sweep_pbo.collect_returns(a.foxhunt, out, seeds, space.objective, a.jobs,
+                                      lambda line: print(line, flush=True))
+            report = sweep_pbo.sweep_pbo(out, [t.number for t in done], a.pbo_blocks)
+        except KeyboardInterrupt:  # the trials' results are written already
+            report = {"computed": False, "why": "interrupted while backtesting the "
+                      "trials' models; a rerun of the sweep (which adds trials) "
+                      "backtests the rest"}
     for line in sweep_pbo.pbo_lines(report):
         print(line)
     try:
