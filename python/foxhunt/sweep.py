@@ -567,7 +567,10 @@ class Sweep:
                    "--eval-every", str(self.space.eval_every), "--device", self.device,
                    "--eval-at-end", "0", "--out", str(tdir / f"seed{seed}")] + self.extra
 
-            def on_eval(it: int, iterations: int, sharpe: float, k: int = k) -> bool:
+            def on_eval(it: int, iterations: int, sharpe: float, k: int = k,
+                        seed: int = seed) -> bool:
+                if self.progress:
+                    self.progress.evaluation(trial.number, seed, it, iterations, sharpe)
                 if not math.isfinite(sharpe):
                     sharpe = -1e3  # a run whose policy never trades scores far below
                 trial.report(sharpe, step=k * iterations + it)

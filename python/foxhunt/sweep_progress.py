@@ -1,9 +1,12 @@
 """The progress lines of a sweep (foxhunt.sweep; issue 36, item 8: "the shipped search
 space on the CPU printed nothing for 10 minutes"). Each trial prints a line when it
-starts, one per seed run and one when it ends, each flushed at once:
+starts, one per seed run and one when it ends, each flushed at once, and, when a trial
+has printed nothing for HEARTBEAT_S seconds (a long run on the CPU), its latest
+validation evaluation:
 
     trial 3/20 (#2) started: lr 0.00021, epochs 4, gamma 0.864; elapsed 4.1 min
-    trial 3/20 (#2) seed 1: validation Sharpe 1.234 in 41 s
+    trial 3/20 (#2) seed 1: iteration 40/80, validation Sharpe 0.871 (35 s into the trial)
+    trial 3/20 (#2) seed 1: validation Sharpe 1.234 (41 s into the trial)
     trial 3/20 (#2) complete: 1.234 in 83 s (best so far 1.500, #1): lr 0.00021, ...;
         elapsed 5.5 min, about 23 min left
 
@@ -20,6 +23,9 @@ import math
 import threading
 import time
 from typing import Any, Callable, Optional
+
+HEARTBEAT_S = 30.0   # a trial's evaluations are printed at most this often
+
 
 
 def format_seconds(s: float) -> str:
@@ -56,6 +62,7 @@ class TrialProgress:
         self.lock = threading.Lock()
         self.index: dict[int, int] = {}         # study trial number -> i (1-based)
         self.began: dict[int, float] = {}       # study trial number -> clock at start
+        self.last_line: dict[int, float] = {}   # study trial number -> clock at its last line
         self.durations: list[float] = []        # of the trials that ended
 
     def _name(self, number: int) -> str:
@@ -65,13 +72,29 @@ class TrialProgress:
 
     def started(self, number: int, values: dict[str, Any]) -> None:
         with self.lock:
-            self.began[number] = self.clock()
+            self.began[number] = self.last_line[number] = self.clock()
             line = (f"{self._name(number)} started: {format_params(values)}; elapsed "
                     f"{format_seconds(self.clock() - self.start)}")
         self.write(line)
 
+    def evaluation(self, number: int, seed: int, iteration: int, iterations: int,
+                   sharpe: float) -> None:
+        """A validation evaluation of a trial's run: printed when the trial has printed
+        nothing for HEARTBEAT_S seconds."""
+        with self.lock:
+            now = self.clock()
+            if now - self.last_line.get(number, now) < HEARTBEAT_S:
+                return
+            self.last_line[number] = now
+            line = (f"{self._name(number)} seed {seed}: iteration {iteration}/{iterations}, "
+                    f"validation Sharpe {sharpe:.3f} "
+                    f"({format_seconds(now - self.began.get(number, now))}"
+                    " into the trial)")
+        self.write(line)
+
     def seed_done(self, number: int, seed: int, value: float, note: str = "") -> None:
         with self.lock:
+            self.last_line[number] = self.clock()
             secs = self.clock() - self.began.get(number, self.start)
             line = (f"{self._name(number)} seed {seed}: validation Sharpe {value:.3f} "
                     f"({format_seconds(secs)} into the trial)" + (f"; {note}" if note else ""))

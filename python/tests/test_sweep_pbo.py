@@ -254,6 +254,29 @@ def test_progress_lines_are_flushed_as_the_trial_runs(tmp_path):
         assert proc.wait(timeout=60) == 0
 
 
+def test_evaluations_printed_when_a_trial_was_quiet():
+    """A run's validation evaluations are printed only after HEARTBEAT_S (30 s) without
+    a line of that trial (a long CPU run), with a stand-in clock."""
+    now = [0.0]
+    said: list[str] = []
+    p = sweep_progress.TrialProgress(2, 1, said.append, clock=lambda: now[0])
+    p.started(0, {"lr": 0.001})
+    for t, it in [(10, 10), (31, 20), (40, 30)]:
+        now[0] = t
+        p.evaluation(0, 1, it, 80, 0.5 + it / 100)
+    now[0] = 50.0
+    p.seed_done(0, 1, 1.25)
+    for t, it in [(70, 10), (81, 20)]:
+        now[0] = t
+        p.evaluation(0, 2, it, 80, float("nan"))
+    assert said[1:] == [
+        "trial 1/2 (#0) seed 1: iteration 20/80, validation Sharpe 0.700 (31 s into the "
+        "trial)",
+        "trial 1/2 (#0) seed 1: validation Sharpe 1.250 (50 s into the trial)",
+        "trial 1/2 (#0) seed 2: iteration 20/80, validation Sharpe nan (81 s into the "
+        "trial)"]
+
+
 def test_time_left_estimate():
     """Trials left x the mean duration of those that ended / jobs, with a stand-in
     clock: 1 of 6 trials ended after 10 s, 2 jobs: 5 x 10 / 2 = 25 s; 2 after 10 s and
