@@ -15,7 +15,12 @@ the validation evaluations a run makes as it trains); this module only runs tria
   iteration, as ``foxhunt train`` does on Ctrl-C);
 - the objective is the mean over seeds of the validation Sharpe at the last iteration
   (``"objective": "final"``) or of the best evaluation (``"best"``, the model
-  ``best.safetensors`` keeps); the test split is never read.
+  ``best.safetensors`` keeps); the test split is never read;
+- at the end, each complete trial's scored models are backtested once more on the
+  validation split for their per-bar returns, from which the sweep's probability of
+  backtest overfitting is computed (foxhunt.sweep_pbo: OUT/pbo.json, ``--pbo-blocks``);
+- every trial prints a line when it starts, one per seed and one when it ends, with the
+  time elapsed and an estimate of the time left (foxhunt.sweep_progress).
 
 The space is a JSON file (configs/sweep_ppo.json is the shipped one)::
 
@@ -29,8 +34,8 @@ Run as ``foxhunt sweep ...`` (the CLI hands over to this module) or ``python3 -m
 foxhunt.sweep ...``; the study lives in OUT/study.db (SQLite), so running the same
 command again adds trials to it: with a sampler seed mixed from ``--seed`` and the trials
 already there (:func:`sampler_seed`), after marking FAIL the trials a killed sweep left
-RUNNING (:func:`fail_stale_trials`). Writes OUT/trials.csv and OUT/best.ini (and
-``--save-best FILE``). Needs optuna (scripts/setup.sh installs it).
+RUNNING (:func:`fail_stale_trials`). Writes OUT/trials.csv, OUT/best.ini (and
+``--save-best FILE``) and OUT/pbo.json. Needs optuna (scripts/setup.sh installs it).
 
 Whatever the space file holds, :func:`load_space` returns a Space the trainer can run
 or raises SweepError, one line naming the file (issue 32; tests/fuzz/fuzz_sweep_space.py).
@@ -59,6 +64,9 @@ from typing import Any, Callable, Optional
 from foxhunt.sweep_runs import (EVAL_LINE, Pruned, RunResult, SweepError,  # noqa: F401
                                 fail_stale_trials, owner_gone, owner_record,
                                 read_validation_csv, run_training, sampler_seed)
+from foxhunt import sweep_pbo
+from foxhunt.pbo import MAX_BLOCKS
+from foxhunt.sweep_progress import TrialProgress
 
 OBJECTIVES = ("final", "best")
 
@@ -524,6 +532,7 @@ class Sweep:
     device: str
     extra: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    progress: Optional[TrialProgress] = None
 
     def objective(self, trial: Any) -> float:
         for k, v in owner_record().items():
@@ -550,13 +559,18 @@ class Sweep:
                      header=f"sweep trial {trial.number} of {self.space.path}, on "
                             f"{self.space.base} (its comments left out)",
                      sections=self.space.sections, base_text=self.space.base_text)
+        if self.progress:
+            self.progress.started(trial.number, values)
         results = []
         for k, seed in enumerate(self.space.seeds):
             cmd = [self.foxhunt, "train", "--config", str(config), "--seed", str(seed),
                    "--eval-every", str(self.space.eval_every), "--device", self.device,
                    "--eval-at-end", "0", "--out", str(tdir / f"seed{seed}")] + self.extra
 
-            def on_eval(it: int, iterations: int, sharpe: float, k: int = k) -> bool:
+            def on_eval(it: int, iterations: int, sharpe: float, k: int = k,
+                        seed: int = seed) -> bool:
+                if self.progress:
+                    self.progress.evaluation(trial.number, seed, it, iterations, sharpe)
                 if not math.isfinite(sharpe):
                     sharpe = -1e3  # a run whose policy never trades scores far below
                 trial.report(sharpe, step=k * iterations + it)
@@ -570,6 +584,8 @@ class Sweep:
             r.evals = read_validation_csv(tdir / f"seed{seed}" / "validation.csv") or r.evals
             results.append(r.value(self.space.objective))
             trial.set_user_attr(f"seed{seed}", results[-1])
+            if self.progress:
+                self.progress.seed_done(trial.number, seed, results[-1])
         return float(sum(results) / len(results))
 
 
@@ -605,6 +621,13 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "mixes it with the trials already there, so it draws new values")
     ap.add_argument("--no-prune", action="store_true", help="run every trial to the end")
     ap.add_argument("--save-best", help="also write the winner's INI here")
+    ap.add_argument("--pbo-blocks", type=int, default=sweep_pbo.DEFAULT_BLOCKS,
+                    help="blocks S the validation bars are cut into for the probability "
+                         "of backtest overfitting (CSCV: C(S, S/2) splits; even, 2 to "
+                         f"{MAX_BLOCKS}; default {sweep_pbo.DEFAULT_BLOCKS})")
+    ap.add_argument("--no-pbo", action="store_true",
+                    help="skip the validation backtests of the complete trials' models and "
+                         "the probability of backtest overfitting")
     ap.add_argument("--foxhunt", default=os.environ.get("FOXHUNT_BIN") or "foxhunt",
                     help="the foxhunt CLI (default: $FOXHUNT_BIN, else on PATH)")
     ap.add_argument("train_args", nargs="*", help="after --: more `foxhunt train` flags")
@@ -618,6 +641,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         return fail("--trials must be 1 to 1000000 and --jobs 1 to 1024")
     if not 0 <= a.seed < 1 << 32:
         return fail(f"--seed {a.seed}: the sampler's seed is 0 to 2^32-1")
+    if not 2 <= a.pbo_blocks <= MAX_BLOCKS or a.pbo_blocks % 2:
+        return fail(f"--pbo-blocks {a.pbo_blocks}: the blocks are an even number from 2 to "
+                    f"{MAX_BLOCKS} (16 is the paper's)")
     if shutil.which(a.foxhunt) is None and not Path(a.foxhunt).is_file():
         return fail(f"the CLI {a.foxhunt} was not found (--foxhunt PATH)")
     keys = trainer_keys(a.foxhunt)
@@ -665,15 +691,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     if before:
         print(f"resuming the study in {db}: {before} trials; sampler seed {seed} (from "
               f"--seed {a.seed} and the {before} trials)", flush=True)
-    sweep = Sweep(space, out, a.foxhunt, a.device, a.train_args)
+    lines = TrialProgress(a.trials, a.jobs, lambda line: print(line, flush=True))
+    sweep = Sweep(space, out, a.foxhunt, a.device, a.train_args, progress=lines)
 
     def progress(st: Any, t: Any) -> None:
         done = [x for x in st.trials if x.state.name == "COMPLETE"]
-        best = st.best_value if done else float("nan")
-        v = "" if t.value is None else f" {t.value:.3f}"
-        err = t.user_attrs.get("error")
-        print(f"trial {t.number:4d} {t.state.name.lower():8s}{v}  params {t.params}  "
-              f"(best so far {best:.3f})" + (f"\n  error: {err}" if err else ""), flush=True)
+        best = (st.best_value, st.best_trial.number) if done else None
+        lines.finished(t.number, t.state.name.lower(), t.value, t.params, best,
+                       t.user_attrs.get("error"))
 
     try:
         study.optimize(sweep.objective, n_trials=a.trials, n_jobs=a.jobs,
@@ -707,8 +732,27 @@ def main(argv: Optional[list[str]] = None) -> int:
     print(f"{len(study.trials)} trials ({counts['COMPLETE']} complete, {counts['PRUNED']} "
           f"pruned, {counts['FAIL']} failed); best: trial {best.number}, validation Sharpe "
           f"{best.value:.3f}, {best.params}")
+    if a.no_pbo:
+        report = {"computed": False, "why": "--no-pbo"}
+    else:
+        seeds = [(t.number, sorted(int(k[4:]) for k in t.user_attrs
+                                   if re.fullmatch(r"seed\d+", k))) for t in done]
+        try:
+            sweep_pbo.collect_returns(a.foxhunt, out, seeds, space.objective, a.jobs,
+                                      lambda line: print(line, flush=True))
+            report = sweep_pbo.sweep_pbo(out, [t.number for t in done], a.pbo_blocks)
+        except KeyboardInterrupt:  # the trials' results are written already
+            report = {"computed": False, "why": "interrupted while backtesting the "
+                      "trials' models; a rerun of the sweep (which adds trials) "
+                      "backtests the rest"}
+    for line in sweep_pbo.pbo_lines(report):
+        print(line)
+    try:
+        sweep_pbo.write_pbo_json(out / sweep_pbo.PBO_FILE, report)
+    except (OSError, ValueError) as e:
+        return fail(f"{out / sweep_pbo.PBO_FILE}: cannot write: {e}")
     print(f"written: {out / 'best.ini'}" + (f", {a.save_best}" if a.save_best else "") +
-          f", {out / 'trials.csv'}")
+          f", {out / 'trials.csv'}, {out / sweep_pbo.PBO_FILE}")
     return 0
 
 

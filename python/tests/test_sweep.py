@@ -221,7 +221,8 @@ def _read_csv(p: Path) -> list[dict]:
 def test_small_sweep_scores_are_the_runs_validation(tmp_path, foxhunt_bin):
     """3 trials x 2 seeds, no pruning: each trial's value is the mean of its runs' final
     validation Sharpe as their validation.csv holds it; the winner's INI is its trial's;
-    no run evaluated the test split."""
+    no run evaluated the test split; the validation returns kept for the PBO give the
+    runs' own validation Sharpe."""
     space = _space(tmp_path, seeds=[1, 2], params={
         "lr": {"low": 1e-4, "high": 3e-3, "log": True}, "epochs": {"choices": [1, 2]},
         "gamma": {"low": 0.8, "high": 0.99}})
@@ -242,6 +243,23 @@ def test_small_sweep_scores_are_the_runs_validation(tmp_path, foxhunt_bin):
         assert 1e-4 <= float(r["lr"]) <= 3e-3 and 0.8 <= float(r["gamma"]) <= 0.99
         for s in (1, 2):
             assert not (tdir / f"seed{s}" / "eval.json").exists(), "the test split was read"
+    # the PBO's matrix (issue 34): each seed's column of validation_returns.csv is the
+    # per-bar return of the model the objective scored; its Sharpe (population standard
+    # deviation, annualised) is the trainer's own final validation Sharpe
+    for r in rows:
+        path = out / "trials" / f"{int(r['trial']):05d}" / "validation_returns.csv"
+        lines = path.read_text().splitlines()
+        periods = float(lines[0].split("=")[1].split(";")[0])
+        table = list(csv.DictReader(lines[1:]))
+        for s in (1, 2):
+            x = [float(t[f"seed{s}"]) for t in table]
+            mean = sum(x) / len(x)
+            sd = (sum((v - mean) ** 2 for v in x) / len(x)) ** 0.5
+            final = float(_read_csv(out / "trials" / f"{int(r['trial']):05d}" /
+                                    f"seed{s}" / "validation.csv")[-1]["sharpe"])
+            assert mean / sd * periods ** 0.5 == pytest.approx(final, rel=1e-9, abs=1e-9)
+    pbo = json.loads((out / "pbo.json").read_text())
+    assert pbo["computed"] and pbo["configurations"] == 3 and pbo["blocks"] == 16
     winner = (out / "trials" / f"{int(best['trial']):05d}" / "trial.ini").read_text()
     body = lambda t: [l for l in t.splitlines() if not l.startswith("#")]
     assert body((tmp_path / "w.ini").read_text()) == body(winner)
