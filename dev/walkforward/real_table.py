@@ -44,7 +44,9 @@ def join(rows, key):
         return "–"
     if key == "sharpe":  # "0.85 ± 0.78" per seed: one standard error for all
         se = {v.split("±")[1].strip() for v in vals if "±" in v}
-        return " / ".join(v.split("±")[0].strip() for v in vals) + (f" ± {se.pop()}" if len(se) == 1 else "")
+        if len(se) != 1:  # each seed's own
+            return " / ".join(vals)
+        return " / ".join(v.split("±")[0].strip() for v in vals) + f" ± {se.pop()}"
     return " / ".join(vals)
 
 
