@@ -20,6 +20,8 @@ CONFIG=${CONFIG:-configs/walkforward_recommended.ini}
 DEVICE=${DEVICE:-cuda}
 SEEDS=${SEEDS:-1 2 3}
 ASSETS=${ASSETS:-spy_daily btcusdt_1h adausdt_1h avaxusdt_1h}
+EXTRA=${EXTRA:-}   # more train flags for every run (e.g. --turnover-penalty 5e-4)
+ALL=${ALL:-1}      # 0: only (a), each asset alone (a variant judged against a logged (a))
 [ -x "$FOXHUNT" ] || { echo "multiasset.sh: $FOXHUNT is not an executable; build first" >&2; exit 2; }
 for a in $ASSETS; do
   [ -r "$DATA/$a.csv" ] || { echo "multiasset.sh: $DATA/$a.csv is missing" >&2; exit 2; }
@@ -31,8 +33,9 @@ start=$SECONDS
 
 train() { # OUT_DIR DATA SEED
   local t0=$SECONDS
+  # shellcheck disable=SC2086 # EXTRA is a list of flags
   if ! "$FOXHUNT" train --config "$CONFIG" --device "$DEVICE" --data "$2" --seed "$3" \
-      --eval-at-end 0 --force --out "$1" >"$1.log" 2>&1; then
+      --eval-at-end 0 --force --out "$1" $EXTRA >"$1.log" 2>&1; then
     echo "multiasset.sh: the run $1 failed:" >&2; tail -5 "$1.log" >&2; exit 1
   fi
   echo "  $1: $((SECONDS - t0)) s"
@@ -40,7 +43,7 @@ train() { # OUT_DIR DATA SEED
 
 for s in $SEEDS; do
   for a in $ASSETS; do train "$OUT/alone-$a-s$s" "$DATA/$a.csv" "$s"; done
-  train "$OUT/all-s$s" "$all" "$s"
+  [ "$ALL" = 0 ] || train "$OUT/all-s$s" "$all" "$s"
 done
 
 # column COLUMN of validation.csv's last row (final) or its last row with best = 1 (chosen)
@@ -66,7 +69,8 @@ for a in $ASSETS; do
     av=() bv=()
     for s in $SEEDS; do
       av+=("$(val "$OUT/alone-$a-s$s/validation.csv" sharpe "$which")")
-      bv+=("$(val "$OUT/all-s$s/validation.csv" "sharpe_$a" "$which")")
+      if [ "$ALL" = 0 ]; then bv+=(nan); else
+        bv+=("$(val "$OUT/all-s$s/validation.csv" "sharpe_$a" "$which")"); fi
     done
     row+=("$(stats "${av[@]}")" "$(stats "${bv[@]}")")
   done

@@ -50,8 +50,9 @@ typedef struct fh_env_config {
     float ruin;            /* terminal when equity < ruin * initial (0.5) */
     int max_hold;          /* barrier time limit in steps (50; 0: none) */
     int horizon;           /* episode length before truncation (256) */
-    int barrier_mode;      /* FH_BARRIER_MODE_* (liquidate); also keeps sizeof a
-                              multiple of 8 on both compilers */
+    int barrier_mode;      /* FH_BARRIER_MODE_* (liquidate) */
+    float turnover_penalty; /* reward penalty per unit of exposure traded (0) */
+    int pad_;              /* keeps sizeof a multiple of 8 on both compilers */
 } fh_env_config;
 
 /* A device-compatible view of one data split (built on the host from fh_market_view).

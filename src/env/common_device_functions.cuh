@@ -675,10 +675,14 @@ FH_DEVICE void env_step_book(const fh_env_config *cfg, fh_episode_state *ep, fh_
     /* 4. diversity */
     float div_penalty = diversity_entropy(div, action, cfg);
 
-    /* 7. reward without curiosity */
+    /* 7. reward without curiosity; with a turnover penalty (issue 34 item 3: cost
+     * awareness beyond the costs the log return already pays), that too; the branch
+     * keeps the expression of a run without one exactly as it was */
     int hit = mv->hit;
     float scale = barrier_scale_of(hit, cfg);
     float reward = cfg->reward_scale * ((float)pnl * (1.0f + scale) - risk) + div_penalty;
+    if (cfg->turnover_penalty != 0.0f)
+        reward -= cfg->reward_scale * cfg->turnover_penalty * (float)mv->turnover;
 
     ep->log_reward += (double)reward;
     ep->log_cost += mv->cost;

@@ -21,6 +21,7 @@ fh_env_config fh_env_config_default(void)
     cfg.max_hold = 50;
     cfg.horizon = 256;
     cfg.barrier_mode = FH_BARRIER_MODE_LIQUIDATE;
+    cfg.turnover_penalty = 0.0f;
     return cfg;
 }
 
@@ -52,6 +53,8 @@ fh_status fh_env_config_validate(const fh_env_config *cfg, fh_error *err)
     CHECK_RANGE(cfg->ruin > 0.0f && cfg->ruin < 1.0f, "ruin", cfg->ruin);
     CHECK_RANGE(cfg->max_hold >= 0, "max_hold", cfg->max_hold);
     CHECK_RANGE(cfg->horizon >= 1, "horizon", cfg->horizon);
+    CHECK_RANGE(isfinite(cfg->turnover_penalty) && cfg->turnover_penalty >= 0.0f,
+                "turnover_penalty", cfg->turnover_penalty);
     CHECK_RANGE(cfg->barrier_mode >= FH_BARRIER_MODE_LIQUIDATE &&
                     cfg->barrier_mode <= FH_BARRIER_MODE_OFF,
                 "barrier_mode", cfg->barrier_mode);

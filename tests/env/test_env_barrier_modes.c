@@ -1,7 +1,7 @@
-/* test_env_barrier_modes.c — the barrier options of issue 34 item 3 against
+/* test_env_barrier_modes.c — the environment options of issue 34 item 3 against
  * hand-computed scenarios: barrier_mode reward (a hit scales that step's reward, the
- * position stays, the barriers re-arm), barrier_mode off, and max_hold 0 (no time
- * limit). The liquidating default is test_env_scenarios.c's.
+ * position stays, the barriers re-arm), barrier_mode off, max_hold 0 (no time limit)
+ * and the turnover penalty. The defaults are test_env_scenarios.c's.
  *
  * Expected values are worked out by hand in the comments and written as literals. */
 #include <stdio.h>
@@ -175,6 +175,33 @@ static void test_no_time_limit(void)
     CHECK_CLOSE(ep.cash, 10300.0, 0, REL);
 }
 
+/* turnover_penalty 1e-3, frictionless, closes 100, 101, 101, 101: step 0 buys all-in
+ * (turnover 1): r = 100 (ln 1.01 - 1e-4 - 1e-3); step 1 holds (exposure drifted to
+ * exactly 1, no trade): r = 100 (0 - 1e-4); step 2 goes flat (turnover 1): r = 100 (0 -
+ * 0 - 1e-3). The portfolio is the one without a penalty: it is a reward term only. */
+static void test_turnover_penalty(void)
+{
+    fix_market fm;
+    const float close[5] = {100, 101, 101, 101, 101};
+    fix_market_init(&fm, 5, close, SIGMA);
+    fh_env_config cfg = fix_config_frictionless();
+    cfg.turnover_penalty = 1e-3f;
+    fh_episode_state ep;
+    fh_step_result r;
+    fix_episode_start(&cfg, &fm.m, &ep);
+    env_step(&cfg, &fm.m, &ep, FIX_LONG_FULL, &r);
+    CHECK_CLOSE(r.turnover, 1.0, 0, FREL);
+    CHECK_CLOSE(r.reward_base, 100.0 * (log(1.01) - 1e-4 - 1e-3), 0, FREL);
+    CHECK_CLOSE(ep.equity, 10100.0, 0, REL);
+    env_step(&cfg, &fm.m, &ep, FIX_LONG_FULL, &r);
+    CHECK(r.turnover == 0.0f);
+    CHECK_CLOSE(r.reward_base, -100.0 * 1e-4, 0, FREL);
+    env_step(&cfg, &fm.m, &ep, FIX_FLAT(FH_N_URGENCIES - 1), &r);
+    CHECK_CLOSE(r.turnover, 1.0, 0, FREL);
+    CHECK_CLOSE(r.reward_base, -100.0 * 1e-3, 0, FREL);
+    CHECK_CLOSE(ep.cash, 10100.0, 0, REL);
+}
+
 /* The mode is validated like every other coefficient. */
 static void test_validate(void)
 {
@@ -189,6 +216,9 @@ static void test_validate(void)
     CHECK(fh_env_config_validate(&cfg, &err) == FH_ERR_INPUT);
     cfg.max_hold = 0;
     CHECK(fh_env_config_validate(&cfg, &err) == FH_OK);
+    cfg.turnover_penalty = -1e-3f;
+    CHECK(fh_env_config_validate(&cfg, &err) == FH_ERR_INPUT);
+    CHECK(strstr(err.message, "turnover_penalty") != NULL);
 }
 
 int main(void)
@@ -198,6 +228,7 @@ int main(void)
     test_reward_time_limit();
     test_off();
     test_no_time_limit();
+    test_turnover_penalty();
     test_validate();
     return fh_test_finish();
 }
