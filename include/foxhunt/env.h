@@ -94,6 +94,8 @@ typedef struct {
     size_t n_logs;
     size_t cap_logs;
     uint64_t total_steps;
+    int n_threads;              /* OpenMP threads of a step; 0: OpenMP's default (the
+                                   process's omp_set_num_threads or OMP_NUM_THREADS) */
 } fh_vec_env;
 
 /* Seeds slot i's stream with (seed, i) and resets every episode. The market's arrays
@@ -121,6 +123,10 @@ void fh_vec_env_reset(fh_vec_env *env, float *states);
 fh_status fh_vec_env_step(fh_vec_env *env, const int *actions, const float *curiosity_weights,
                           float *states_out, float *rewards, int *dones, int *terminals,
                           int *truncations, float *final_states, fh_error *err);
+
+/* The OpenMP threads each fh_vec_env_step uses: n >= 1, or 0 for OpenMP's default
+ * (what the trainer sets process-wide). Init leaves 0. Results do not depend on it. */
+void fh_vec_env_set_threads(fh_vec_env *env, int n_threads);
 
 /* Finished-episode logs (owned by env) and their summary; clear empties the list. */
 const fh_episode_log *fh_vec_env_logs(const fh_vec_env *env, size_t *n);

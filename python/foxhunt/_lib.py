@@ -36,6 +36,9 @@ STATUS_OK, STATUS_FAILURE, STATUS_INPUT = 0, 1, 2
 ERR_CAP = 4096
 
 _H = c_void_p  # every handle is opaque
+# capi.h: fh_api_train_callback(n, names, values, user) -> 0 stops the run
+TRAIN_CALLBACK = ctypes.CFUNCTYPE(c_int, c_int, POINTER(c_char_p), POINTER(c_double),
+                                  c_void_p)
 _P = c_void_p  # arrays pass as their address (numpy's .ctypes.data)
 
 # name: (restype, argtypes), in capi.h's order
@@ -52,6 +55,7 @@ _PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {
     "fh_api_config_set": (c_int, [_H, c_char_p, c_char_p]),
     "fh_api_config_get": (c_int, [_H, c_char_p, c_char_p, c_size_t]),
     "fh_api_config_to_json": (c_int, [_H, c_char_p, c_size_t, POINTER(c_size_t)]),
+    "fh_api_config_load_ini": (c_int, [_H, c_char_p]),
     "fh_api_config_validate": (c_int, [_H]),
     "fh_api_config_key_count": (c_int, []),
     "fh_api_config_key_name": (c_char_p, [c_int]),
@@ -78,6 +82,8 @@ _PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {
     "fh_api_vec_env_reset": (c_int, [_H, _P]),
     "fh_api_vec_env_observe": (c_int, [_H, _P]),
     "fh_api_vec_env_step": (c_int, [_H, _P, _P, _P, _P, _P, _P]),
+    "fh_api_vec_env_set_threads": (c_int, [_H, c_int]),
+    "fh_api_vec_env_threads": (c_int, [_H]),
     "fh_api_vec_env_set_curiosity": (c_int, [_H, _P, c_int64]),
     "fh_api_vec_env_portfolio": (c_int, [_H, _P, _P, _P, _P]),
     "fh_api_observation_bounds": (c_int, [_P, _P]),
@@ -130,6 +136,15 @@ _PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {
     "fh_api_gpu_tensor": (c_int, [_H, c_char_p, POINTER(c_void_p)]),
     "fh_api_gpu_tensor_to_host": (c_int, [_H, c_char_p, _P, c_size_t]),
     "fh_api_gpu_timing": (c_int, [_H, POINTER(c_double), POINTER(c_double)]),
+    # training
+    "fh_api_trainer_create": (_H, [_H, c_int, c_char_p, c_size_t]),
+    "fh_api_trainer_free": (None, [_H]),
+    "fh_api_trainer_out": (c_char_p, [_H]),
+    "fh_api_trainer_iteration": (c_int64, [_H]),
+    "fh_api_trainer_checkpoint": (c_char_p, [_H]),
+    "fh_api_trainer_best_checkpoint": (c_char_p, [_H]),
+    "fh_api_trainer_stopped": (c_int, [_H]),
+    "fh_api_trainer_run": (c_int, [_H, TRAIN_CALLBACK, c_void_p]),
 }
 
 _lib: Optional[ctypes.CDLL] = None

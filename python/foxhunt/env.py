@@ -39,6 +39,9 @@ EPISODE_LOG_DTYPE = np.dtype([
     ("costs", "<f8"), ("turnover", "<f8")])
 
 
+MAX_THREADS = 1024  # capi.h: FH_API_MAX_THREADS
+
+
 def observation_bounds() -> tuple[np.ndarray, np.ndarray]:
     """(low, high) of an observation, 54 each (capi.h: fh_api_observation_bounds)."""
     low = np.empty(STATE_DIM, np.float32)
@@ -64,7 +67,10 @@ class VectorEnv(gym.vector.VectorEnv):
     random stream is (seed, i), as in training), and configuration keys the
     environment's coefficients (``horizon=128``, ``half_spread=2e-4``, ...).
     ``curiosity=`` (4,384 floats, a checkpoint's curiosity params) adds its bonus to
-    each reward as training does; by default rewards leave it out.
+    each reward as training does; by default rewards leave it out. ``threads=`` is the
+    OpenMP threads of each step: 1 by default (a step takes microseconds; a team of
+    every core costs more than it saves, above all on a busy machine: docs/PYTHON.md),
+    0 for every core (or OMP_NUM_THREADS).
 
     Observations (N, 54) float32; actions (N,) in [0, 45); rewards (N,) float32;
     terminations (ruin) and truncations (horizon, end of the split) (N,) bool.
@@ -77,8 +83,10 @@ class VectorEnv(gym.vector.VectorEnv):
                  split: str = "train", seed: int = 0,
                  csv: Optional[str | os.PathLike[str]] = None,
                  config: Optional[Config] = None,
-                 curiosity: Optional[np.ndarray] = None, **values: Any) -> None:
+                 curiosity: Optional[np.ndarray] = None, threads: int = 1,
+                 **values: Any) -> None:
         num_envs = _lib.integer(num_envs, "num_envs", 1, _lib.INT_MAX)
+        threads = _lib.integer(threads, "threads", 0, MAX_THREADS)
         if market is None:
             market = Market(csv, config=config, **values)
             env_config = None  # the market's own
@@ -104,6 +112,7 @@ class VectorEnv(gym.vector.VectorEnv):
                                                          self.num_envs)
         self._fresh = True  # the constructor seeded and reset every episode
         self._c_step = lib().fh_api_vec_env_step
+        check(lib().fh_api_vec_env_set_threads(self._env.handle, threads), self._env.handle)
         if curiosity is not None:
             self.set_curiosity(curiosity)
 
@@ -169,6 +178,16 @@ class VectorEnv(gym.vector.VectorEnv):
         # a NaN or infinity is refused by the C API, naming the element and its tensor
         p = float32_values(params, "curiosity params").reshape(-1)
         check(lib().fh_api_vec_env_set_curiosity(h, p.ctypes.data, p.size), h)
+
+    @property
+    def threads(self) -> int:
+        """The OpenMP threads of each step (0: OpenMP's default, every core)."""
+        return int(lib().fh_api_vec_env_threads(self._env.handle))
+
+    @threads.setter
+    def threads(self, n: int) -> None:
+        n = _lib.integer(n, "threads", 0, MAX_THREADS)
+        check(lib().fh_api_vec_env_set_threads(self._env.handle, n), self._env.handle)
 
     def portfolio(self) -> dict[str, np.ndarray]:
         """Each slot's equity, exposure, bar (in the split) and step in its episode."""

@@ -6,6 +6,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "env/common_device_functions.cuh"
 #include "foxhunt/env.h"
@@ -144,6 +147,22 @@ static fh_status logs_reserve(fh_vec_env *env, size_t extra, fh_error *err)
     return FH_OK;
 }
 
+void fh_vec_env_set_threads(fh_vec_env *env, int n_threads)
+{
+    env->n_threads = n_threads > 0 ? n_threads : 0;
+}
+
+/* The team of one step: the env's thread count, else OpenMP's default. */
+static int step_team(const fh_vec_env *env)
+{
+#ifdef _OPENMP
+    return env->n_threads > 0 ? env->n_threads : omp_get_max_threads();
+#else
+    (void)env;
+    return 1;
+#endif
+}
+
 fh_status fh_vec_env_step(fh_vec_env *env, const int *actions, const float *curiosity_weights,
                           float *states_out, float *rewards, int *dones, int *terminals,
                           int *truncations, float *final_states, fh_error *err)
@@ -161,7 +180,12 @@ fh_status fh_vec_env_step(fh_vec_env *env, const int *actions, const float *curi
 
     const fh_env_config *cfg = &env->cfg;
     const fh_env_market *m = &env->market;
-#pragma omp parallel for schedule(static)
+    /* the env's own thread count, not the process's: a Python caller on a busy machine
+     * would otherwise get a team of every core spinning for microseconds of work
+     * (issue 36: 60 step calls/s against 29,000 with one thread) */
+    int team = step_team(env);
+    (void)team; /* read by the pragma alone: unused without OpenMP */
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
     for (int i = 0; i < n; i++) {
         fh_episode_state *ep = &env->episodes[i];
         float *state = states_out + (size_t)i * FH_STATE_DIM;
