@@ -177,6 +177,13 @@ int fh_api_vec_env_observe(fh_api_vec_env *e, float *obs);
 int fh_api_vec_env_step(fh_api_vec_env *e, const int32_t *actions, float *obs,
                         float *rewards, uint8_t *terminations, uint8_t *truncations,
                         float *final_obs);
+/* The same, stepping only the slots whose active[i] (N bytes; NULL: all) is non-zero: a
+ * held slot's obs (and final_obs) is its current observation, its reward 0, its flags 0;
+ * its action is not read and its episode does not move (Gymnasium's next-step
+ * autoreset holds a finished slot for one step). */
+int fh_api_vec_env_step_active(fh_api_vec_env *e, const int32_t *actions,
+                               const uint8_t *active, float *obs, float *rewards,
+                               uint8_t *terminations, uint8_t *truncations, float *final_obs);
 /* OpenMP threads of each step: 1 by default (a step of a few hundred episodes takes
  * microseconds, and a team of every core costs more than it saves, the more so on a busy
  * machine: docs/PYTHON.md measures it), n >= 1 threads, or 0 for OpenMP's default (every

@@ -24,6 +24,12 @@ from .errors import FoxhuntError, InputError
 
 __version__ = "0.1.0"
 
+try:  # Gymnasium ids (foxhunt.registration); the package imports without Gymnasium
+    from .registration import ENV_ID, register_envs
+    register_envs()
+except ImportError:
+    pass
+
 __all__ = [
     "Config", "config_keys", "Market", "Features", "features", "feature_names",
     "FEATURE_WARMUP", "N_ACTIONS", "N_FEATURES", "STATE_DIM", "FoxhuntError", "InputError",

@@ -82,6 +82,7 @@ _PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {
     "fh_api_vec_env_reset": (c_int, [_H, _P]),
     "fh_api_vec_env_observe": (c_int, [_H, _P]),
     "fh_api_vec_env_step": (c_int, [_H, _P, _P, _P, _P, _P, _P]),
+    "fh_api_vec_env_step_active": (c_int, [_H, _P, _P, _P, _P, _P, _P, _P]),
     "fh_api_vec_env_set_threads": (c_int, [_H, c_int]),
     "fh_api_vec_env_threads": (c_int, [_H]),
     "fh_api_vec_env_set_curiosity": (c_int, [_H, _P, c_int64]),

@@ -134,14 +134,22 @@ int fh_api_vec_env_step(fh_api_vec_env *env, const int32_t *actions, float *obs,
                         float *rewards, uint8_t *terminations, uint8_t *truncations,
                         float *final_obs)
 {
+    return fh_api_vec_env_step_active(env, actions, NULL, obs, rewards, terminations,
+                                      truncations, final_obs);
+}
+
+int fh_api_vec_env_step_active(fh_api_vec_env *env, const int32_t *actions,
+                               const uint8_t *active, float *obs, float *rewards,
+                               uint8_t *terminations, uint8_t *truncations, float *final_obs)
+{
     CAPI_ENTER(fh_api_vec_env, e, env, CAPI_VEC_ENV);
     if (need(e, actions, "actions") || need(e, obs, "obs") || need(e, rewards, "rewards") ||
         need(e, terminations, "terminations") || need(e, truncations, "truncations"))
         return FH_API_INPUT;
     const int n = e->env.n_episodes;
     int *dones = e->flags, *terms = e->flags + n, *truncs = e->flags + 2 * n;
-    fh_status st = fh_vec_env_step(&e->env, actions, e->curiosity, obs, rewards, dones, terms,
-                                   truncs, final_obs, &e->obj.err);
+    fh_status st = fh_vec_env_step_active(&e->env, actions, active, e->curiosity, obs, rewards,
+                                          dones, terms, truncs, final_obs, &e->obj.err);
     if (st != FH_OK)
         return st;
     for (int i = 0; i < n; i++) {

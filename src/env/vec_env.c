@@ -167,9 +167,18 @@ fh_status fh_vec_env_step(fh_vec_env *env, const int *actions, const float *curi
                           float *states_out, float *rewards, int *dones, int *terminals,
                           int *truncations, float *final_states, fh_error *err)
 {
+    return fh_vec_env_step_active(env, actions, NULL, curiosity_weights, states_out, rewards,
+                                  dones, terminals, truncations, final_states, err);
+}
+
+fh_status fh_vec_env_step_active(fh_vec_env *env, const int *actions, const uint8_t *active,
+                                 const float *curiosity_weights, float *states_out,
+                                 float *rewards, int *dones, int *terminals, int *truncations,
+                                 float *final_states, fh_error *err)
+{
     const int n = env->n_episodes;
     for (int i = 0; i < n; i++)
-        if (actions[i] < 0 || actions[i] >= FH_N_ACTIONS)
+        if ((!active || active[i]) && (actions[i] < 0 || actions[i] >= FH_N_ACTIONS))
             return fh_error_set(err, FH_ERR_INPUT,
                                 "environment step: action[%d] = %d is outside [0, %d)", i,
                                 actions[i], FH_N_ACTIONS);
@@ -189,6 +198,15 @@ fh_status fh_vec_env_step(fh_vec_env *env, const int *actions, const float *curi
     for (int i = 0; i < n; i++) {
         fh_episode_state *ep = &env->episodes[i];
         float *state = states_out + (size_t)i * FH_STATE_DIM;
+        if (active && !active[i]) { /* held: observed, not stepped; its stream untouched */
+            env_observe(cfg, m, ep, state);
+            if (final_states)
+                memcpy(final_states + (size_t)i * FH_STATE_DIM, state,
+                       sizeof(float) * FH_STATE_DIM);
+            rewards[i] = 0.0f;
+            dones[i] = terminals[i] = truncations[i] = 0;
+            continue;
+        }
         float before[FH_STATE_DIM];
         if (curiosity_weights)
             env_observe(cfg, m, ep, before);
@@ -214,10 +232,11 @@ fh_status fh_vec_env_step(fh_vec_env *env, const int *actions, const float *curi
         terminals[i] = r.terminal;
         truncations[i] = r.truncated;
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         if (dones[i])
             env->logs[env->n_logs++] = env->pending[i];
-    env->total_steps += (uint64_t)n;
+        env->total_steps += !active || active[i];
+    }
     return FH_OK;
 }
 
