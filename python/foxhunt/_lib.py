@@ -9,9 +9,10 @@ table and the header name the same functions.
 Where the library is looked for, in order:
 
 1. ``FOXHUNT_LIB``: the path of ``libfoxhunt.so`` (or of the directory holding it);
-2. the build tree of the checkout this package sits in: ``<repo>/build/libfoxhunt.so``
-   (the README's build directory);
-3. the installed library: the dynamic linker's search (``ctypes.util.find_library``),
+2. the library the wheel bundles beside this file (``pip install ./python`` builds it);
+3. the build tree of the checkout this package sits in: ``<repo>/build/libfoxhunt.so``
+   (the README's build directory: an editable install or ``PYTHONPATH=python``);
+4. the installed library: the dynamic linker's search (``ctypes.util.find_library``),
    then ``<prefix>/lib`` for the prefixes ``/usr/local``, ``/usr`` and ``sys.prefix``.
 """
 
@@ -160,6 +161,7 @@ def _candidates() -> list[tuple[str, Path]]:
         p = Path(env)
         found.append(("FOXHUNT_LIB", p / "libfoxhunt.so" if p.is_dir() else p))
         return found  # an explicit choice is never second-guessed
+    found.append(("the wheel", Path(__file__).resolve().parent / "libfoxhunt.so"))
     repo = Path(__file__).resolve().parents[2]
     if (repo / "CMakeLists.txt").is_file() and (repo / "include" / "foxhunt").is_dir():
         found.append(("the build tree", repo / "build" / "libfoxhunt.so"))
@@ -202,9 +204,10 @@ def lib() -> ctypes.CDLL:
         _lib, _lib_path = handle, target
         return handle
     raise FoxhuntError(
-        "libfoxhunt not found: build it (cmake -S . -B build && cmake --build build), "
-        "install it (cmake --install build), or set FOXHUNT_LIB to the path of "
-        "libfoxhunt.so. Looked at: " + "; ".join(tried))
+        "libfoxhunt not found: install the package with its library (pip install ./python), "
+        "build it (cmake -S . -B build && cmake --build build), install it (cmake --install "
+        "build), or set FOXHUNT_LIB to the path of libfoxhunt.so. Looked at: "
+        + "; ".join(tried))
 
 
 def _declare(handle: ctypes.CDLL, path: str) -> None:
