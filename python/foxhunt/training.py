@@ -112,16 +112,16 @@ class Trainer(Handle):
         raised: list[BaseException] = []
 
         def on_row(n: int, names: Any, values: Any, _user: Any) -> int:
-            row = {names[i].decode(): values[i] for i in range(n)}
-            for k in ("iteration", "global_step", "episodes_finished"):
-                if k in row and math.isfinite(row[k]):
-                    row[k] = int(row[k])
-            rows.append(row)
-            if callback is None:
-                return 1
+            # nothing may escape a ctypes callback (it would be printed and dropped):
+            # any exception, KeyboardInterrupt too, stops the run and is raised after it
             try:
-                return 0 if callback(row) is False else 1
-            except BaseException as e:  # KeyboardInterrupt too: stop, then raise
+                row = {names[i].decode(): values[i] for i in range(n)}
+                for k in ("iteration", "global_step", "episodes_finished"):
+                    if k in row and math.isfinite(row[k]):
+                        row[k] = int(row[k])
+                rows.append(row)
+                return 0 if callback is not None and callback(row) is False else 1
+            except BaseException as e:
                 raised.append(e)
                 return 0
 
