@@ -12,10 +12,11 @@ alternating (a change in the machine's load falls on both):
 and prints the medians, their ratio and the binding's cost per step call in
 microseconds (1 / Python calls per second - 1 / C calls per second). Both use the
 default configuration (the synthetic market of 20,000 bars, horizon 256, the training
-split) and OpenMP's default thread count (OMP_NUM_THREADS to change it).
+split); each N is timed at every thread count of --threads (default 1 and 0: one
+OpenMP thread, the env's default, and OpenMP's default, every core or OMP_NUM_THREADS).
 
 usage: FOXHUNT_LIB=build/libfoxhunt.so python3 python/bench_vec_env.py
-           [--episodes 1,128,4096] [--seconds 2] [--repeats 3] [--driver build/vec_env_driver]
+           [--episodes 1,128,4096] [--threads 1,0] [--seconds 2] [--repeats 3] [--driver build/vec_env_driver]
            [--markdown]
 """
 
@@ -37,8 +38,9 @@ import foxhunt  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 
 
-def c_rates(driver: Path, n: int, seconds: float, repeats: int) -> list[float]:
-    out = subprocess.run([str(driver), "bench", str(n), str(seconds), str(repeats)],
+def c_rates(driver: Path, n: int, threads: int, seconds: float, repeats: int) -> list[float]:
+    out = subprocess.run([str(driver), "bench", str(n), str(seconds), str(repeats),
+                          f"threads={threads}"],
                          capture_output=True, text=True, check=True).stdout
     return [float(line.split()[1]) for line in out.splitlines()
             if line.startswith("steps_per_second")]
@@ -47,9 +49,9 @@ def c_rates(driver: Path, n: int, seconds: float, repeats: int) -> list[float]:
 class PythonLoop:
     """VectorEnv.step in a loop over a pool of actions drawn beforehand."""
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, threads: int) -> None:
         self.n = n
-        self.env = foxhunt.VectorEnv(n, seed=1)
+        self.env = foxhunt.VectorEnv(n, seed=1, threads=threads)
         self.env.reset(seed=1)
         self.pool = np.random.default_rng(0).integers(0, foxhunt.N_ACTIONS, size=(64, n),
                                                       dtype=np.int32)
@@ -69,6 +71,7 @@ class PythonLoop:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--episodes", default="1,128,4096")
+    ap.add_argument("--threads", default="1,0", help="OpenMP threads per step (0: all)")
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--driver", type=Path,
@@ -83,27 +86,32 @@ def main() -> int:
           f"{args.seconds:g} s", file=sys.stderr)
     rows = []
     for n in (int(x) for x in args.episodes.split(",")):
-        # C and Python alternate, so that a change in the machine's load falls on both
-        loop = PythonLoop(n)
-        c_runs, py_runs = [], []
-        for _ in range(args.repeats):
-            c_runs += c_rates(args.driver, n, args.seconds, 1)
-            py_runs.append(loop.rate(args.seconds))
-        loop.env.close()
-        c, py = statistics.median(c_runs), statistics.median(py_runs)
-        overhead_us = (n / py - n / c) * 1e6
-        rows.append((n, c, py, py / c, overhead_us))
-        print(f"# N {n}: C {[round(r) for r in c_runs]}, Python {[round(r) for r in py_runs]}",
-              file=sys.stderr)
+        for threads in (int(x) for x in args.threads.split(",")):
+            # C and Python alternate, so that a change in the machine's load falls on both
+            loop = PythonLoop(n, threads)
+            c_runs, py_runs = [], []
+            for _ in range(args.repeats):
+                c_runs += c_rates(args.driver, n, threads, args.seconds, 1)
+                py_runs.append(loop.rate(args.seconds))
+            loop.env.close()
+            c, py = statistics.median(c_runs), statistics.median(py_runs)
+            overhead_us = (n / py - n / c) * 1e6
+            rows.append((n, threads, c, py, py / c, overhead_us))
+            print(f"# N {n} threads {threads}: C {[round(r) for r in c_runs]}, Python "
+                  f"{[round(r) for r in py_runs]}", file=sys.stderr)
     if args.markdown:
-        print("| N | C env (steps/s) | Python VectorEnv (steps/s) | Python / C | binding cost per step call |")
-        print("|---:|---:|---:|---:|---:|")
-        for n, c, py, ratio, us in rows:
-            print(f"| {n} | {c:,.0f} | {py:,.0f} | {ratio:.2f} | {us:.1f} µs |")
+        print("| N | threads | C env (steps/s) | Python VectorEnv (steps/s) | Python step calls/s "
+              "| Python / C | binding cost per step call |")
+        print("|---:|---:|---:|---:|---:|---:|---:|")
+        for n, t, c, py, ratio, us in rows:
+            print(f"| {n} | {t or 'all'} | {c:,.0f} | {py:,.0f} | {py / n:,.0f} | {ratio:.2f} "
+                  f"| {us:.1f} µs |")
     else:
-        print(f"{'N':>6} {'C steps/s':>14} {'Python steps/s':>16} {'Py/C':>6} {'cost/call':>12}")
-        for n, c, py, ratio, us in rows:
-            print(f"{n:>6} {c:>14,.0f} {py:>16,.0f} {ratio:>6.2f} {us:>9.1f} us")
+        print(f"{'N':>6} {'threads':>7} {'C steps/s':>14} {'Python steps/s':>16} "
+              f"{'calls/s':>10} {'Py/C':>6} {'cost/call':>12}")
+        for n, t, c, py, ratio, us in rows:
+            print(f"{n:>6} {t or 'all':>7} {c:>14,.0f} {py:>16,.0f} {py / n:>10,.0f} "
+                  f"{ratio:>6.2f} {us:>9.1f} us")
     return 0
 
 

@@ -7,8 +7,11 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 # libjs-dygraphs: the charting library `eval --report` embeds in its page at build time;
-# valgrind: the memcheck pass of the test suite (tests/memcheck, scripts/memcheck.sh)
-PACKAGES="build-essential cmake pkg-config libopenblas-dev libcjson-dev libinih-dev python3 libjs-dygraphs valgrind"
+# valgrind: the memcheck pass of the test suite (tests/memcheck, scripts/memcheck.sh);
+# python3-pip and python3-venv: `pip install ./python` (the wheel builds the library with
+# the packages above; pip fetches the build backend, scikit-build-core) and its test in a
+# fresh venv (python_wheel)
+PACKAGES="build-essential cmake pkg-config libopenblas-dev libcjson-dev libinih-dev python3 python3-pip python3-venv libjs-dygraphs valgrind"
 missing=""
 for p in $PACKAGES; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -44,7 +44,7 @@ extern "C" {
 
 /* The version of this API: a binding refuses a library whose major version differs. */
 #define FH_API_VERSION_MAJOR 1
-#define FH_API_VERSION_MINOR 1 /* 1: fh_api_size */
+#define FH_API_VERSION_MINOR 2 /* 1: fh_api_size; 2: vec env threads, the trainer */
 
 #define FH_API_OK 0
 #define FH_API_FAILURE 1
@@ -90,6 +90,9 @@ int fh_api_config_get(fh_api_config *cfg, const char *key, char *out, size_t cap
 /* The resolved configuration as JSON into out (cap bytes). *len (may be NULL) gets its
  * length; when cap is too small FH_API_INPUT and *len says how much is needed. */
 int fh_api_config_to_json(fh_api_config *cfg, char *out, size_t cap, size_t *len);
+/* Reads an INI file (`foxhunt train --config`'s format) onto cfg: its keys override;
+ * nothing changes unless the whole file is good (FH_API_INPUT naming file:line). */
+int fh_api_config_load_ini(fh_api_config *cfg, const char *path);
 /* Cross-field checks (fh_train_config_validate). */
 int fh_api_config_validate(fh_api_config *cfg);
 /* The table of keys: count, then each key's name, section ("run", "ppo", "q", "env")
@@ -174,6 +177,21 @@ int fh_api_vec_env_observe(fh_api_vec_env *e, float *obs);
 int fh_api_vec_env_step(fh_api_vec_env *e, const int32_t *actions, float *obs,
                         float *rewards, uint8_t *terminations, uint8_t *truncations,
                         float *final_obs);
+/* The same, stepping only the slots whose active[i] (N bytes; NULL: all) is non-zero: a
+ * held slot's obs (and final_obs) is its current observation, its reward 0, its flags 0;
+ * its action is not read and its episode does not move (Gymnasium's next-step
+ * autoreset holds a finished slot for one step). */
+int fh_api_vec_env_step_active(fh_api_vec_env *e, const int32_t *actions,
+                               const uint8_t *active, float *obs, float *rewards,
+                               uint8_t *terminations, uint8_t *truncations, float *final_obs);
+/* OpenMP threads of each step: 1 by default (a step of a few hundred episodes takes
+ * microseconds, and a team of every core costs more than it saves, the more so on a busy
+ * machine: docs/PYTHON.md measures it), n >= 1 threads, or 0 for OpenMP's default (every
+ * core, or OMP_NUM_THREADS). Kept by fh_api_vec_env_seed. Results do not depend on it.
+ * FH_API_INPUT outside [0, FH_API_MAX_THREADS]. */
+#define FH_API_MAX_THREADS 1024
+int fh_api_vec_env_set_threads(fh_api_vec_env *e, int n_threads);
+int fh_api_vec_env_threads(const fh_api_vec_env *e); /* the count set, or -1 */
 /* The curiosity model's params (flat, n = 4384, shapes.h's layout) whose bonus
  * (cur_coef x the model's error) is added to each reward, as in training; NULL: none
  * (the default). Copied. Every param must be finite: FH_API_INPUT names the first
@@ -341,6 +359,46 @@ int fh_api_gpu_tensor_to_host(fh_api_gpu_collector *c, const char *name, void *o
                               size_t nbytes);
 /* The last collection's device time: the whole collection, and with the weight upload. */
 int fh_api_gpu_timing(fh_api_gpu_collector *c, double *collect_ms, double *total_ms);
+
+/* ---- training: `foxhunt train`'s one loop (train_loop.h) behind a handle ----
+ * A trainer is one run of the learner cfg's algo names (ppo, dqn, pqn, constant) into
+ * the run directory cfg's out names (empty: a new runs/<data>__<algo>__<seed>__<time>/,
+ * as the CLI names it), with the CLI's files: config.json, metrics.csv and
+ * metrics.jsonl, checkpoints, final.safetensors (interrupted.safetensors after a stop),
+ * with eval_every validation.csv and best.safetensors. cfg's resume continues a
+ * checkpoint. The test-split evaluation `foxhunt train` prints at its end is
+ * fh_api_eval_run's on the checkpoint. One process: gpus or world above 1 is refused
+ * (`foxhunt train --gpus K` runs those). The run directory stays locked until _free. */
+typedef struct fh_api_trainer fh_api_trainer;
+
+/* Validates cfg, creates the learner (data, networks, device) and opens and locks the
+ * run directory (config.json written), as `foxhunt train` does before its first
+ * iteration; NULL with the message in err. flags: the CLI's flags that are not
+ * settings: FH_API_TRAIN_FORCE (--force: a directory holding another run's files is
+ * moved aside, else refused), FH_API_TRAIN_ALLOW_OTHER_DATA (--allow-other-data). */
+#define FH_API_TRAIN_FORCE 1
+#define FH_API_TRAIN_ALLOW_OTHER_DATA 2
+fh_api_trainer *fh_api_trainer_create(const fh_api_config *cfg, int flags, char *err,
+                                      size_t err_cap);
+void fh_api_trainer_free(fh_api_trainer *t);
+/* The run directory; the iteration reached (the checkpoint's when resuming, before a
+ * run); the last checkpoint written ("" before one); best.safetensors' path when the
+ * validation chose one, else NULL; 1 when the callback stopped the run. */
+const char *fh_api_trainer_out(const fh_api_trainer *t);
+int64_t fh_api_trainer_iteration(const fh_api_trainer *t);
+const char *fh_api_trainer_checkpoint(const fh_api_trainer *t);
+const char *fh_api_trainer_best_checkpoint(const fh_api_trainer *t);
+int fh_api_trainer_stopped(const fh_api_trainer *t);
+
+/* Called after each iteration's row is written (and its validation, when there is one):
+ * the row of metrics.csv as n column names and values (NaN where the csv cell is empty;
+ * the names are valid during the call). Return 0 to stop the run after this iteration
+ * (it writes interrupted.safetensors, from which resume continues), else 1. */
+typedef int (*fh_api_train_callback)(int n, const char *const *names, const double *values,
+                                     void *user);
+/* Runs the iterations left (to cfg's iterations), calling callback (may be NULL) after
+ * each, then writes the final checkpoint, as fh_train_loop_run. Once per trainer. */
+int fh_api_trainer_run(fh_api_trainer *t, fh_api_train_callback callback, void *user);
 
 #ifdef __cplusplus
 }

@@ -94,6 +94,8 @@ typedef struct {
     size_t n_logs;
     size_t cap_logs;
     uint64_t total_steps;
+    int n_threads;              /* OpenMP threads of a step; 0: OpenMP's default (the
+                                   process's omp_set_num_threads or OMP_NUM_THREADS) */
 } fh_vec_env;
 
 /* Seeds slot i's stream with (seed, i) and resets every episode. The market's arrays
@@ -121,6 +123,19 @@ void fh_vec_env_reset(fh_vec_env *env, float *states);
 fh_status fh_vec_env_step(fh_vec_env *env, const int *actions, const float *curiosity_weights,
                           float *states_out, float *rewards, int *dones, int *terminals,
                           int *truncations, float *final_states, fh_error *err);
+
+/* The OpenMP threads each fh_vec_env_step uses: n >= 1, or 0 for OpenMP's default
+ * (what the trainer sets process-wide). Init leaves 0. Results do not depend on it. */
+void fh_vec_env_set_threads(fh_vec_env *env, int n_threads);
+
+/* The same, stepping only the slots whose active[i] is non-zero (active (N) or NULL: all):
+ * a held slot is observed into states_out (and final_states), gets reward 0 and no done
+ * flag, and its episode, random stream and logs are untouched; its action is not read.
+ * Gymnasium's next-step autoreset holds a finished slot for one step (the Python env). */
+fh_status fh_vec_env_step_active(fh_vec_env *env, const int *actions, const uint8_t *active,
+                                 const float *curiosity_weights, float *states_out,
+                                 float *rewards, int *dones, int *terminals, int *truncations,
+                                 float *final_states, fh_error *err);
 
 /* Finished-episode logs (owned by env) and their summary; clear empties the list. */
 const fh_episode_log *fh_vec_env_logs(const fh_vec_env *env, size_t *n);

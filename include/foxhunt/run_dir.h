@@ -68,6 +68,14 @@ fh_status fh_run_dir_open(fh_run_dir *rd, const fh_train_config *cfg, const char
 /* Only the lock of dir (an existing directory), as fh_run_dir_open takes it: for a
  * directory of runs (`foxhunt walkforward`'s), held until fh_run_dir_close. */
 fh_status fh_run_dir_lock(fh_run_dir *rd, const char *dir, fh_error *err);
+/* The columns of a row: the 18 every learner has, then the learner's own. */
+#define FH_RUN_DIR_MAX_COLUMNS (18 + FH_METRICS_MAX_OWN)
+/* One iteration's row as metrics.csv holds it: the columns' names (static strings) and
+ * values (NaN where the csv cell is empty) into names and values (FH_RUN_DIR_MAX_COLUMNS
+ * each); returns the number of columns. rd gives the learner's columns (after
+ * fh_run_dir_open; 0 of them before). The Python training API's callbacks get it. */
+int fh_run_dir_row(const fh_run_dir *rd, const fh_iteration_metrics *m, const char **names,
+                   double *values);
 /* One iteration's row in both files (nothing when the directory was not opened), each
  * appended whole (fh_append_whole); a failed write returns an error naming the file and
  * the reason, and leaves both files with the rows they had. */

@@ -8,7 +8,11 @@
   design note's keys, saved back through the C writer (``foxhunt eval`` and ``foxhunt
   train --resume`` read them); :mod:`foxhunt.torch` builds PyTorch modules from them;
 - :func:`eval`: ``foxhunt eval``'s backtests, per-bar columns for pandas;
-- :mod:`foxhunt.gpu`: a GPU collection whose batch comes back as DLPack tensors.
+- :mod:`foxhunt.gpu`: a GPU collection whose batch comes back as DLPack tensors;
+- :func:`train` / :class:`Trainer`: ``foxhunt train``'s loop, with a callback per
+  iteration (:mod:`foxhunt.training`);
+- Gymnasium ids ``foxhunt/Trading-v0`` (``gymnasium.make``, ``gymnasium.make_vec``),
+  registered on import (:mod:`foxhunt.registration`).
 
 The package calls libfoxhunt through ctypes (``foxhunt._lib`` says where it looks).
 """
@@ -20,11 +24,18 @@ from .errors import FoxhuntError, InputError
 
 __version__ = "0.1.0"
 
+try:  # Gymnasium ids (foxhunt.registration); the package imports without Gymnasium
+    from .registration import ENV_ID, register_envs
+    register_envs()
+except ImportError:
+    pass
+
 __all__ = [
     "Config", "config_keys", "Market", "Features", "features", "feature_names",
     "FEATURE_WARMUP", "N_ACTIONS", "N_FEATURES", "STATE_DIM", "FoxhuntError", "InputError",
     "VectorEnv", "Env", "Checkpoint", "load_checkpoint", "save_checkpoint",
     "read_safetensors", "write_safetensors", "eval", "EvalResult", "build_info",
+    "train", "Trainer", "TrainResult",
 ]
 
 
@@ -38,6 +49,9 @@ def __getattr__(name: str):
                 "write_safetensors"):
         from . import checkpoint
         return getattr(checkpoint, name)
+    if name in ("train", "Trainer", "TrainResult"):
+        from . import training
+        return getattr(training, name)
     if name in ("eval", "EvalResult"):
         from . import evaluate
         return getattr(evaluate, name)

@@ -9,9 +9,10 @@ table and the header name the same functions.
 Where the library is looked for, in order:
 
 1. ``FOXHUNT_LIB``: the path of ``libfoxhunt.so`` (or of the directory holding it);
-2. the build tree of the checkout this package sits in: ``<repo>/build/libfoxhunt.so``
-   (the README's build directory);
-3. the installed library: the dynamic linker's search (``ctypes.util.find_library``),
+2. the library the wheel bundles beside this file (``pip install ./python`` builds it);
+3. the build tree of the checkout this package sits in: ``<repo>/build/libfoxhunt.so``
+   (the README's build directory: an editable install or ``PYTHONPATH=python``);
+4. the installed library: the dynamic linker's search (``ctypes.util.find_library``),
    then ``<prefix>/lib`` for the prefixes ``/usr/local``, ``/usr`` and ``sys.prefix``.
 """
 
@@ -36,6 +37,9 @@ STATUS_OK, STATUS_FAILURE, STATUS_INPUT = 0, 1, 2
 ERR_CAP = 4096
 
 _H = c_void_p  # every handle is opaque
+# capi.h: fh_api_train_callback(n, names, values, user) -> 0 stops the run
+TRAIN_CALLBACK = ctypes.CFUNCTYPE(c_int, c_int, POINTER(c_char_p), POINTER(c_double),
+                                  c_void_p)
 _P = c_void_p  # arrays pass as their address (numpy's .ctypes.data)
 
 # name: (restype, argtypes), in capi.h's order
@@ -52,6 +56,7 @@ _PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {
     "fh_api_config_set": (c_int, [_H, c_char_p, c_char_p]),
     "fh_api_config_get": (c_int, [_H, c_char_p, c_char_p, c_size_t]),
     "fh_api_config_to_json": (c_int, [_H, c_char_p, c_size_t, POINTER(c_size_t)]),
+    "fh_api_config_load_ini": (c_int, [_H, c_char_p]),
     "fh_api_config_validate": (c_int, [_H]),
     "fh_api_config_key_count": (c_int, []),
     "fh_api_config_key_name": (c_char_p, [c_int]),
@@ -78,6 +83,9 @@ _PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {
     "fh_api_vec_env_reset": (c_int, [_H, _P]),
     "fh_api_vec_env_observe": (c_int, [_H, _P]),
     "fh_api_vec_env_step": (c_int, [_H, _P, _P, _P, _P, _P, _P]),
+    "fh_api_vec_env_step_active": (c_int, [_H, _P, _P, _P, _P, _P, _P, _P]),
+    "fh_api_vec_env_set_threads": (c_int, [_H, c_int]),
+    "fh_api_vec_env_threads": (c_int, [_H]),
     "fh_api_vec_env_set_curiosity": (c_int, [_H, _P, c_int64]),
     "fh_api_vec_env_portfolio": (c_int, [_H, _P, _P, _P, _P]),
     "fh_api_observation_bounds": (c_int, [_P, _P]),
@@ -130,6 +138,15 @@ _PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {
     "fh_api_gpu_tensor": (c_int, [_H, c_char_p, POINTER(c_void_p)]),
     "fh_api_gpu_tensor_to_host": (c_int, [_H, c_char_p, _P, c_size_t]),
     "fh_api_gpu_timing": (c_int, [_H, POINTER(c_double), POINTER(c_double)]),
+    # training
+    "fh_api_trainer_create": (_H, [_H, c_int, c_char_p, c_size_t]),
+    "fh_api_trainer_free": (None, [_H]),
+    "fh_api_trainer_out": (c_char_p, [_H]),
+    "fh_api_trainer_iteration": (c_int64, [_H]),
+    "fh_api_trainer_checkpoint": (c_char_p, [_H]),
+    "fh_api_trainer_best_checkpoint": (c_char_p, [_H]),
+    "fh_api_trainer_stopped": (c_int, [_H]),
+    "fh_api_trainer_run": (c_int, [_H, TRAIN_CALLBACK, c_void_p]),
 }
 
 _lib: Optional[ctypes.CDLL] = None
@@ -144,6 +161,7 @@ def _candidates() -> list[tuple[str, Path]]:
         p = Path(env)
         found.append(("FOXHUNT_LIB", p / "libfoxhunt.so" if p.is_dir() else p))
         return found  # an explicit choice is never second-guessed
+    found.append(("the wheel", Path(__file__).resolve().parent / "libfoxhunt.so"))
     repo = Path(__file__).resolve().parents[2]
     if (repo / "CMakeLists.txt").is_file() and (repo / "include" / "foxhunt").is_dir():
         found.append(("the build tree", repo / "build" / "libfoxhunt.so"))
@@ -186,9 +204,10 @@ def lib() -> ctypes.CDLL:
         _lib, _lib_path = handle, target
         return handle
     raise FoxhuntError(
-        "libfoxhunt not found: build it (cmake -S . -B build && cmake --build build), "
-        "install it (cmake --install build), or set FOXHUNT_LIB to the path of "
-        "libfoxhunt.so. Looked at: " + "; ".join(tried))
+        "libfoxhunt not found: install the package with its library (pip install ./python), "
+        "build it (cmake -S . -B build && cmake --build build), install it (cmake --install "
+        "build), or set FOXHUNT_LIB to the path of libfoxhunt.so. Looked at: "
+        + "; ".join(tried))
 
 
 def _declare(handle: ctypes.CDLL, path: str) -> None:

@@ -39,6 +39,9 @@ EPISODE_LOG_DTYPE = np.dtype([
     ("costs", "<f8"), ("turnover", "<f8")])
 
 
+MAX_THREADS = 1024  # capi.h: FH_API_MAX_THREADS
+
+
 def observation_bounds() -> tuple[np.ndarray, np.ndarray]:
     """(low, high) of an observation, 54 each (capi.h: fh_api_observation_bounds)."""
     low = np.empty(STATE_DIM, np.float32)
@@ -64,11 +67,20 @@ class VectorEnv(gym.vector.VectorEnv):
     random stream is (seed, i), as in training), and configuration keys the
     environment's coefficients (``horizon=128``, ``half_spread=2e-4``, ...).
     ``curiosity=`` (4,384 floats, a checkpoint's curiosity params) adds its bonus to
-    each reward as training does; by default rewards leave it out.
+    each reward as training does; by default rewards leave it out. ``threads=`` is the
+    OpenMP threads of each step: 1 by default (a step takes microseconds; a team of
+    every core costs more than it saves, above all on a busy machine: docs/PYTHON.md),
+    0 for every core (or OMP_NUM_THREADS).
 
     Observations (N, 54) float32; actions (N,) in [0, 45); rewards (N,) float32;
     terminations (ruin) and truncations (horizon, end of the split) (N,) bool.
-    Autoreset is same-step (module docstring).
+    Autoreset is same-step (module docstring) by default, as training steps;
+    ``autoreset_mode=AutoresetMode.NEXT_STEP`` (or ``"next_step"``) gives Gymnasium's
+    default instead, which its stateful vector wrappers (``NormalizeObservation``)
+    require: a finished slot returns its last observation, with the episode's log in
+    ``info`` (each key with its ``_key`` mask), and is held for the next step (its action
+    ignored, reward 0, no flags), which returns its new episode's first observation. The
+    episodes are the same in both modes.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -77,8 +89,12 @@ class VectorEnv(gym.vector.VectorEnv):
                  split: str = "train", seed: int = 0,
                  csv: Optional[str | os.PathLike[str]] = None,
                  config: Optional[Config] = None,
-                 curiosity: Optional[np.ndarray] = None, **values: Any) -> None:
+                 curiosity: Optional[np.ndarray] = None, threads: int = 1,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
+                 **values: Any) -> None:
+        mode = _autoreset_mode(autoreset_mode)
         num_envs = _lib.integer(num_envs, "num_envs", 1, _lib.INT_MAX)
+        threads = _lib.integer(threads, "threads", 0, MAX_THREADS)
         if market is None:
             market = Market(csv, config=config, **values)
             env_config = None  # the market's own
@@ -103,7 +119,11 @@ class VectorEnv(gym.vector.VectorEnv):
         self.action_space = gym.vector.utils.batch_space(self.single_action_space,
                                                          self.num_envs)
         self._fresh = True  # the constructor seeded and reset every episode
-        self._c_step = lib().fh_api_vec_env_step
+        self._c_step = lib().fh_api_vec_env_step_active
+        self.metadata = {**type(self).metadata, "autoreset_mode": mode}
+        self._next_step = mode == AutoresetMode.NEXT_STEP
+        self._held = np.zeros(num_envs, np.uint8)  # next-step: slots that finished last step
+        check(lib().fh_api_vec_env_set_threads(self._env.handle, threads), self._env.handle)
         if curiosity is not None:
             self.set_curiosity(curiosity)
 
@@ -126,6 +146,7 @@ class VectorEnv(gym.vector.VectorEnv):
         else:
             check(lib().fh_api_vec_env_reset(h, obs.ctypes.data), h)
         self._fresh = False
+        self._held[:] = 0
         self._take_logs()  # episodes a reset cut short are not reported
         return obs, {}
 
@@ -140,7 +161,9 @@ class VectorEnv(gym.vector.VectorEnv):
         buf = np.empty(2 * obs_bytes + 6 * n, np.uint8)
         base = buf.ctypes.data
         h = self._env.handle
-        check(self._c_step(h, a.ctypes.data, base, base + 2 * obs_bytes,
+        held = self._next_step and self._held.any()
+        check(self._c_step(h, a.ctypes.data, (1 - self._held).ctypes.data if held else None,
+                           base, base + 2 * obs_bytes,
                            base + 2 * obs_bytes + 4 * n, base + 2 * obs_bytes + 5 * n,
                            base + obs_bytes), h)
         obs = buf[:obs_bytes].view(np.float32).reshape(n, STATE_DIM)
@@ -151,8 +174,15 @@ class VectorEnv(gym.vector.VectorEnv):
         self._fresh = False
         done = terminations | truncations
         info: dict[str, Any] = {}
+        if self._next_step:
+            self._held = done.astype(np.uint8)
         if done.any():  # the C env logs an episode exactly when it finishes
-            info = self._final_info(done, final, self._take_logs())
+            fields = self._log_fields(done, self._take_logs())
+            if self._next_step:  # the episode's last observation now, its next one later
+                obs[done] = final[done]
+                info = fields
+            else:
+                info = self._final_info(done, final, fields)
         return obs, rewards, terminations, truncations, info
 
     def close_extras(self, **kwargs: Any) -> None:
@@ -169,6 +199,16 @@ class VectorEnv(gym.vector.VectorEnv):
         # a NaN or infinity is refused by the C API, naming the element and its tensor
         p = float32_values(params, "curiosity params").reshape(-1)
         check(lib().fh_api_vec_env_set_curiosity(h, p.ctypes.data, p.size), h)
+
+    @property
+    def threads(self) -> int:
+        """The OpenMP threads of each step (0: OpenMP's default, every core)."""
+        return int(lib().fh_api_vec_env_threads(self._env.handle))
+
+    @threads.setter
+    def threads(self, n: int) -> None:
+        n = _lib.integer(n, "threads", 0, MAX_THREADS)
+        check(lib().fh_api_vec_env_set_threads(self._env.handle, n), self._env.handle)
 
     def portfolio(self) -> dict[str, np.ndarray]:
         """Each slot's equity, exposure, bar (in the split) and step in its episode."""
@@ -190,16 +230,22 @@ class VectorEnv(gym.vector.VectorEnv):
         return logs[:got]
 
     def _final_info(self, done: np.ndarray, final: np.ndarray,
-                    logs: np.ndarray) -> dict[str, Any]:
+                    final_info: dict[str, Any]) -> dict[str, Any]:
         """Gymnasium's same-step info: final_obs and final_info for the finished slots."""
+        final_obs = np.full(self.num_envs, None, dtype=object)
+        for i in np.flatnonzero(done):
+            final_obs[i] = final[i]
+        return {"final_obs": final_obs, "_final_obs": done.copy(),
+                "final_info": final_info, "_final_info": done.copy()}
+
+    def _log_fields(self, done: np.ndarray, logs: np.ndarray) -> dict[str, Any]:
+        """The finished episodes' logs as Gymnasium's vector info: each field an (N,)
+        array with its ``_field`` mask."""
         slots = logs["slot"]
         if not np.array_equal(np.sort(slots), np.flatnonzero(done)):
             raise FoxhuntError(f"vector env: episodes logged in slots {slots.tolist()} but "
                                f"done in {np.flatnonzero(done).tolist()}; this is a bug")
         n = self.num_envs
-        final_obs = np.full(n, None, dtype=object)
-        for i in slots:
-            final_obs[i] = final[i]
         fields: dict[str, Any] = {}
         for name in ("episode_return", "log_growth", "final_equity", "costs", "turnover"):
             fields[name] = np.zeros(n, np.float64)
@@ -210,12 +256,11 @@ class VectorEnv(gym.vector.VectorEnv):
         fields["barrier_hits"] = np.zeros((n, 4), np.int64)
         for name, arr in list(fields.items()):
             arr[slots] = logs[name]
-        final_info: dict[str, Any] = {}
+        out: dict[str, Any] = {}
         for name, arr in fields.items():  # each key with its mask, as Gymnasium nests them
-            final_info[name] = arr
-            final_info["_" + name] = done.copy()
-        return {"final_obs": final_obs, "_final_obs": done.copy(),
-                "final_info": final_info, "_final_info": done.copy()}
+            out[name] = arr
+            out["_" + name] = done.copy()
+        return out
 
 
 class Env(gym.Env):
@@ -224,9 +269,13 @@ class Env(gym.Env):
     are the vector env's slot 0, in the same order: reset() after a done returns the
     episode the C env already started. Arguments as :class:`VectorEnv`'s."""
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, render_mode: Optional[str] = None, **kwargs: Any) -> None:
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise InputError(f"render_mode = {render_mode!r}; foxhunt.Env renders \"ansi\" "
+                             "(a line of text: step, bar, equity, exposure) or nothing (None)")
+        self.render_mode = render_mode
         self._vec = VectorEnv(1, **kwargs)
         self.observation_space = self._vec.single_observation_space
         self.action_space = self._vec.single_action_space
@@ -251,6 +300,15 @@ class Env(gym.Env):
             obs = info["final_obs"][0][None]
             info_out = {k: v[0] for k, v in info["final_info"].items() if not k.startswith("_")}
         return obs[0], float(r[0]), bool(term[0]), bool(trunc[0]), info_out
+
+    def render(self) -> Optional[str]:
+        """render_mode "ansi": the episode's state as one line of text (its step, the bar
+        in the split, the equity and the exposure); None without a render mode."""
+        if self.render_mode != "ansi":
+            return None
+        p = self._vec.portfolio()
+        return (f"step {int(p['step'][0])} bar {int(p['bar'][0])} equity "
+                f"{float(p['equity'][0]):.2f} exposure {float(p['exposure'][0]):+.2f}\n")
 
     def close(self) -> None:
         self._vec.close()
@@ -296,6 +354,21 @@ def _actions(actions: Any, n: Optional[int]) -> np.ndarray:
     raise InputError(f"step: action{at} = {values[i]!r} ({type(values[i]).__name__}, dtype "
                      f"{a.dtype}); actions are integers in [0, {N_ACTIONS}): pass an integer "
                      "array (a policy's argmax or sample)")
+
+
+def _autoreset_mode(mode: Any) -> AutoresetMode:
+    """SAME_STEP or NEXT_STEP: the enum, its value ("SameStep") or its name
+    ("same_step", any case)."""
+    m = None
+    if isinstance(mode, AutoresetMode):
+        m = mode
+    elif isinstance(mode, str):
+        m = next((a for a in AutoresetMode
+                  if mode in (a.value, a.name) or mode.upper() == a.name), None)
+    if m not in (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP):
+        raise InputError(f"autoreset_mode = {mode!r}; expected AutoresetMode.SAME_STEP "
+                         "(training's) or AutoresetMode.NEXT_STEP (Gymnasium's default)")
+    return m
 
 
 def _seed(seed: Any) -> int:

@@ -1,7 +1,10 @@
 """foxhunt's environments against Gymnasium's API and its own checks.
 
-- foxhunt.Env (one episode) passes gymnasium.utils.env_checker.check_env, with every
-  warning turned into an error (render checks skipped: the env draws nothing).
+- foxhunt.Env (one episode), made by gymnasium.make("foxhunt/Trading-v0"), passes
+  gymnasium.utils.env_checker.check_env with every warning turned into an error, its
+  render checks included (render_mode "ansi": one line of text, checked against the
+  portfolio). Registration, make_vec, the wrappers and next-step autoreset:
+  test_gym_registration.py.
 - foxhunt.VectorEnv has no checker in Gymnasium 1.x; it gets the same checks applied
   to the batch: spaces hold what reset and step return, dtypes and shapes, seeded
   determinism of reset and step (gymnasium.utils.env_checker.data_equivalence on
@@ -29,11 +32,29 @@ ENV_KW = dict(SMALL, horizon=20)
 
 
 def test_single_env_passes_gymnasium_check_env():
-    env = foxhunt.Env(seed=3, **ENV_KW)
+    # through gymnasium.make, so that the env has the spec the render checks remake it
+    # from (check_env wants the unwrapped env: make adds Gymnasium's own checker)
+    env = gym.make(foxhunt.ENV_ID, seed=3, **ENV_KW).unwrapped
+    assert isinstance(env, foxhunt.Env) and env.spec is not None
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        check_env(env, skip_render_check=True)
+        check_env(env)
     env.close()
+
+
+def test_single_env_renders_ansi():
+    env = foxhunt.Env(seed=3, render_mode="ansi", **ENV_KW)
+    env.reset(seed=3)
+    for a in (44, 44, 0):
+        env.step(a)
+    p = env._vec.portfolio()
+    text = env.render()
+    assert text == (f"step {p['step'][0]} bar {p['bar'][0]} equity {p['equity'][0]:.2f} "
+                    f"exposure {p['exposure'][0]:+.2f}\n")
+    assert int(p["step"][0]) == 3
+    assert foxhunt.Env(seed=3, **ENV_KW).render() is None
+    with pytest.raises(foxhunt.InputError, match="ansi"):
+        foxhunt.Env(render_mode="human", **ENV_KW)
 
 
 def test_vector_env_spaces_and_types():

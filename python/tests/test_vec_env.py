@@ -257,3 +257,80 @@ def test_bad_arguments_raise_with_the_reason():
     env.close()
     with pytest.raises(foxhunt.FoxhuntError, match="closed"):
         env.step(np.zeros(2, np.int32))
+
+
+def test_threads_change_nothing_but_the_team():
+    """threads= (issue 36): 1 by default; 2 and 0 (OpenMP's default) step the same
+    episodes bit for bit; bad counts refused."""
+    n, steps = 33, 120
+    acts = np.random.default_rng(9).integers(0, A, (steps, n), dtype=np.int32)
+    runs = {}
+    for threads in (1, 2, 0):
+        env = foxhunt.VectorEnv(n, seed=5, threads=threads, **SMALL, horizon=25)
+        assert env.threads == threads
+        seq = [env.reset(seed=5)[0]]
+        for a in acts:
+            obs, r, te, tr, _ = env.step(a)
+            seq += [obs, r, te, tr]
+        runs[threads] = seq
+        env.close()
+    for threads in (2, 0):
+        for k, (x, y) in enumerate(zip(runs[threads], runs[1])):
+            assert_bits(x, y, f"threads {threads}, output {k}")
+    env = foxhunt.VectorEnv(2, **SMALL)
+    assert env.threads == 1
+    env.threads = 3
+    assert env.threads == 3
+    env.reset(seed=2)  # a re-seed keeps the count
+    assert env.threads == 3
+    for bad in (-1, 1025, 1.5, True):
+        with pytest.raises(foxhunt.InputError, match="threads"):
+            env.threads = bad
+        with pytest.raises(foxhunt.InputError, match="threads"):
+            foxhunt.VectorEnv(2, threads=bad, **SMALL)
+    env.close()
+
+
+THREAD_TICKS = """
+import os, threading, time, numpy as np, foxhunt
+main = threading.get_native_id()
+def others():  # CPU ticks (utime + stime) of every thread but this one
+    total = 0
+    for t in os.listdir("/proc/self/task"):
+        if int(t) != main:
+            with open(f"/proc/self/task/{t}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+    return total
+env = foxhunt.VectorEnv(256, seed=1, synthetic_bars=3000)
+env.reset(seed=1)
+a = np.zeros(256, np.int32)
+def run(seconds):
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        env.step(a)
+time.sleep(0.2)  # the market's feature loop's workers go to sleep
+t0 = others()
+run(0.5)
+t1 = others()
+env.threads = 2
+run(0.5)
+print(t1 - t0, others() - t1)
+"""
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self/task"), reason="needs Linux's /proc")
+def test_one_thread_wakes_no_team():
+    """The default steps on the caller's thread alone (before issue 36 every step woke a
+    team of every core, OMP_NUM_THREADS unset), and threads=2 puts a worker to work:
+    the CPU time of every other thread of a fresh process, from /proc/self/task, over
+    0.5 s of steps each way."""
+    import os
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
+    p = subprocess.run([sys.executable, "-c", THREAD_TICKS], capture_output=True, text=True,
+                       env=env, check=True)
+    one, two = map(int, p.stdout.split())
+    assert one <= 1, f"threads=1: other threads ran {one} ticks"
+    assert two >= 3, f"threads=2: the worker ran {two} ticks"

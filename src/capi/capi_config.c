@@ -107,6 +107,14 @@ int fh_api_config_to_json(fh_api_config *cfg, char *out, size_t cap, size_t *len
     return st;
 }
 
+int fh_api_config_load_ini(fh_api_config *cfg, const char *path)
+{
+    CAPI_ENTER(fh_api_config, c, cfg, CAPI_CONFIG);
+    if (!path)
+        return fh_error_set(&c->obj.err, FH_ERR_INPUT, "config file: path is NULL");
+    return fh_train_config_load_ini(path, &c->cfg, &c->obj.err);
+}
+
 int fh_api_config_validate(fh_api_config *cfg)
 {
     CAPI_ENTER(fh_api_config, c, cfg, CAPI_CONFIG);

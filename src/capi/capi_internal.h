@@ -25,7 +25,8 @@ typedef enum {
     CAPI_VEC_ENV,
     CAPI_TENSORS,
     CAPI_EVAL,
-    CAPI_GPU_COLLECTOR
+    CAPI_GPU_COLLECTOR,
+    CAPI_TRAINER
 } capi_kind;
 
 typedef struct {

@@ -25,6 +25,7 @@ struct fh_api_vec_env {
     int *flags;            /* (3, N) dones, terminals, truncations as fh_vec_env writes them */
     float *curiosity;      /* (FH_CURIOSITY_N_PARAMS) or NULL */
     size_t logs_taken;     /* env's logs before this index were handed out */
+    int threads;           /* OpenMP threads of a step (0: all cores), kept across seeds */
 };
 
 void fh_api_vec_env_free(fh_api_vec_env *e)
@@ -75,6 +76,8 @@ fh_api_vec_env *fh_api_vec_env_create(fh_api_market *market, const fh_api_config
                           fh_split_name(s), m->data.description, e->view.n);
     if (st == FH_OK)
         st = fh_vec_env_init(&e->env, n_episodes, &e->cfg, &e->view, seed, &e->obj.err);
+    e->threads = 1; /* one thread unless asked: see fh_api_vec_env_set_threads */
+    fh_vec_env_set_threads(&e->env, e->threads);
     if (st != FH_OK) {
         capi_error_out(err, err_cap, &e->obj.err);
         fh_api_vec_env_free(e);
@@ -103,6 +106,7 @@ int fh_api_vec_env_seed(fh_api_vec_env *env, uint64_t seed, float *obs)
     fh_vec_env_free(&e->env); /* the same inputs create accepted: init cannot refuse them */
     fh_status st = fh_vec_env_init(&e->env, n, &e->cfg, &e->view, seed, &e->obj.err);
     e->logs_taken = 0;
+    fh_vec_env_set_threads(&e->env, e->threads);
     if (st == FH_OK)
         fh_vec_env_observe(&e->env, obs);
     return st;
@@ -130,14 +134,22 @@ int fh_api_vec_env_step(fh_api_vec_env *env, const int32_t *actions, float *obs,
                         float *rewards, uint8_t *terminations, uint8_t *truncations,
                         float *final_obs)
 {
+    return fh_api_vec_env_step_active(env, actions, NULL, obs, rewards, terminations,
+                                      truncations, final_obs);
+}
+
+int fh_api_vec_env_step_active(fh_api_vec_env *env, const int32_t *actions,
+                               const uint8_t *active, float *obs, float *rewards,
+                               uint8_t *terminations, uint8_t *truncations, float *final_obs)
+{
     CAPI_ENTER(fh_api_vec_env, e, env, CAPI_VEC_ENV);
     if (need(e, actions, "actions") || need(e, obs, "obs") || need(e, rewards, "rewards") ||
         need(e, terminations, "terminations") || need(e, truncations, "truncations"))
         return FH_API_INPUT;
     const int n = e->env.n_episodes;
     int *dones = e->flags, *terms = e->flags + n, *truncs = e->flags + 2 * n;
-    fh_status st = fh_vec_env_step(&e->env, actions, e->curiosity, obs, rewards, dones, terms,
-                                   truncs, final_obs, &e->obj.err);
+    fh_status st = fh_vec_env_step_active(&e->env, actions, active, e->curiosity, obs, rewards,
+                                          dones, terms, truncs, final_obs, &e->obj.err);
     if (st != FH_OK)
         return st;
     for (int i = 0; i < n; i++) {
@@ -145,6 +157,23 @@ int fh_api_vec_env_step(fh_api_vec_env *env, const int32_t *actions, float *obs,
         truncations[i] = (uint8_t)(truncs[i] != 0);
     }
     return FH_API_OK;
+}
+
+int fh_api_vec_env_set_threads(fh_api_vec_env *env, int n_threads)
+{
+    CAPI_ENTER(fh_api_vec_env, e, env, CAPI_VEC_ENV);
+    if (n_threads < 0 || n_threads > FH_API_MAX_THREADS)
+        return fh_error_set(&e->obj.err, FH_ERR_INPUT, "threads = %d is outside [0, %d] (0: "
+                            "every core, OpenMP's default)", n_threads, FH_API_MAX_THREADS);
+    e->threads = n_threads;
+    fh_vec_env_set_threads(&e->env, n_threads);
+    return FH_API_OK;
+}
+
+int fh_api_vec_env_threads(const fh_api_vec_env *env)
+{
+    const fh_api_vec_env *e = (const fh_api_vec_env *)capi_object_of(env, CAPI_VEC_ENV);
+    return e ? e->threads : -1;
 }
 
 int fh_api_vec_env_set_curiosity(fh_api_vec_env *env, const float *params, int64_t n)

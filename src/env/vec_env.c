@@ -6,6 +6,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "env/common_device_functions.cuh"
 #include "foxhunt/env.h"
@@ -157,13 +160,38 @@ static fh_status logs_reserve(fh_vec_env *env, size_t extra, fh_error *err)
     return FH_OK;
 }
 
+void fh_vec_env_set_threads(fh_vec_env *env, int n_threads)
+{
+    env->n_threads = n_threads > 0 ? n_threads : 0;
+}
+
+/* The team of one step: the env's thread count, else OpenMP's default. */
+static int step_team(const fh_vec_env *env)
+{
+#ifdef _OPENMP
+    return env->n_threads > 0 ? env->n_threads : omp_get_max_threads();
+#else
+    (void)env;
+    return 1;
+#endif
+}
+
 fh_status fh_vec_env_step(fh_vec_env *env, const int *actions, const float *curiosity_weights,
                           float *states_out, float *rewards, int *dones, int *terminals,
                           int *truncations, float *final_states, fh_error *err)
 {
+    return fh_vec_env_step_active(env, actions, NULL, curiosity_weights, states_out, rewards,
+                                  dones, terminals, truncations, final_states, err);
+}
+
+fh_status fh_vec_env_step_active(fh_vec_env *env, const int *actions, const uint8_t *active,
+                                 const float *curiosity_weights, float *states_out,
+                                 float *rewards, int *dones, int *terminals, int *truncations,
+                                 float *final_states, fh_error *err)
+{
     const int n = env->n_episodes;
     for (int i = 0; i < n; i++)
-        if (actions[i] < 0 || actions[i] >= FH_N_ACTIONS)
+        if ((!active || active[i]) && (actions[i] < 0 || actions[i] >= FH_N_ACTIONS))
             return fh_error_set(err, FH_ERR_INPUT,
                                 "environment step: action[%d] = %d is outside [0, %d)", i,
                                 actions[i], FH_N_ACTIONS);
@@ -174,10 +202,24 @@ fh_status fh_vec_env_step(fh_vec_env *env, const int *actions, const float *curi
 
     const fh_env_config *cfg = &env->cfg;
     const fh_env_market *m = &env->market;
-#pragma omp parallel for schedule(static)
+    /* the env's own thread count, not the process's: a Python caller on a busy machine
+     * would otherwise get a team of every core spinning for microseconds of work
+     * (issue 36: 60 step calls/s against 29,000 with one thread) */
+    int team = step_team(env);
+    (void)team; /* read by the pragma alone: unused without OpenMP */
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
     for (int i = 0; i < n; i++) {
         fh_episode_state *ep = &env->episodes[i];
         float *state = states_out + (size_t)i * FH_STATE_DIM;
+        if (active && !active[i]) { /* held: observed, not stepped; its stream untouched */
+            env_observe(cfg, m, ep, state);
+            if (final_states)
+                memcpy(final_states + (size_t)i * FH_STATE_DIM, state,
+                       sizeof(float) * FH_STATE_DIM);
+            rewards[i] = 0.0f;
+            dones[i] = terminals[i] = truncations[i] = 0;
+            continue;
+        }
         float before[FH_STATE_DIM];
         if (curiosity_weights)
             env_observe(cfg, m, ep, before);
@@ -203,10 +245,11 @@ fh_status fh_vec_env_step(fh_vec_env *env, const int *actions, const float *curi
         terminals[i] = r.terminal;
         truncations[i] = r.truncated;
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         if (dones[i])
             env->logs[env->n_logs++] = env->pending[i];
-    env->total_steps += (uint64_t)n;
+        env->total_steps += !active || active[i];
+    }
     return FH_OK;
 }
 

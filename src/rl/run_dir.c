@@ -676,24 +676,40 @@ fh_status fh_run_dir_open(fh_run_dir *rd, const fh_train_config *cfg, const char
 
 /* ---- rows ---- */
 
-fh_status fh_run_dir_write_metrics(fh_run_dir *rd, const fh_iteration_metrics *m, fh_error *err)
+int fh_run_dir_row(const fh_run_dir *rd, const fh_iteration_metrics *m, const char **names,
+                   double *values)
 {
-    if (!rd->metrics_open)
-        return FH_OK; /* no run directory opened: no metrics */
-    double values[N_COMMON + FH_METRICS_MAX_OWN] = {
+    const double common[N_COMMON] = {
         (double)m->iteration, (double)m->global_step, m->lr, m->collect_seconds,
         m->update_seconds, m->steps_per_second, m->collect_steps_per_second,
         (double)m->episodes_finished, m->mean_episode_return, m->mean_episode_length,
         m->mean_reward, m->costs, m->turnover, (double)m->reversals,
         (double)m->barrier_profit_take, (double)m->barrier_stop_loss,
         (double)m->barrier_time_limit, m->action_entropy};
-    _Static_assert(N_COMMON == 18, "values[] lists every common column");
-    int n = N_COMMON + rd->n_own;
-    for (int i = 0; i < rd->n_own; i++)
+    _Static_assert(N_COMMON == 18, "common[] lists every common column");
+    _Static_assert(N_COMMON + FH_METRICS_MAX_OWN == FH_RUN_DIR_MAX_COLUMNS,
+                   "run_dir.h's column bound counts the common columns");
+    for (int i = 0; i < N_COMMON; i++) {
+        names[i] = COMMON_COLUMNS[i];
+        values[i] = common[i];
+    }
+    for (int i = 0; i < rd->n_own; i++) {
+        names[N_COMMON + i] = rd->own[i];
         values[N_COMMON + i] = m->own[i];
+    }
+    return N_COMMON + rd->n_own;
+}
+
+fh_status fh_run_dir_write_metrics(fh_run_dir *rd, const fh_iteration_metrics *m, fh_error *err)
+{
+    if (!rd->metrics_open)
+        return FH_OK; /* no run directory opened: no metrics */
+    const char *names[FH_RUN_DIR_MAX_COLUMNS];
+    double values[FH_RUN_DIR_MAX_COLUMNS];
+    int n = fh_run_dir_row(rd, m, names, values);
     char csv[4096] = "", jsonl[8192] = "{";
     for (int i = 0; i < n; i++) {
-        const char *col = i < N_COMMON ? COMMON_COLUMNS[i] : rd->own[i - N_COMMON];
+        const char *col = names[i];
         if (isfinite(values[i])) {
             fh_format_append(csv, sizeof csv, "%s%.9g", i ? "," : "", values[i]);
             fh_format_append(jsonl, sizeof jsonl, "%s\"%s\":%.9g", i ? "," : "", col, values[i]);

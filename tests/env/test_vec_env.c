@@ -1,7 +1,9 @@
 /* test_vec_env.c — the CPU vectorised environment (issue 3): determinism (same seed,
  * bit-identical trajectories, 1 vs 2 OpenMP threads), auto-reset with the final
  * observation kept, per-episode logs matching a replay of the same episodes with the
- * bare env_step, the curiosity bonus, and input errors. */
+ * bare env_step, the curiosity bonus, and input errors; held slots (issue 36:
+ * fh_vec_env_step_active, Gymnasium's next-step autoreset) against a replay that steps
+ * each slot's own episode only when it is active, with the env's own thread count. */
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -245,11 +247,84 @@ static void test_auto_reset_and_logs(const fh_env_market *m)
     fh_vec_env_free(&env);
 }
 
+/* Random slots held at random steps: the active ones step as their own episodes replayed
+ * with the bare env_step (auto-reset included), the held ones observe, get reward 0 and
+ * no flags, and move nothing (an out-of-range action in a held slot is not read). */
+static void test_held_slots(const fh_env_market *m, int threads)
+{
+    enum { N = 5, T = 300 };
+    fh_env_config cfg = fh_env_config_default();
+    cfg.horizon = 30;
+    fh_vec_env env;
+    fh_error err;
+    CHECK(fh_vec_env_init_market(&env, N, &cfg, m, 9u, &err) == FH_OK);
+    fh_vec_env_set_threads(&env, threads);
+    fh_episode_state ref[N];
+    float states[N * FH_STATE_DIM], finals[N * FH_STATE_DIM], rewards[N], want[FH_STATE_DIM];
+    int dones[N], terms[N], truncs[N], actions[N];
+    uint8_t active[N];
+    for (int i = 0; i < N; i++)
+        env_episode_init(&cfg, m, &ref[i], 9u, (uint64_t)i);
+    fh_vec_env_observe(&env, states);
+    int mismatches = 0, held = 0, finished = 0;
+    for (int i = 0; i < N; i++) {
+        env_observe(&cfg, m, &ref[i], want);
+        mismatches += memcmp(states + i * FH_STATE_DIM, want, sizeof want) != 0;
+    }
+    fh_rng arng;
+    rng_seed(&arng, 4u, 4u);
+    for (int t = 0; t < T && mismatches == 0; t++) {
+        for (int i = 0; i < N; i++) {
+            active[i] = rng_uniform_int(&arng, 10) < 7;
+            actions[i] = active[i] ? rng_uniform_int(&arng, FH_N_ACTIONS) : -1;
+        }
+        CHECK(fh_vec_env_step_active(&env, actions, active, NULL, states, rewards, dones, terms,
+                                     truncs, finals, &err) == FH_OK);
+        for (int i = 0; i < N; i++) {
+            fh_step_result r = {0};
+            if (active[i]) {
+                env_step(&cfg, m, &ref[i], actions[i], &r);
+                env_observe(&cfg, m, &ref[i], want);
+                mismatches += memcmp(finals + i * FH_STATE_DIM, want, sizeof want) != 0;
+                if (r.done) {
+                    env_episode_reset(&cfg, m, &ref[i]);
+                    env_observe(&cfg, m, &ref[i], want);
+                    finished++;
+                }
+            } else {
+                env_observe(&cfg, m, &ref[i], want);
+                held++;
+            }
+            mismatches += memcmp(states + i * FH_STATE_DIM, want, sizeof want) != 0;
+            mismatches += rewards[i] != (active[i] ? r.reward : 0.0f) || dones[i] != r.done ||
+                          terms[i] != r.terminal || truncs[i] != r.truncated;
+            if (mismatches)
+                fprintf(stderr, "held slots: first mismatch at step %d, slot %d (%s)\n", t, i,
+                        active[i] ? "active" : "held");
+            if (mismatches)
+                break;
+        }
+    }
+    CHECK_MSG(mismatches == 0 && held > 100 && finished > 10, "threads %d: %d mismatches, "
+              "%d held, %d finished", threads, mismatches, held, finished);
+    size_t n_logs;
+    fh_vec_env_logs(&env, &n_logs);
+    CHECK_MSG((int)n_logs == finished, "%zu logs, %d episodes finished", n_logs, finished);
+    /* an out-of-range action in an active slot is still refused */
+    actions[0] = FH_N_ACTIONS;
+    active[0] = 1;
+    CHECK(fh_vec_env_step_active(&env, actions, active, NULL, states, rewards, dones, terms,
+                                 truncs, NULL, &err) == FH_ERR_INPUT);
+    fh_vec_env_free(&env);
+}
+
 int main(void)
 {
     fh_env_market m;
     build_market(&m);
     test_determinism(&m);
     test_auto_reset_and_logs(&m);
+    test_held_slots(&m, 1);
+    test_held_slots(&m, 2);
     return fh_test_finish();
 }

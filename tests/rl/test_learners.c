@@ -5,7 +5,9 @@
  *  2. the loop's contract, on a scripted learner defined here (outside the table): which
  *     iterations it runs, when it syncs and saves (checkpoint_every, validation's best,
  *     final / interrupted), metrics rows with the learner's own columns, and an
- *     iteration's failure naming the last checkpoint and writing none after it;
+ *     iteration's failure naming the last checkpoint and writing none after it; the
+ *     per-iteration hook's row (fh_run_dir_row, what the C API's trainer hands its
+ *     callback, issue 36) equal to the metrics.csv row written before it;
  *  3. the constant learner (learner_constant.c) learns: against a brute-force reference
  *     (every one of the 45 actions held by every episode, the mean reward in the same
  *     environment), the action it picks is among the best;
@@ -268,6 +270,73 @@ static void test_loop_contract(void)
     fh_train_loop_free(&loop);
 }
 
+/* The hook's rows as metrics.csv would print them (%.9g, empty when not finite). */
+typedef struct {
+    char rows[8][1024];
+    int n_rows;
+    int row_columns;
+} hook_rows;
+
+static void record_row(const fh_train_loop *loop, const fh_iteration_metrics *m, void *user)
+{
+    hook_rows *h = user;
+    const char *names[FH_RUN_DIR_MAX_COLUMNS];
+    double values[FH_RUN_DIR_MAX_COLUMNS];
+    int n = fh_run_dir_row(&loop->run, m, names, values);
+    h->row_columns = n;
+    if (h->n_rows >= 8)
+        return;
+    char *row = h->rows[h->n_rows++];
+    row[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        size_t at = strlen(row);
+        if (isfinite(values[i]))
+            snprintf(row + at, 1024 - at, "%s%.9g", i ? "," : "", values[i]);
+        else
+            snprintf(row + at, 1024 - at, "%s", i ? "," : "");
+    }
+    CHECK_MSG(strcmp(names[0], "iteration") == 0 && strcmp(names[n - 2], "twice_iteration") == 0
+              && strcmp(names[n - 1], "square") == 0, "row columns %s .. %s, %s", names[0],
+              names[n - 2], names[n - 1]);
+    CHECK_MSG(values[0] == (double)m->iteration && values[n - 2] == 2.0 * (double)m->iteration
+              && values[n - 1] == (double)(m->iteration * m->iteration),
+              "row %lld: %g, %g, %g", (long long)m->iteration, values[0], values[n - 2],
+              values[n - 1]);
+}
+
+static void test_hook_row(void)
+{
+    char out[300], path[400];
+    snprintf(out, sizeof out, "%s/scripted_hook", g_dir);
+    fh_train_config cfg;
+    scripted_config(&cfg, out, 0);
+    cfg.eval_every = 0;
+    fh_train_loop loop;
+    fh_error err;
+    hook_rows h = {.n_rows = 0};
+    fh_status st = fh_train_loop_init_with(&loop, &SCRIPTED, &cfg, &err);
+    if (st == FH_OK)
+        st = fh_train_loop_open_run(&loop, &err);
+    if (st == FH_OK)
+        st = fh_train_loop_run(&loop, NULL, record_row, &h, &err);
+    CHECK_MSG(st == FH_OK && h.n_rows == 5 && h.row_columns == 20, "hook: %s, %d rows of %d "
+              "columns (want 5 of 18 + 2)", err.message, h.n_rows, h.row_columns);
+    fh_train_loop_free(&loop);
+    snprintf(path, sizeof path, "%s/metrics.csv", out);
+    char *csv = fh_read_text(path);
+    const char *line = csv ? strchr(csv, '\n') : NULL; /* after the header */
+    for (int r = 0; r < h.n_rows && line; r++) {
+        line++;
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        CHECK_MSG(strlen(h.rows[r]) == len && strncmp(h.rows[r], line, len) == 0,
+                  "iteration %d: the hook's row %s, metrics.csv's %.*s", r + 1, h.rows[r],
+                  (int)len, line);
+        line = end;
+    }
+    free(csv);
+}
+
 /* ---- 3. the constant learner learns the best constant action ---- */
 
 /* The mean reward per step of every episode holding action a for `steps` steps, from the
@@ -517,6 +586,7 @@ int main(void)
     test_choice_warning();
     test_deploy_gate();
     test_loop_contract();
+    test_hook_row();
     test_constant_learns();
     test_constant_cli();
     test_export_q();

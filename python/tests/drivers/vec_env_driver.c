@@ -146,18 +146,23 @@ static double now_seconds(void)
 static int bench(int argc, char **argv)
 {
     if (argc < 3)
-        return fail(2, "bench", "usage: bench N SECONDS REPEATS [key=value ...]");
+        return fail(2, "bench", "usage: bench N SECONDS REPEATS [threads=K] [key=value ...]");
     int n = atoi(argv[0]), repeats = atoi(argv[2]);
     double seconds = atof(argv[1]);
     char err[1024];
     fh_api_config *cfg = fh_api_config_new(err, sizeof err);
     if (!cfg)
         return fail(1, "config", err);
+    int threads = 1; /* the vec env's own default */
     for (int i = 3; i < argc; i++) {
         char *eq = strchr(argv[i], '=');
         if (!eq)
             return fail(2, argv[i], "not key=value");
         *eq = '\0';
+        if (strcmp(argv[i], "threads") == 0) { /* the env's, not the config's key */
+            threads = atoi(eq + 1);
+            continue;
+        }
         if (fh_api_config_set(cfg, argv[i], eq + 1) != FH_API_OK)
             return fail(2, argv[i], fh_api_last_error(cfg));
     }
@@ -165,6 +170,8 @@ static int bench(int argc, char **argv)
     fh_api_vec_env *e = m ? fh_api_vec_env_create(m, NULL, "train", n, 1, err, sizeof err) : NULL;
     if (!e)
         return fail(2, "vec env", err);
+    if (fh_api_vec_env_set_threads(e, threads) != FH_API_OK)
+        return fail(2, "threads", fh_api_last_error(e));
     size_t s54 = (size_t)n * FH_API_STATE_DIM;
     float *obs = malloc(s54 * sizeof *obs), *final = malloc(s54 * sizeof *final);
     float *rewards = malloc((size_t)n * sizeof *rewards);
