@@ -123,3 +123,13 @@ def test_data_errors_name_the_fault(tmp_path):
         foxhunt.Market(synthetic_bars=1500, norm=(np.zeros(F), np.zeros(F)))
     with pytest.raises(foxhunt.InputError, match="split"):
         foxhunt.Market(synthetic_bars=1500).split("holdout")
+
+
+def test_market_of_several_assets_is_refused():
+    """A Market is one asset's bars: `data` naming several CSVs (training on several
+    assets, issue 34) is refused with what to do, not a Market with no bars."""
+    spy, btc = SHARED_DATA / "spy_daily.csv", SHARED_DATA / "btcusdt_1h.csv"
+    if not spy.is_file() or not btc.is_file():
+        pytest.skip(f"{spy} or {btc} not present")
+    with pytest.raises(foxhunt.InputError, match="one Market per CSV"):
+        foxhunt.Market(f"{spy},{btc}")

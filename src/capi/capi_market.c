@@ -40,6 +40,13 @@ fh_api_market *fh_api_market_load(const fh_api_config *cfg, const float *norm_me
         free(m);
         return NULL;
     }
+    int n_assets = m->data.n_assets;
+    if (n_assets > 1) { /* its bars are the assets', one market per asset */
+        fh_run_data_free(&m->data);
+        free(m);
+        return capi_fail_out(err, err_cap, "market: data names %d assets; a Market is one "
+                             "asset's bars: open one Market per CSV", n_assets);
+    }
     return m;
 }
 
