@@ -104,7 +104,7 @@ int fh_cmd_eval(int argc, char **argv)
     /* a backtest failure (a network whose outputs overflow) names the checkpoint; nothing
      * is printed or written after it */
     if (st == FH_OK && (st = fh_eval_report_run(&report, &actor, &cfg, &rd, split, seed,
-                                                returns != NULL || report_html != NULL,
+                                                json || returns || report_html,
                                                 &err)) != FH_OK)
         fh_error_prefix(&err, "evaluating %s: ", checkpoint);
     if (st != FH_OK ||
