@@ -514,7 +514,12 @@ fh_status fh_eval_report_write_json(const fh_eval_report *r, const char *source,
         add_number(p, "calmar", m->calmar);
         add_number(p, "max_drawdown", m->max_drawdown);
         add_number(p, "max_drawdown_duration", m->max_drawdown_duration);
-        add_number(p, "max_drawdown_days", m->max_drawdown_days);
+        /* a stitched walk-forward path's metrics know no times: from its path */
+        double dd_days = m->max_drawdown_days;
+        if (!isfinite(dd_days) && r->paths && r->time)
+            dd_days = fh_risk_longest_drawdown_days(
+                r->time, r->paths + (size_t)i * PATH_ARRAYS * r->bars, r->bars);
+        add_number(p, "max_drawdown_days", dd_days);
         add_number(p, "turnover", m->turnover);
         add_number(p, "turnover_per_year", m->turnover_per_year);
         add_number(p, "trades", m->trades);
