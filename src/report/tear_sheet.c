@@ -325,7 +325,8 @@ static void put_charts(FILE *f, const page *p)
                   "short position, where it closed one itself (exit), and where the "
                   "environment's barriers closed it (profit take, stop loss, time limit, at "
                   "the close of that bar). On a downsampled chart a mark sits on the point "
-                  "that covers its bar, at that bar's price.", NULL);
+                  "that covers its bar, at that bar's price. Many trades: drag across the "
+                  "chart to zoom in, double-click to zoom out.", NULL);
     fputs("<div class=\"pair\">\n", f);
     put_chart(f, "drawdown", "Drawdown",
               "1 - equity / its running peak, drawn below zero (flat never draws down and is "
