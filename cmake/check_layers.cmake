@@ -29,7 +29,7 @@ set(header_nn nn)
 set(header_io checkpoint safetensors)
 set(header_cuda device)
 set(header_rl baselines batch_file dqn evaluate iteration_metrics metrics ppo q_trainer rollout
-    run_data run_dir train_config trainer learner train_loop)
+    run_data run_dir run_record train_config trainer learner train_loop)
 set(header_capi capi)
 set(layers common data env nn io cuda dist rl report cli capi)
 

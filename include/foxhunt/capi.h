@@ -302,6 +302,8 @@ const char *fh_api_eval_policy_name(const fh_api_eval *ev, int policy); /* "gree
 int64_t fh_api_eval_bar_count(const fh_api_eval *ev);
 /* time (bars) Unix seconds of each bar of the split. */
 int fh_api_eval_time(fh_api_eval *ev, int64_t *time);
+/* close (bars) the close price of each bar of the split (returns.csv's close column). */
+int fh_api_eval_close(fh_api_eval *ev, double *close);
 /* Policy's path: equity (bars), exposure, cost (currency), turnover (bars - 1 each, the
  * step into bar t + 1); any NULL skipped. */
 int fh_api_eval_path(fh_api_eval *ev, int policy, double *equity, double *exposure,

@@ -51,6 +51,8 @@ typedef struct {
     double *exposure; /* (view.n - 1) the exposure held over step t (0 when flat) */
     double *cost;     /* (view.n - 1) costs paid at step t, in currency */
     double *turnover; /* (view.n - 1) |exposure traded| at step t */
+    int *barrier_hit; /* (view.n - 1) the barrier (FH_BARRIER_*) that closed the position
+                         at the end of step t (at bar t + 1's close), FH_BARRIER_NONE 0 */
 } fh_backtest_path;
 
 /* Runs one policy over the whole view. actor is needed for greedy/sampled;

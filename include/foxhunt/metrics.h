@@ -45,6 +45,9 @@ typedef struct {
     int round_trips;
     double round_trip_hit_rate;
     double skewness, kurtosis; /* of r (kurtosis not excess; 0 when r has no variance) */
+    double max_drawdown_days;  /* the longest drawdown in time, from its peak to its
+                                  recovery or the path's end (days; NaN where the bars'
+                                  times are not known: set by the evaluation report) */
 } fh_backtest_metrics;
 
 /* 252 for bars of 20 hours or more (trading days), else seconds-per-year / interval

@@ -17,6 +17,7 @@
 #include "foxhunt/learner.h"
 #include "foxhunt/metrics.h"
 #include "foxhunt/run_dir.h"
+#include "foxhunt/run_record.h"
 
 typedef struct {
     fh_learner learner;
@@ -31,6 +32,10 @@ typedef struct {
     double best_psr;                   /* its validation PSR(0) (NaN: unknown) */
     fh_mlp best_policy;                /* the policy network of best.safetensors */
     char best_checkpoint[FH_RUN_DIR_PATH_MAX];
+    /* what made the run (run_record.h): filled by init, its command line by the caller
+     * (fh_run_record_set_command) before fh_train_loop_open_run; config.json and every
+     * checkpoint carry it */
+    fh_run_record record;
 } fh_train_loop;
 
 /* The learner cfg->algo names, created from cfg (fresh or cfg->resume). Safe to

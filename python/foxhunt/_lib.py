@@ -119,6 +119,7 @@ _PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {
     "fh_api_eval_policy_name": (c_char_p, [_H, c_int]),
     "fh_api_eval_bar_count": (c_int64, [_H]),
     "fh_api_eval_time": (c_int, [_H, _P]),
+    "fh_api_eval_close": (c_int, [_H, _P]),
     "fh_api_eval_path": (c_int, [_H, c_int, _P, _P, _P, _P]),
     "fh_api_eval_metric_count": (c_int, []),
     "fh_api_eval_metric_name": (c_char_p, [c_int]),

@@ -21,7 +21,7 @@ class _Eval(Handle):
 
 class EvalResult(dict):
     """The per-bar columns of ``foxhunt eval --returns``: ``time`` (datetime64[s], UTC),
-    then for each policy (``greedy``, ``sampled``, ``buy_and_hold``, ``flat``,
+    ``close`` (the bar's close price), then for each policy (``greedy``, ``sampled``, ``buy_and_hold``, ``flat``,
     ``random``, ``oracle`` on the synthetic market, ``always_long``, and the classical
     baselines ``vol_target``, ``tsmom`` and ``ma_crossover``: docs/EVALUATION.md)
     ``<policy>_equity``, ``_return`` (equity[t] / equity[t-1] - 1), ``_exposure``,
@@ -75,7 +75,9 @@ def _result(h: int) -> EvalResult:
     n = int(L.fh_api_eval_bar_count(h))
     time = np.empty(n, np.int64)
     check(L.fh_api_eval_time(h, time.ctypes.data), h)
-    out = EvalResult(time=time.astype("datetime64[s]"))
+    close = np.empty(n, np.float64)
+    check(L.fh_api_eval_close(h, close.ctypes.data), h)
+    out = EvalResult(time=time.astype("datetime64[s]"), close=close)
     out.policies, out.metrics = [], {}
     names = [text(L.fh_api_eval_metric_name(i)) for i in range(L.fh_api_eval_metric_count())]
     value = ctypes.c_double()

@@ -37,7 +37,7 @@ static const metric_field k_metrics[] = {
     DBL(turnover_per_year), INT(trades), DBL(hit_rate), DBL(costs), DBL(final_equity),
     INT(steps), DBL(sharpe_se), DBL(time_in_market), DBL(mean_exposure),
     DBL(mean_abs_exposure), INT(round_trips), DBL(round_trip_hit_rate), DBL(skewness),
-    DBL(kurtosis)};
+    DBL(kurtosis), DBL(max_drawdown_days)};
 #undef DBL
 #undef INT
 #define N_METRICS ((int)(sizeof k_metrics / sizeof k_metrics[0]))
@@ -133,6 +133,15 @@ int fh_api_eval_time(fh_api_eval *eval, int64_t *time)
     if (!time)
         return fh_error_set(&ev->obj.err, FH_ERR_INPUT, "eval time: the output is NULL");
     memcpy(time, ev->report.time, ev->report.bars * sizeof *time);
+    return FH_API_OK;
+}
+
+int fh_api_eval_close(fh_api_eval *eval, double *close)
+{
+    CAPI_ENTER(fh_api_eval, ev, eval, CAPI_EVAL);
+    if (!close)
+        return fh_error_set(&ev->obj.err, FH_ERR_INPUT, "eval close: the output is NULL");
+    memcpy(close, ev->report.close, ev->report.bars * sizeof *close);
     return FH_API_OK;
 }
 

@@ -148,7 +148,8 @@ int fh_cmd_eval(int argc, char **argv)
         /* a backtest failure (a network whose outputs overflow) names the checkpoint;
          * nothing is printed or written after it */
         if ((st = fh_eval_report_run(&report, &actor, &cfg, asset, split, seed,
-                                     returns != NULL || report_html != NULL, &err)) != FH_OK)
+                                     json != NULL || returns != NULL || report_html != NULL,
+                                     &err)) != FH_OK)
             fh_error_prefix(&err, "evaluating %s: ", checkpoint);
         if (st != FH_OK ||
             (json && (st = fh_eval_report_write_json(&report, checkpoint, json_k, &err)) != FH_OK) ||

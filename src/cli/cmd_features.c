@@ -87,8 +87,9 @@ int fh_cmd_features(int argc, char **argv)
         {.key = "out", .note = "here: FILE.csv of the features (required)"},
         {.key = "synthetic_seed", .flag = "--seed"},
         {.key = "synthetic_bars", .flag = "--bars"},
-        {.key = "train_fraction", .value = "0.8", .note = "here: with --normalize, of the bars "
-         "after the warm-up, no validation split and no gap"},
+        /* train's default (the settings table's), so both fit on the same share */
+        {.key = "train_fraction", .note = "here: with --normalize, of the bars after the "
+         "warm-up, no validation split and no gap"},
     };
     const int n_keys = (int)(sizeof settings / sizeof settings[0]);
     fh_train_config fl; /* the flags' values */

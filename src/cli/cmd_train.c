@@ -348,8 +348,10 @@ int fh_cmd_train(int argc, char **argv)
     /* the data, checkpoint and run directory are checked first: an error comes alone,
      * not after a screen of configuration */
     fh_train_loop loop;
-    if (fh_train_loop_init(&loop, &cfg, &err) != FH_OK ||
-        (lead && fh_train_loop_open_run(&loop, &err) != FH_OK)) {
+    fh_status made = fh_train_loop_init(&loop, &cfg, &err);
+    if (made == FH_OK) /* the record of what made the run (config.json, checkpoints) */
+        fh_run_record_set_command(&loop.record, "foxhunt", argc, argv);
+    if (made != FH_OK || (lead && fh_train_loop_open_run(&loop, &err) != FH_OK)) {
         tell_ranks(&loop, &err);
         fh_train_loop_free(&loop);
         return fh_cli_report(who, &err);

@@ -1,6 +1,7 @@
 /* eval_columns.c — see eval_columns.h. */
 #include "report/eval_columns.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,7 +27,7 @@ static const column_def PERFORMANCE[] = {
     D("Sortino", "sortino", 7, "%.2f", 1, sortino),
     D("Calmar", "calmar", 7, "%.2f", 1, calmar),
     D("max.DD", "max_drawdown", 7, "%.2f%%", 100, max_drawdown),
-    I("DD.len", "max_drawdown_duration", 6, max_drawdown_duration),
+    D("DD.days", "max_drawdown_days", 7, "%.1f", 1, max_drawdown_days),
     D("turnover", "turnover", 9, "%.1f", 1, turnover),
     I("trades", "trades", 7, trades),
     D("hit", "hit_rate", 6, "%.1f%%", 100, hit_rate),
@@ -86,5 +87,8 @@ void fh_eval_cell(fh_eval_table table, int c, const fh_backtest_metrics *m, char
     } else {
         memcpy(&v, field, sizeof v);
     }
-    snprintf(out, size, d->format, d->scale * v);
+    if (isfinite(v))
+        snprintf(out, size, d->format, d->scale * v);
+    else /* not known (a drawdown's days on a stitched path) */
+        snprintf(out, size, "-");
 }

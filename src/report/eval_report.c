@@ -3,6 +3,7 @@
 #include "foxhunt/files.h"
 #include "foxhunt/format.h"
 #include "report/eval_columns.h"
+#include "report/risk_metrics.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -18,8 +19,12 @@ void fh_eval_report_free(fh_eval_report *r)
 {
     free(r->paths);
     free(r->time);
+    free(r->close);
+    free(r->barrier_hits);
     r->paths = NULL;
     r->time = NULL;
+    r->close = NULL;
+    r->barrier_hits = NULL;
 }
 
 fh_status fh_eval_report_copy(const fh_eval_report *src, int greedy_flat, fh_eval_report *dst,
@@ -28,6 +33,8 @@ fh_status fh_eval_report_copy(const fh_eval_report *src, int greedy_flat, fh_eva
     *dst = *src;
     dst->paths = NULL;
     dst->time = NULL;
+    dst->close = NULL;
+    dst->barrier_hits = NULL;
     int greedy = -1, flat = -1;
     for (int i = 0; i < src->n_policies; i++) {
         greedy = src->kinds[i] == FH_POLICY_GREEDY ? i : greedy;
@@ -52,7 +59,24 @@ fh_status fh_eval_report_copy(const fh_eval_report *src, int greedy_flat, fh_eva
     if (greedy_flat)
         memcpy(dst->paths + (size_t)greedy * per_policy, src->paths + (size_t)flat * per_policy,
                per_policy * sizeof(double));
+    size_t steps = src->bars - 1;
+    if (src->close && !(dst->close = malloc(src->bars * sizeof *dst->close)))
+        goto out_of_memory;
+    if (src->close)
+        memcpy(dst->close, src->close, src->bars * sizeof *dst->close);
+    if (src->barrier_hits &&
+        !(dst->barrier_hits = malloc((size_t)src->n_policies * steps * sizeof(int))))
+        goto out_of_memory;
+    if (src->barrier_hits) {
+        memcpy(dst->barrier_hits, src->barrier_hits, (size_t)src->n_policies * steps * sizeof(int));
+        if (greedy_flat)
+            memcpy(dst->barrier_hits + (size_t)greedy * steps,
+                   src->barrier_hits + (size_t)flat * steps, steps * sizeof(int));
+    }
     return FH_OK;
+out_of_memory:
+    fh_eval_report_free(dst);
+    return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
 }
 
 fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
@@ -81,12 +105,21 @@ fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
     if (keep_paths && view.n >= 2) {
         r->paths = malloc((size_t)FH_POLICY_COUNT * PATH_ARRAYS * view.n * sizeof(double));
         r->time = malloc(view.n * sizeof(int64_t));
-        if (!r->paths || !r->time) {
+        r->close = malloc(view.n * sizeof(double));
+        r->barrier_hits = calloc((size_t)FH_POLICY_COUNT * (view.n - 1), sizeof(int));
+        if (!r->paths || !r->time || !r->close || !r->barrier_hits) {
             fh_eval_report_free(r);
             return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory for the paths of "
                                 "%zu bars", __FILE__, __LINE__, view.n);
         }
         memcpy(r->time, view.time, view.n * sizeof(int64_t));
+        for (size_t t = 0; t < view.n; t++)
+            r->close[t] = view.close[t];
+    }
+    double *equity = malloc(view.n * sizeof *equity); /* without paths: one policy's */
+    if (!equity) {
+        fh_eval_report_free(r);
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
     }
     const double *oracle = view.expected_return;
     /* the classical baselines choose their parameters on validation: the same bars
@@ -98,12 +131,14 @@ fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
             continue;
         if ((k == FH_POLICY_GREEDY || k == FH_POLICY_SAMPLED) && !actor)
             continue;
-        fh_backtest_path path = {0}, *pp = NULL;
+        /* the equity path at least: the longest drawdown's length in time needs it */
+        fh_backtest_path path = {.equity = equity};
         if (r->paths) {
             double *base = r->paths + (size_t)r->n_policies * PATH_ARRAYS * view.n;
-            path = (fh_backtest_path){base, base + view.n, base + 2 * view.n, base + 3 * view.n};
-            pp = &path;
+            path = (fh_backtest_path){base, base + view.n, base + 2 * view.n, base + 3 * view.n,
+                                      r->barrier_hits + (size_t)r->n_policies * (view.n - 1)};
         }
+        fh_backtest_path *pp = &path;
         fh_status st;
         if (fh_policy_is_baseline((fh_policy_kind)k)) {
             fh_baseline_choice *c = &r->baselines[k - FH_POLICY_VOL_TARGET];
@@ -118,11 +153,16 @@ fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
                                       err);
         }
         if (st != FH_OK) {
+            free(equity);
             fh_eval_report_free(r);
             return st;
         }
+        if (view.time)
+            r->metrics[r->n_policies].max_drawdown_days =
+                fh_risk_longest_drawdown_days(view.time, path.equity, view.n);
         r->kinds[r->n_policies++] = (fh_policy_kind)k;
     }
+    free(equity);
     return FH_OK;
 }
 
@@ -141,13 +181,22 @@ fh_status fh_eval_report_set_greedy_ensemble(fh_eval_report *r, const fh_mlp *co
                             "the %s split's %zu bars", __FILE__, __LINE__,
                             fh_split_name(split), view.n);
     fh_backtest_path path = {0}, *pp = NULL;
-    if (r->paths) {
+    if (r->paths) { /* as fh_eval_report_run lays them out */
         double *base = r->paths + (size_t)greedy * PATH_ARRAYS * view.n;
-        path = (fh_backtest_path){base, base + view.n, base + 2 * view.n, base + 3 * view.n};
+        path = (fh_backtest_path){.equity = base, .exposure = base + view.n,
+                                  .cost = base + 2 * view.n, .turnover = base + 3 * view.n,
+                                  .barrier_hit = r->barrier_hits
+                                                     ? r->barrier_hits +
+                                                           (size_t)greedy * (view.n - 1)
+                                                     : NULL};
         pp = &path;
     }
-    return fh_backtest_run_ensemble(&r->metrics[greedy], actors, n_actors, &cfg->env, &view,
-                                    r->periods_per_year, seed, pp, err);
+    fh_status st = fh_backtest_run_ensemble(&r->metrics[greedy], actors, n_actors, &cfg->env,
+                                            &view, r->periods_per_year, seed, pp, err);
+    if (st == FH_OK && pp && view.time)
+        r->metrics[greedy].max_drawdown_days =
+            fh_risk_longest_drawdown_days(view.time, path.equity, view.n);
+    return st;
 }
 
 const fh_baseline_choice *fh_eval_report_baseline(const fh_eval_report *r,
@@ -296,11 +345,11 @@ fh_status fh_eval_report_returns_csv(const fh_eval_report *r, char **csv, fh_err
     if (!r->paths)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the report kept no paths", __FILE__,
                             __LINE__);
-    size_t n = r->bars, cap = 4096 + n * (size_t)r->n_policies * 5 * 26 + n * 24;
+    size_t n = r->bars, cap = 4096 + n * (size_t)r->n_policies * 5 * 26 + n * 50;
     char *text = malloc(cap);
     if (!text)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
-    size_t used = (size_t)snprintf(text, cap, "time");
+    size_t used = (size_t)snprintf(text, cap, r->close ? "time,close" : "time");
     const char *cols[5] = {"equity", "return", "exposure", "cost", "turnover"};
     for (int i = 0; i < r->n_policies; i++)
         for (int c = 0; c < 5; c++)
@@ -313,6 +362,8 @@ fh_status fh_eval_report_returns_csv(const fh_eval_report *r, char **csv, fh_err
         char when[32];
         fh_format_utc(when, sizeof when, r->time[t]);
         used += (size_t)snprintf(text + used, cap - used, "%s", when);
+        if (r->close) /* the float32 price, exactly, as every column: 17 digits */
+            used += (size_t)snprintf(text + used, cap - used, ",%.17g", r->close[t]);
         for (int i = 0; i < r->n_policies; i++) {
             const double *base = r->paths + (size_t)i * PATH_ARRAYS * n;
             const double *eq = base, *ex = base + n, *co = base + 2 * n, *tu = base + 3 * n;
@@ -400,6 +451,65 @@ cJSON *fh_baseline_choice_json(const fh_baseline_choice *c, const fh_backtest_me
     return o;
 }
 
+/* A policy's risk section (risk_metrics.h): drawdowns with their UTC dates, VaR, CVaR,
+ * alpha and beta, the best and worst periods and each year's return. */
+static fh_status add_risk(cJSON *p, const fh_eval_report *r, int i, int benchmark,
+                          fh_error *err)
+{
+    const double *eq = r->paths + (size_t)i * PATH_ARRAYS * r->bars;
+    const double *bench = benchmark >= 0 ? r->paths + (size_t)benchmark * PATH_ARRAYS * r->bars
+                                         : NULL;
+    fh_risk_metrics m;
+    fh_status st = fh_risk_compute(r->time, eq, bench, r->bars, r->periods_per_year, &m, err);
+    int *key = malloc(r->bars * sizeof *key);
+    double *ret = malloc(r->bars * sizeof *ret);
+    if (st == FH_OK && (!key || !ret))
+        st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+    if (st != FH_OK) {
+        free(key);
+        free(ret);
+        return st;
+    }
+    cJSON *o = cJSON_AddObjectToObject(p, "risk");
+    add_number(o, "var_95", m.var);
+    add_number(o, "cvar_95", m.cvar);
+    add_number(o, "alpha", m.alpha);
+    add_number(o, "beta", m.beta);
+    for (int k = 0; k < FH_PERIOD_COUNT; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "best_%s", fh_period_name((fh_period)k));
+        add_number(o, name, m.best[k]);
+        snprintf(name, sizeof name, "worst_%s", fh_period_name((fh_period)k));
+        add_number(o, name, m.worst[k]);
+    }
+    cJSON *dds = cJSON_AddArrayToObject(o, "worst_drawdowns");
+    for (int k = 0; k < m.n_drawdowns; k++) {
+        const fh_drawdown_period *d = &m.drawdowns[k];
+        cJSON *dj = cJSON_CreateObject();
+        char when[32];
+        fh_format_utc(when, sizeof when, r->time[d->start]);
+        cJSON_AddStringToObject(dj, "start", when);
+        fh_format_utc(when, sizeof when, r->time[d->valley]);
+        cJSON_AddStringToObject(dj, "valley", when);
+        fh_format_utc(when, sizeof when, r->time[d->end]);
+        cJSON_AddStringToObject(dj, "end", when);
+        cJSON_AddBoolToObject(dj, "recovered", d->recovered);
+        add_number(dj, "depth", d->depth);
+        add_number(dj, "days", d->days);
+        cJSON_AddItemToArray(dds, dj);
+    }
+    cJSON *years = cJSON_AddObjectToObject(o, "yearly_returns");
+    size_t n = fh_risk_period_returns(r->time, eq, r->bars, FH_PERIOD_YEAR, key, ret, r->bars);
+    for (size_t k = 0; k < n; k++) {
+        char year[16];
+        snprintf(year, sizeof year, "%d", key[k] / 10000);
+        add_number(years, year, ret[k]);
+    }
+    free(key);
+    free(ret);
+    return FH_OK;
+}
+
 fh_status fh_eval_report_write_json(const fh_eval_report *r, const char *source,
                                     const char *path, fh_error *err)
 {
@@ -423,6 +533,9 @@ fh_status fh_eval_report_write_json(const fh_eval_report *r, const char *source,
         cJSON_AddStringToObject(g, "why", r->gate_why);
     }
     cJSON *policies = cJSON_AddObjectToObject(root, "policies");
+    int benchmark = -1;
+    for (int i = 0; i < r->n_policies; i++)
+        benchmark = r->kinds[i] == FH_POLICY_BUY_AND_HOLD ? i : benchmark;
     for (int i = 0; i < r->n_policies; i++) {
         const fh_backtest_metrics *m = &r->metrics[i];
         cJSON *p = cJSON_AddObjectToObject(policies, fh_policy_name(r->kinds[i]));
@@ -434,6 +547,12 @@ fh_status fh_eval_report_write_json(const fh_eval_report *r, const char *source,
         add_number(p, "calmar", m->calmar);
         add_number(p, "max_drawdown", m->max_drawdown);
         add_number(p, "max_drawdown_duration", m->max_drawdown_duration);
+        /* a stitched walk-forward path's metrics know no times: from its path */
+        double dd_days = m->max_drawdown_days;
+        if (!isfinite(dd_days) && r->paths && r->time)
+            dd_days = fh_risk_longest_drawdown_days(
+                r->time, r->paths + (size_t)i * PATH_ARRAYS * r->bars, r->bars);
+        add_number(p, "max_drawdown_days", dd_days);
         add_number(p, "turnover", m->turnover);
         add_number(p, "turnover_per_year", m->turnover_per_year);
         add_number(p, "trades", m->trades);
@@ -447,6 +566,12 @@ fh_status fh_eval_report_write_json(const fh_eval_report *r, const char *source,
         add_number(p, "mean_abs_exposure", m->mean_abs_exposure);
         add_number(p, "round_trips", m->round_trips);
         add_number(p, "round_trip_hit_rate", m->round_trip_hit_rate);
+        fh_status st = r->paths && r->time && r->bars >= 2 ? add_risk(p, r, i, benchmark, err)
+                                                           : FH_OK;
+        if (st != FH_OK) {
+            cJSON_Delete(root);
+            return st;
+        }
     }
     cJSON *baselines = cJSON_AddObjectToObject(root, "baselines");
     cJSON_AddNumberToObject(baselines, "validation_bars", (double)r->validation_bars);

@@ -22,6 +22,11 @@ typedef struct {
     int64_t *time;              /* (bars) with paths */
     double *paths;              /* with paths: per policy (4, bars): equity, exposure,
                                    cost, turnover (the last three over bars - 1 steps) */
+    double *close;              /* (bars) with paths: the close price (NULL in a stitched
+                                   walk-forward path) */
+    int *barrier_hits;          /* (n_policies, bars - 1) with paths: the barrier that
+                                   closed the position at the end of each step
+                                   (evaluate.h's fh_backtest_path), or NULL */
     /* the classical baselines' parameters (baselines.h), chosen on the run's validation
      * split: [kind - FH_POLICY_VOL_TARGET] */
     fh_baseline_choice baselines[FH_BASELINE_COUNT]; /* n_trials 0: none recorded (a
@@ -62,8 +67,8 @@ fh_status fh_eval_report_copy(const fh_eval_report *src, int greedy_flat, fh_eva
  * better or worse by more than two standard errors of the Sharpe difference, else not
  * distinguishable; prefixed IN-SAMPLE where the split is. */
 void fh_eval_report_verdict(const fh_eval_report *r, char *out, size_t size);
-/* Per bar and policy, time, equity, return, exposure, cost (a share of the equity) and
- * turnover, as CSV (atomically: PATH.tmp then rename); needs keep_paths. */
+/* Per bar, time and the close price (when the report has it), then per policy equity,
+ * return, exposure, cost (a share of the equity) and turnover, as CSV (atomically: PATH.tmp then rename); needs keep_paths. */
 fh_status fh_eval_report_write_returns(const fh_eval_report *r, const char *path,
                                        fh_error *err);
 /* The same table as text (*csv malloc'd; the caller frees it). */
@@ -78,7 +83,8 @@ fh_status fh_write_text_atomically(const char *path, const char *text, fh_error 
 struct cJSON;
 struct cJSON *fh_baseline_choice_json(const fh_baseline_choice *c,
                                       const fh_backtest_metrics *m, double periods_per_year);
-/* Writes the report as JSON (atomically: PATH.tmp then rename). */
+/* Writes the report as JSON (atomically: PATH.tmp then rename); with paths, each
+ * policy's risk metrics (risk_metrics.h) against buy-and-hold too. */
 fh_status fh_eval_report_write_json(const fh_eval_report *r, const char *source,
                                     const char *path, fh_error *err);
 

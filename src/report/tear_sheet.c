@@ -17,13 +17,15 @@
 #include "report/csv_table.h"
 #include "report/eval_columns.h"
 #include "report/report_assets.h"
+#include "report/tear_sheet_risk.h"
 #include "report/tear_sheet_series.h"
 
 #define PATH_ARRAYS 4       /* r->paths per policy: equity, exposure, cost, turnover */
 #define HISTOGRAM_BINS 60
 #define HISTOGRAM_TAIL 0.005 /* the range leaves out this share at each end (those
                                 returns count in the edge bins) */
-#define BASE_CHARTS 5        /* equity, drawdown, rolling Sharpe, exposure, distribution */
+#define BASE_CHARTS 6        /* equity, drawdown, rolling Sharpe and volatility, exposure,
+                                distribution; and the price where the report has it */
 
 static const char *const COLOURS[FH_POLICY_COUNT] = {
     [FH_POLICY_GREEDY] = "#1f77b4",   [FH_POLICY_SAMPLED] = "#17becf",
@@ -210,7 +212,8 @@ static void put_intro(FILE *f, const page *p)
 {
     const fh_eval_report *r = p->r;
     const fh_tear_sheet_info *info = p->info;
-    fprintf(f, "<body data-charts-expected=\"%d\">\n<header>\n<h1>", BASE_CHARTS + p->train_charts);
+    fprintf(f, "<body data-charts-expected=\"%d\">\n<header>\n<h1>",
+            BASE_CHARTS + (r->close != NULL) + p->train_charts);
     put_html(f, info->title);
     fputs("</h1>\n<p class=\"meta\">checkpoint: ", f);
     put_html(f, info->source);
@@ -221,7 +224,7 @@ static void put_intro(FILE *f, const page *p)
     fputs("</p>\n<p class=\"meta\">", f);
     put_html(f, r->split);
     fprintf(f, " split: %zu bars from %s to %s, %.0f periods/year; rolling Sharpe over %zu "
-            "bars", r->bars, r->first_time[0] ? r->first_time : "?",
+            "bars, rolling volatility too", r->bars, r->first_time[0] ? r->first_time : "?",
             r->last_time[0] ? r->last_time : "?", r->periods_per_year, p->window);
     if (p->stride > 1)
         fprintf(f, "; the charts plot one bar in %zu (%zu points: drawdown keeps each "
@@ -316,6 +319,14 @@ static void put_charts(FILE *f, const page *p)
               "thick line), the classical baselines among them.",
               "<label class=\"note\"><input type=\"checkbox\" id=\"fh-log\" checked> log "
               "scale</label>\n");
+    if (p->r->close)
+        put_chart(f, "price", "Trades on the price",
+                  "The close price with the greedy policy's trades: where it opened a long or a "
+                  "short position, where it closed one itself (exit), and where the "
+                  "environment's barriers closed it (profit take, stop loss, time limit, at "
+                  "the close of that bar). On a downsampled chart a mark sits on the point "
+                  "that covers its bar, at that bar's price. Many trades: drag across the "
+                  "chart to zoom in, double-click to zoom out.", NULL);
     fputs("<div class=\"pair\">\n", f);
     put_chart(f, "drawdown", "Drawdown",
               "1 - equity / its running peak, drawn below zero (flat never draws down and is "
@@ -326,15 +337,21 @@ static void put_charts(FILE *f, const page *p)
              p->window);
     put_chart(f, "sharpe", "Rolling Sharpe", note, NULL);
     fputs("</div>\n<div class=\"pair\">\n", f);
+    snprintf(note, sizeof note, "The annualised volatility (population std times sqrt(%.0f)) "
+             "of the last %zu per-bar returns, the rolling Sharpe's window.",
+             p->r->periods_per_year, p->window);
+    put_chart(f, "volatility", "Rolling volatility", note, NULL);
     put_chart(f, "exposure", "Exposure",
               "The exposure held over each bar (+1 all long, -1 all short): the actor's "
               "policies and, on the synthetic market, the oracle; a moving average over the "
-              "number of points in the box below (1: none).", NULL);
+              "number of points set here (1: none).",
+              "<label class=\"note\">smoothing: <input type=\"number\" id=\"fh-roll\" "
+              "min=\"1\" step=\"1\"> points</label>\n");
+    fputs("</div>\n", f);
     put_chart(f, "distribution", "Distribution of per-bar returns",
               "Share of steps per return bin, the greedy policy against buy-and-hold (flat "
               "steps make the spike at 0; the outer 0.5% at each end count in the edge bins).",
               NULL);
-    fputs("</div>\n", f);
 }
 
 /* The monthly returns of policy i as a heatmap table; months (bars) is scratch. */
@@ -408,6 +425,20 @@ static void put_training(FILE *f, const page *p)
     fputs("</div>\n</section>\n", f);
 }
 
+/* One setting's value as text: a string as it is, anything else as compact JSON. */
+static void put_setting_value(FILE *f, const cJSON *item)
+{
+    if (cJSON_IsString(item)) {
+        put_html(f, item->valuestring);
+        return;
+    }
+    char *text = cJSON_PrintUnformatted(item);
+    put_html(f, text ? text : "?");
+    cJSON_free(text);
+}
+
+/* The resolved configuration, a two-column table per section ([run], [ppo], ...) in a
+ * grid, so keys and values line up. */
 static void put_settings(FILE *f, const char *config_json)
 {
     fputs("<section>\n<h2>Settings</h2>\n", f);
@@ -415,14 +446,40 @@ static void put_settings(FILE *f, const char *config_json)
         fputs("<p class=\"note\">The checkpoint carries no configuration.</p>\n</section>\n", f);
         return;
     }
-    fputs("<p class=\"note\">The run's resolved configuration, as the checkpoint carries it."
-          "</p>\n<pre>", f);
+    fputs("<p class=\"note\">The run's resolved configuration, as the checkpoint carries it "
+          "(docs/CONFIG.md describes every key).</p>\n", f);
     cJSON *json = cJSON_Parse(config_json);
-    char *pretty = json ? cJSON_Print(json) : NULL;
-    put_html(f, pretty ? pretty : config_json);
-    cJSON_free(pretty);
+    if (!cJSON_IsObject(json)) { /* not ours: shown as it is */
+        fputs("<pre>", f);
+        put_html(f, config_json);
+        fputs("</pre>\n</section>\n", f);
+        cJSON_Delete(json);
+        return;
+    }
+    fputs("<div class=\"settings\">\n", f);
+    const cJSON *section;
+    cJSON_ArrayForEach(section, json)
+    {
+        fputs("<div><h3>", f);
+        put_html(f, section->string);
+        fputs("</h3>\n<table class=\"settings\">\n", f);
+        if (!cJSON_IsObject(section)) {
+            fputs("<tr><td>", f);
+            put_setting_value(f, section);
+            fputs("</td></tr>\n", f);
+        }
+        const cJSON *item;
+        for (item = cJSON_IsObject(section) ? section->child : NULL; item; item = item->next) {
+            fputs("<tr><th>", f);
+            put_html(f, item->string);
+            fputs("</th><td>", f);
+            put_setting_value(f, item);
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n</div>\n", f);
+    }
+    fputs("</div>\n</section>\n", f);
     cJSON_Delete(json);
-    fputs("</pre>\n</section>\n", f);
 }
 
 /* One JSON object {policy: [downsampled values]} of the policies shown; series(p, i,
@@ -462,6 +519,12 @@ static void drawdown_series(const page *p, int i, double *out)
 static void sharpe_series(const page *p, int i, double *out)
 {
     fh_ts_rolling_sharpe(equity_of(p->r, i), p->r->bars, p->window, p->r->periods_per_year, out);
+}
+
+static void volatility_series(const page *p, int i, double *out)
+{
+    fh_ts_rolling_volatility(equity_of(p->r, i), p->r->bars, p->window, p->r->periods_per_year,
+                             out);
 }
 
 static void exposure_series(const page *p, int i, double *out)
@@ -588,13 +651,15 @@ static void put_data(FILE *f, const page *p)
     put_policy_series(f, p, "equity", all, equity_series, FH_TS_AT, r->bars);
     put_policy_series(f, p, "drawdown", drawdown, drawdown_series, FH_TS_MIN, r->bars);
     put_policy_series(f, p, "rolling_sharpe", sharpe, sharpe_series, FH_TS_AT, r->bars);
+    put_policy_series(f, p, "rolling_volatility", sharpe, volatility_series, FH_TS_AT, r->bars);
     put_policy_series(f, p, "exposure", exposure, exposure_series, FH_TS_STEP_MEAN, r->bars);
     put_histogram(f, p);
+    fh_tear_sheet_put_price(f, r, p->stride, p->points);
     put_training_data(f, p);
     fputs("}\n</script>\n", f);
 }
 
-static void put_page(FILE *f, const page *p)
+static fh_status put_page(FILE *f, const page *p, fh_error *err)
 {
     put_head(f, p->info->title);
     put_intro(f, p);
@@ -606,6 +671,9 @@ static void put_page(FILE *f, const page *p)
           "eval.json key).</p>\n", f);
     put_baselines(f, p->r);
     fputs("</section>\n", f);
+    fh_status st = fh_tear_sheet_put_risk(f, p->r, err);
+    if (st != FH_OK)
+        return st;
     put_charts(f, p);
     put_months(f, p);
     put_training(f, p);
@@ -622,6 +690,7 @@ static void put_page(FILE *f, const page *p)
     fputs("<script>\n", f);
     put_asset(f, "tear_sheet.js", NULL);
     fputs("</script>\n</body>\n</html>\n", f);
+    return FH_OK;
 }
 
 /* ---- the page's inputs ---- */
@@ -701,8 +770,12 @@ fh_status fh_tear_sheet_write(const char *path, const fh_eval_report *r,
         return FH_ERR_INPUT;
     }
     errno = 0;
-    put_page(f, &p);
+    st = put_page(f, &p, err);
     page_free(&p);
+    if (st != FH_OK) { /* no partial page: the temporary file is removed */
+        fh_replace_with_tmp(f, 0, 0, tmp, path);
+        return st;
+    }
     int e = fh_replace_with_tmp(f, 1, 0, tmp, path); /* a failed write shows as ferror */
     if (e)
         return fh_error_set(err, FH_ERR_INPUT, "cannot write %s: %s%s", path, strerror(e),

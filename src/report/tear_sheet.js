@@ -38,6 +38,47 @@
     return v.toExponential(2);
   }
 
+  /* 12.3k, 4.5M: an equity axis's labels */
+  function kmb(v) {
+    var a = Math.abs(v);
+    if (a >= 1e9) return +(v / 1e9).toPrecision(3) + 'B';
+    if (a >= 1e6) return +(v / 1e6).toPrecision(3) + 'M';
+    if (a >= 1e3) return +(v / 1e3).toPrecision(3) + 'k';
+    return String(+v.toPrecision(3));
+  }
+
+  /* Linear ticks at 1, 2 or 5 times a power of ten, about one per `every` pixels. */
+  function linearTicks(a, b, pixels, every) {
+    var raw = (b - a) / Math.max(1, Math.floor(pixels / every));
+    if (!(raw > 0)) return [{ v: a, label: kmb(a) }];
+    var mag = Math.pow(10, Math.floor(Math.log10(raw))), f = raw / mag;
+    var step = mag * (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10), ticks = [];
+    for (var v = Math.ceil(a / step) * step; v <= b + step * 1e-9; v += step)
+      ticks.push({ v: v, label: kmb(v) });
+    return ticks;
+  }
+
+  /* The equity axis's ticks. dygraphs' own log ticker keeps only ticks at 1..9 times a
+   * power of ten and, within a decade, can leave no label above the first (issue 36:
+   * no tick above 10k): on a log axis, 1-2-5 ticks thinned to the pixel spacing when
+   * the range spans a decade, else linear ones (still placed on the log axis). */
+  function equityTicker(a, b, pixels, opts, dygraph, vals) {
+    var every = opts('pixelsPerLabel') || 30;
+    if (!dygraph.getOption('logscale') || !(a > 0) || b / a < 10)
+      return linearTicks(a, b, pixels, every);
+    var ticks = [], last = -Infinity;
+    for (var e = Math.floor(Math.log10(a)); e <= Math.ceil(Math.log10(b)); e++)
+      [1, 2, 5].forEach(function (m) {
+        var v = m * Math.pow(10, e);
+        if (v < a || v > b) return;
+        var px = Math.log(v / a) / Math.log(b / a) * pixels;
+        if (px - last < every) return;
+        ticks.push({ v: v, label: kmb(v) });
+        last = px;
+      });
+    return ticks;
+  }
+
   /* One chart into <div id=id>, its legend into <div id=legend-...>. */
   function draw(id, xs, series, options) {
     try {
@@ -61,12 +102,50 @@
     }
   }
 
+  /* The close price (a line) and the greedy policy's trades (marks only). */
+  function drawPrice(dates, price) {
+    var marks = {
+      'long entry': { colour: '#2ca02c', shape: 'up' },
+      'short entry': { colour: '#d62728', shape: 'down' },
+      'exit': { colour: '#333333', shape: 'dot' },
+      'profit take': { colour: '#17becf', shape: 'dot' },
+      'stop loss': { colour: '#ff7f0e', shape: 'dot' },
+      'time limit': { colour: '#9467bd', shape: 'dot' }
+    };
+    var names = Object.keys(price), series = { close: { strokeWidth: 1.0 } };
+    names.forEach(function (n) {
+      var m = marks[n];
+      if (!m) return;
+      series[n] = { strokeWidth: 0, drawPoints: true, pointSize: m.shape === 'dot' ? 2.5 : 3.5,
+                    drawPointCallback: m.shape === 'dot' ? undefined : triangle(m.shape === 'up') };
+    });
+    draw('chart-price', dates, price, {
+      ylabel: 'close', series: series, connectSeparatedPoints: false,
+      colors: names.map(function (n) { return marks[n] ? marks[n].colour : '#555555'; }),
+      axes: { y: { valueFormatter: kmb, axisLabelFormatter: kmb, axisLabelWidth: 56 } }
+    });
+  }
+
+  function triangle(up) {
+    return function (g, name, ctx, cx, cy, colour, radius) {
+      var r = radius + 1.5, d = up ? 1 : -1;
+      ctx.beginPath();
+      ctx.fillStyle = colour;
+      ctx.moveTo(cx, cy - d * r);
+      ctx.lineTo(cx - r, cy + d * r);
+      ctx.lineTo(cx + r, cy + d * r);
+      ctx.closePath();
+      ctx.fill();
+    };
+  }
+
   function drawAll() {
     var dates = D.time.map(function (t) { return new Date(1000 * t); });
     var wide = { buy_and_hold: { strokeWidth: 2.2 } };
     /* a log scale by default: the oracle's equity can dwarf every other */
     draw('chart-equity', dates, D.equity, {
-      ylabel: 'equity', series: wide, logscale: true, labelsKMB: true
+      ylabel: 'equity', series: wide, logscale: true,
+      axes: { y: { ticker: equityTicker, valueFormatter: kmb, axisLabelWidth: 56 } }
     });
     var box = document.getElementById('fh-log');
     if (box)
@@ -80,12 +159,27 @@
     draw('chart-sharpe', dates, D.rolling_sharpe, {
       ylabel: 'Sharpe (' + D.sharpe_window + ' bars)', series: wide
     });
-    /* a moving average over ~1/150 of the chart, else the positions blur into a band;
-     * the roller box (lower left) sets it, 1 for the raw values */
-    draw('chart-exposure', dates, D.exposure, {
-      ylabel: 'exposure', valueRange: [-1.1, 1.1], showRoller: true,
-      rollPeriod: Math.max(1, Math.round(dates.length / 150))
+    draw('chart-volatility', dates, D.rolling_volatility, {
+      ylabel: 'volatility (' + D.sharpe_window + ' bars)', series: wide,
+      axes: { y: { valueFormatter: pct(1), axisLabelFormatter: pct(0) } }
     });
+    /* a moving average over ~1/150 of the chart, else the positions blur into a band;
+     * the number box above the chart (not dygraphs' roller, which sits inside the plot)
+     * sets it, 1 for the raw values */
+    var roll = Math.max(1, Math.round(dates.length / 150));
+    draw('chart-exposure', dates, D.exposure, {
+      ylabel: 'exposure', valueRange: [-1.1, 1.1], rollPeriod: roll
+    });
+    var rollBox = document.getElementById('fh-roll');
+    var exposureChart = charts[charts.length - 1];
+    if (rollBox) {
+      rollBox.value = String(roll);
+      rollBox.addEventListener('change', function () {
+        var k = Math.max(1, Math.round(+rollBox.value || 1));
+        exposureChart.graph.updateOptions({ rollPeriod: k });
+      });
+    }
+    if (D.price) drawPrice(dates, D.price);
     var h = D.histogram;
     draw('chart-distribution', h.edges, h.share, {
       xlabel: 'return per bar', ylabel: 'share of steps', stepPlot: true, fillGraph: true,

@@ -68,8 +68,9 @@ size_t fh_ts_sharpe_window(double periods_per_year, size_t n)
     return w < 2 ? 2 : w;
 }
 
-void fh_ts_rolling_sharpe(const double *equity, size_t n, size_t w, double periods_per_year,
-                          double *out)
+/* The rolling Sharpe (volatility 0) or annualised volatility (1) of the last w returns. */
+static void rolling_stat(const double *equity, size_t n, size_t w, double periods_per_year,
+                         int volatility, double *out)
 {
     /* running sums over the window; returns are small, so the sums keep their precision
      * over any split length this program sees */
@@ -92,8 +93,24 @@ void fh_ts_rolling_sharpe(const double *equity, size_t n, size_t w, double perio
         double mean = sum / (double)w, second = sumsq / (double)w;
         double var = second - mean * mean;
         /* a variance at rounding level of the second moment is a constant return */
-        out[t] = var > 1e-12 * second ? mean / sqrt(var) * annual : 0.0;
+        int constant = !(var > 1e-12 * second);
+        if (volatility)
+            out[t] = constant ? 0.0 : sqrt(var) * annual;
+        else
+            out[t] = constant ? 0.0 : mean / sqrt(var) * annual;
     }
+}
+
+void fh_ts_rolling_sharpe(const double *equity, size_t n, size_t w, double periods_per_year,
+                          double *out)
+{
+    rolling_stat(equity, n, w, periods_per_year, 0, out);
+}
+
+void fh_ts_rolling_volatility(const double *equity, size_t n, size_t w,
+                              double periods_per_year, double *out)
+{
+    rolling_stat(equity, n, w, periods_per_year, 1, out);
 }
 
 static int compare_doubles(const void *a, const void *b)

@@ -40,6 +40,10 @@ size_t fh_ts_sharpe_window(double periods_per_year, size_t n);
  * of the w step returns into bars t - w + 1 .. t; NaN for t < w. */
 void fh_ts_rolling_sharpe(const double *equity, size_t n, size_t w, double periods_per_year,
                           double *out);
+/* out[t], t < n: the annualised volatility (population std times sqrt(P), 0 for a
+ * constant return) of the same w step returns; NaN for t < w. */
+void fh_ts_rolling_volatility(const double *equity, size_t n, size_t w,
+                              double periods_per_year, double *out);
 
 /* The q-quantile (0..1) of x (n >= 1; nearest rank on a sorted copy in scratch (n)). */
 double fh_ts_quantile(const double *x, size_t n, double q, double *scratch);

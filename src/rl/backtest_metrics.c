@@ -23,6 +23,7 @@ void fh_backtest_metrics_compute(const double *equity, const double *turnover,
                                  double periods_per_year, fh_backtest_metrics *m)
 {
     memset(m, 0, sizeof *m);
+    m->max_drawdown_days = NAN; /* bars carry no time here: the report sets it */
     m->steps = T;
     m->final_equity = T >= 0 ? equity[T] : 0;
     if (T <= 0)

@@ -67,7 +67,7 @@ fh_status fh_backtest_run(fh_backtest_metrics *m, fh_policy_kind kind, const fh_
                           const double *expected_return, double periods_per_year,
                           uint64_t seed, double *exposure_held, fh_error *err)
 {
-    fh_backtest_path path = {NULL, exposure_held, NULL, NULL};
+    fh_backtest_path path = {.exposure = exposure_held};
     return fh_backtest_run_path(m, kind, actor, cfg, view, expected_return, periods_per_year,
                                 seed, &path, err);
 }
@@ -141,9 +141,10 @@ static fh_status run_impl(fh_backtest_metrics *m, fh_policy_kind kind,
     double *turnover = calloc((size_t)T, sizeof(double));
     double *costs = calloc((size_t)T, sizeof(double));
     double *held = calloc((size_t)T, sizeof(double));
+    int *barrier = calloc((size_t)T, sizeof(int));
     fh_mlp_ws ws[FH_ENSEMBLE_MAX];
     memset(ws, 0, sizeof ws);
-    if (!equity || !turnover || !costs || !held) {
+    if (!equity || !turnover || !costs || !held || !barrier) {
         st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
         goto done;
     }
@@ -207,6 +208,7 @@ static fh_status run_impl(fh_backtest_metrics *m, fh_policy_kind kind,
         turnover[t] = res.turnover;
         costs[t] = res.cost;
         held[t] = res.units_held != 0.0 ? res.exposure : 0.0;
+        barrier[t] = res.barrier_hit;
         ended = res.terminal;
     }
     for (; t < T; t++) /* after ruin: flat at the fallen equity */
@@ -218,6 +220,8 @@ static fh_status run_impl(fh_backtest_metrics *m, fh_policy_kind kind,
         for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
             if (out[i].dst)
                 memcpy(out[i].dst, out[i].src, out[i].n * sizeof(double));
+        if (path->barrier_hit)
+            memcpy(path->barrier_hit, barrier, (size_t)T * sizeof(int));
     }
     fh_backtest_metrics_compute(equity, turnover, costs, held, T, periods_per_year, m);
     st = FH_OK;
@@ -228,6 +232,7 @@ done:
     free(turnover);
     free(costs);
     free(held);
+    free(barrier);
     return st;
 }
 

@@ -527,9 +527,11 @@ char *fh_train_config_to_json(const fh_train_config *cfg)
                 continue;
             char text[FH_CONFIG_STRING_MAX + 32];
             fh_config_field_format(f, cfg, text, sizeof text);
-            /* u64 as a string: JSON numbers are doubles */
+            /* a u64 (a seed) as a number below 1e15 (a double holds it exactly and %.15g
+             * writes it back as digits: from_json), else as a string; both read back */
+            int u64_as_text = f->type == FH_FIELD_U64 && strtod(text, NULL) >= 1e15;
             if (f->type == FH_FIELD_STRING || f->type == FH_FIELD_CHOICE ||
-                f->type == FH_FIELD_ENUM || f->type == FH_FIELD_U64)
+                f->type == FH_FIELD_ENUM || u64_as_text)
                 cJSON_AddStringToObject(obj, f->key, text);
             else
                 cJSON_AddRawToObject(obj, f->key, text);

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "foxhunt/timing.h"
@@ -31,6 +32,8 @@ fh_status fh_train_loop_init_with(fh_train_loop *loop, const fh_learner_ops *ops
     fh_status st = fh_train_config_validate(cfg, err);
     if (st == FH_OK)
         st = ops->create(&loop->learner, err);
+    if (st == FH_OK) /* the learner's configuration: a resume's is the checkpoint's */
+        fh_run_record_init(&loop->record, &loop->learner.cfg, loop->learner.device);
     return st;
 }
 
@@ -53,8 +56,15 @@ fh_status fh_train_loop_open_run(fh_train_loop *loop, fh_error *err)
     const char *own[FH_METRICS_MAX_OWN];
     for (int i = 0; i < l->ops->n_columns; i++)
         own[i] = l->ops->columns[i].name;
-    return fh_run_dir_open(&loop->run, &l->cfg, l->config_json, l->iteration, own,
-                           l->ops->n_columns, err);
+    /* config.json: the configuration and, beside it, the record of what made the run */
+    char *config_json = fh_run_record_add_to_json(&loop->record, l->config_json);
+    if (!config_json)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the resolved configuration does not "
+                            "parse as JSON, or out of memory", __FILE__, __LINE__);
+    fh_status st = fh_run_dir_open(&loop->run, &l->cfg, config_json, l->iteration, own,
+                                   l->ops->n_columns, err);
+    free(config_json);
+    return st;
 }
 
 void fh_train_loop_free(fh_train_loop *loop)
@@ -84,8 +94,9 @@ static fh_status save_to(fh_train_loop *loop, const char *path, int lead, fh_err
 {
     fh_learner *l = &loop->learner;
     fh_status st = l->ops->sync(l, err);
+    fh_save_meta record = fh_run_record_meta(&loop->record);
     if (st == FH_OK && lead)
-        st = l->ops->save(l, path, NULL, err);
+        st = l->ops->save(l, path, &record, err);
     if (st == FH_OK)
         snprintf(loop->last_checkpoint, sizeof loop->last_checkpoint, "%s", path);
     return st;
@@ -162,7 +173,8 @@ static fh_status run_loop(fh_train_loop *loop, volatile sig_atomic_t *stop,
         st = l->ops->sync(l, err);
         if (st == FH_OK && !solo)
             st = l->ops->ranks->finish(l, err);
-        if (st == FH_OK && lead && (st = l->ops->save(l, path, NULL, err)) != FH_OK)
+        fh_save_meta record = fh_run_record_meta(&loop->record);
+        if (st == FH_OK && lead && (st = l->ops->save(l, path, &record, err)) != FH_OK)
             note_last_checkpoint(loop, err);
         if (st == FH_OK)
             snprintf(loop->last_checkpoint, sizeof loop->last_checkpoint, "%s", path);

@@ -291,9 +291,16 @@ fh_status fh_validation_run(fh_train_loop *t, fh_error *err)
         snprintf(sharpe, sizeof sharpe, "%.17g", m.sharpe);
         snprintf(iteration, sizeof iteration, "%lld", (long long)l->iteration);
         snprintf(psr_text, sizeof psr_text, "%.17g", psr);
-        const char *keys[3] = {"validation.sharpe", "validation.iteration", "validation.psr"};
-        const char *values[3] = {sharpe, iteration, psr_text};
-        fh_save_meta meta = {keys, values, 3};
+        /* its validation, then the record of what made the run (run_record.h) */
+        const char *keys[3 + FH_RUN_RECORD_KEYS] = {"validation.sharpe", "validation.iteration",
+                                                    "validation.psr"};
+        const char *values[3 + FH_RUN_RECORD_KEYS] = {sharpe, iteration, psr_text};
+        fh_save_meta record = fh_run_record_meta(&t->record);
+        for (int k = 0; k < record.n; k++) {
+            keys[3 + k] = record.keys[k];
+            values[3 + k] = record.values[k];
+        }
+        fh_save_meta meta = {keys, values, 3 + record.n};
         if ((st = l->ops->save(l, path, &meta, err)) != FH_OK)
             return st;
         fh_mlp_copy(&t->best_policy, policy);

@@ -8,11 +8,15 @@ cost column, already a share of the equity of the moment), time in market (share
 steps with a non-zero exposure) and round trips must equal eval.json's to 1e-9
 relative (the CSV prints 17 significant digits); each row's return must be its equity
 over the previous row's minus 1. Exit 0 when all agree, 1 naming the first that does
-not."""
+not. The close column must be a positive price on every row, and each policy's risk
+section (VaR, CVaR, alpha, beta, best and worst periods, yearly returns, the worst
+drawdowns) must match check_risk.py's recomputation."""
 import csv
 import json
 import math
 import sys
+
+from check_risk import check_policy
 
 REL = 1e-9
 
@@ -43,6 +47,13 @@ def main() -> int:
         print(f"{len(rows)} rows for {ev['bars']} bars")
         return 1
     failures = 0
+    # a stitched walk-forward path has no close column; eval's and train's have one
+    if "close" in rows[0] and not all(float(r["close"]) > 0 for r in rows):
+        print("the close column is missing a positive price")
+        return 1
+    times = [r["time"] for r in rows]
+    bench = ([float(r["buy_and_hold_return"]) for r in rows[1:]]
+             if "buy_and_hold" in ev["policies"] else None)
     for name, m in ev["policies"].items():
         equity = [float(r[f"{name}_equity"]) for r in rows]
         ret = [float(r[f"{name}_return"]) for r in rows[1:]]
@@ -74,6 +85,9 @@ def main() -> int:
             if not close(value, want):
                 print(f"{name}: {key}: recomputed {value!r}, eval.json {want!r}")
                 failures += 1
+        for text in check_policy(name, m, times, equity, ret, bench, ppy):
+            print(text)
+            failures += 1
         print(f"{name}: Sharpe {got['sharpe']:.6f}, max drawdown {got['max_drawdown']:.6f}, "
               f"turnover {got['turnover']:.3f}, costs {got['costs']:.6f}, "
               f"{got['round_trips']} round trips: as eval.json")

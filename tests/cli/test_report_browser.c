@@ -8,7 +8,10 @@
  * every chart must render and nothing may be reported. The same page with the dygraphs
  * script emptied must fail that check (no chart, an error), so the check can fail.
  * Finally a screenshot of the whole page, report_browser.png beside this test's binary
- * (with the page, report_browser.html). */
+ * (with the page, report_browser.html). The parts added for issue 36 must be there
+ * and drawn: the price chart with the trades, rolling volatility, the risk table, the
+ * worst drawdowns, the yearly bars, the settings tables; the equity axis labels at least
+ * three ticks; no dygraphs roller box inside a chart. */
 #include "test_proc.h" /* first: it sets _GNU_SOURCE */
 
 #include "report_fixture.h"
@@ -111,6 +114,41 @@ static int render(const char *chromium, const char *dir, const char *page, const
     return rc;
 }
 
+/* The DOM chromium dumped: the new parts of the page there and drawn. */
+static void check_parts(const char *dom_path)
+{
+    char *dom = fh_read_text(dom_path);
+    const char *d = dom ? dom : "";
+    static const char *const drawn[] = {"chart-price", "chart-volatility", "chart-equity"};
+    for (size_t i = 0; i < sizeof drawn / sizeof drawn[0]; i++) {
+        char want[96];
+        snprintf(want, sizeof want, "id=\"%s\" data-rendered=\"1\"", drawn[i]);
+        CHECK_MSG(strstr(d, want) != NULL, "%s: %s is not drawn", dom_path, drawn[i]);
+    }
+    CHECK_MSG(strstr(d, "id=\"fh-risk\"") && strstr(d, "data-drawdowns=\"greedy\"") &&
+                  strstr(d, "id=\"fh-yearly\"") && strstr(d, "<table class=\"settings\">"),
+              "%s: the risk table, the worst drawdowns, the yearly bars or the settings "
+              "tables are missing", dom_path);
+    /* dygraphs makes a roller input for every chart, shown only with showRoller */
+    int rollers_shown = 0;
+    for (const char *p = d; (p = strstr(p, "class=\"dygraph-roller\"")); p++) {
+        const char *tag_end = strchr(p, '>');
+        rollers_shown += tag_end && !memmem(p, (size_t)(tag_end - p), "display: none", 13);
+    }
+    CHECK_MSG(rollers_shown == 0, "%s: %d roller boxes sit inside charts", dom_path,
+              rollers_shown);
+    /* the equity chart's y axis: dygraphs writes one div per labelled tick */
+    const char *equity = strstr(d, "id=\"chart-equity\"");
+    const char *end = equity ? strstr(equity, "id=\"legend-equity\"") : NULL;
+    int ticks = 0;
+    for (const char *p = equity; p && end && (p = strstr(p, "dygraph-axis-label-y")) && p < end;
+         p++)
+        ticks++;
+    CHECK_MSG(ticks >= 3, "%s: the equity axis has %d labelled ticks, expected 3 or more",
+              dom_path, ticks);
+    free(dom);
+}
+
 /* The page with the embedded dygraphs script emptied (the <script> after the licence
  * comment), written to out. */
 static int without_dygraphs(const char *page, const char *out)
@@ -167,6 +205,9 @@ int main(void)
               failed);
     CHECK_MSG(strcmp(errors, "[]") == 0, "the page reported errors: %s", errors);
     printf("charts rendered: %s, errors: %s, page height %d px\n", rendered, errors, height);
+    char dom[700];
+    snprintf(dom, sizeof dom, "%s/page.dom.html", dir);
+    check_parts(dom);
 
     /* the check can fail: the page without dygraphs renders nothing and says why */
     snprintf(broken, sizeof broken, "%s/no-dygraphs.html", dir);

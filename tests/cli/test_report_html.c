@@ -259,17 +259,21 @@ static void check_page(const char *html_path, const char *csv_path, size_t metri
               "%s: dygraphs or its licence comment is missing", html_path);
     char expected[16];
     fh_body_attr(html, "data-charts-expected", expected, sizeof expected);
-    /* 5 charts of the backtest, then the training curves: mean reward and PPO's 10 own
-     * columns (learner_ppo.c; mean episode return is empty in a run this short) */
-    CHECK_MSG(atoi(expected) == 5 + 11, "%s: %s charts expected, not 16 (5 + 11 training "
+    /* 7 charts of the backtest (the price among them), then the training curves: mean
+     * reward and PPO's 10 own columns (learner_ppo.c; mean episode return is empty in a
+     * run this short) */
+    CHECK_MSG(atoi(expected) == 7 + 11, "%s: %s charts expected, not 18 (7 + 11 training "
               "curves)", html_path, expected);
     int banner = strstr(html, "class=\"banner\">IN-SAMPLE") != NULL;
     CHECK_MSG(banner == in_sample, "%s: the IN-SAMPLE banner is %s", html_path,
               banner ? "there" : "missing");
     CHECK_MSG(strstr(html, "verdict: the greedy policy") && strstr(html, "<th title=\"sharpe_se\">+-se</th>") &&
                   strstr(html, "<th title=\"round_trips\">round trips</th>") &&
-                  strstr(html, "&quot;episodes&quot;:"),
-              "%s: the verdict, the tables or the settings are missing", html_path);
+                  strstr(html, "<tr><th>episodes</th><td>") &&
+                  strstr(html, "<table class=\"metrics\" id=\"fh-risk\">") &&
+                  strstr(html, "data-drawdowns=\"greedy\"") && strstr(html, "id=\"fh-yearly\""),
+              "%s: the verdict, the tables, the risk section or the settings are missing",
+              html_path);
     cJSON *data = page_data(html);
     CHECK_MSG(data != NULL, "%s: no parsable JSON data block", html_path);
     if (data) {

@@ -268,7 +268,7 @@ static void test_causality(const fh_market *mk0, const fh_bars *bars)
         for (int g = 0; g < ng; g++) {
             CHECK(fh_baseline_targets(&grid[g], &v0, 8760, a, &err) == FH_OK);
             CHECK(fh_baseline_targets(&grid[g], &v1, 8760, b, &err) == FH_OK);
-            fh_backtest_path pa = {ea, xa, NULL, NULL}, pb = {eb, xb, NULL, NULL};
+            fh_backtest_path pa = {.equity = ea, .exposure = xa}, pb = {.equity = eb, .exposure = xb};
             fh_backtest_metrics m;
             CHECK(fh_baseline_backtest(&m, &grid[g], &cfg, &v0, 8760, &pa, &err) == FH_OK);
             CHECK(fh_baseline_backtest(&m, &grid[g], &cfg, &v1, 8760, &pb, &err) == FH_OK);

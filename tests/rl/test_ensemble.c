@@ -78,7 +78,8 @@ static int same_run(const run_out *a, const run_out *b, size_t n)
 static fh_backtest_path path_of(run_out *r)
 {
     memset(r, 0, sizeof *r);
-    return (fh_backtest_path){r->equity, r->exposure, r->cost, r->turnover};
+    return (fh_backtest_path){.equity = r->equity, .exposure = r->exposure, .cost = r->cost,
+                              .turnover = r->turnover};
 }
 
 static void test_backtests(void)
