@@ -163,6 +163,8 @@ static fh_status run_one(walkforward *w, const fh_train_config *base, int k, int
     fh_status st = fh_train_loop_init(&loop, &cfg, err);
     const fh_learner *l = &loop.learner;
     if (st == FH_OK)
+        fh_run_record_set_command(&loop.record, "foxhunt", w->argc, w->argv);
+    if (st == FH_OK)
         st = fh_train_loop_open_run(&loop, err);
     if (st == FH_OK && s == 0)
         fold_header(w, k, l->data);
@@ -452,6 +454,8 @@ int fh_cmd_walkforward(int argc, char **argv)
 
     walkforward w;
     memset(&w, 0, sizeof w);
+    w.argc = argc;
+    w.argv = argv;
     w.folds = cfg.walkforward_folds;
     w.seeds = cfg.walkforward_seeds;
     size_t runs = (size_t)w.folds * (size_t)w.seeds;

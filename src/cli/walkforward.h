@@ -33,6 +33,8 @@ typedef struct {
     fh_eval_report ensemble_deployed;   /* stitched, gated per fold */
     char data_description[sizeof ((fh_run_data *)0)->description];
     int kept;                  /* runs kept from an earlier, killed walk-forward */
+    int argc;                  /* the command line, for each run's record (run_record.h) */
+    char **argv;
 } walkforward;
 
 /* The metrics of policy kind in r, or NULL. */
