@@ -36,7 +36,7 @@ typedef struct {
     double validation_fraction;        /*   shares of the bars left after the gaps; */
     int split_gap;                     /*   bars dropped between consecutive splits */
     int walkforward_folds;             /* 0: one test split; K: this run is one fold */
-    int walkforward_fold;              /*   0 .. K-1 */
+    int fold;                          /*   1 .. K, as the folders fold<k>_seed<s> */
     char walkforward_window[16];       /*   expanding | rolling */
     int walkforward_seeds;             /*   `foxhunt walkforward`: seeds seed .. seed+S-1 */
     int synthetic_bars;

@@ -71,7 +71,7 @@ static void walkforward_free(walkforward *w)
 void fh_wf_fold_config(const fh_train_config *base, int k, int s, fh_train_config *cfg)
 {
     *cfg = *base;
-    cfg->walkforward_fold = k;
+    cfg->fold = k + 1;
     cfg->seed = base->seed + (uint64_t)s;
     cfg->eval_at_end = 0;
     snprintf(cfg->out, sizeof cfg->out, "%.400s/fold%d_seed%llu", base->out, k + 1,
@@ -135,7 +135,7 @@ static fh_status write_record(const fh_learner *l, const fh_train_config *cfg,
         return st;
     rec.model_hash = fh_fnv1a(bytes, len, FH_FNV1A_OFFSET);
     free(bytes);
-    rec.fold = cfg->walkforward_fold + 1;
+    rec.fold = cfg->fold;
     rec.seed = cfg->seed;
     snprintf(rec.version, sizeof rec.version, "%s", FH_VERSION);
     rec.config_json = (char *)l->config_json; /* borrowed: rec is not freed here */

@@ -59,7 +59,7 @@ const fh_config_field fh_train_config_fields[] = {
     RUN("validation_fraction", FH_FIELD_DOUBLE, validation_fraction, NULL, 0, 0.9, "share of the bars in the validation split, after training (0: none); the test split is the rest"),
     RUN("split_gap", FH_FIELD_INT, split_gap, NULL, 0, 1 << 24, "bars dropped between train, validation and test (below the 200-bar feature warm-up, a split's features see the previous split's bars)"),
     RUN("walkforward_folds", FH_FIELD_INT, walkforward_folds, NULL, 0, 1000, "walk-forward folds over the test part (0: one test split; foxhunt walkforward sets it)"),
-    RUN("walkforward_fold", FH_FIELD_INT, walkforward_fold, NULL, 0, 999, "which walk-forward fold this run trains and tests (0-based)"),
+    RUN("fold", FH_FIELD_INT, fold, NULL, 1, 1000, "which walk-forward fold this run trains and tests, 1 .. walkforward_folds (counted as foxhunt walkforward's folders fold<k>_seed<s> count them)"),
     RUN("walkforward_window", FH_FIELD_CHOICE, walkforward_window, "expanding|rolling", 0, 0, "walk-forward training window: expanding (from the first bar) or rolling (the first fold's length)"),
     RUN("walkforward_seeds", FH_FIELD_INT, walkforward_seeds, NULL, 1, 1000, "foxhunt walkforward: seeds per fold (seed, seed+1, ...); their spread and the deflated Sharpe come from them"),
     RUN("synthetic_bars", FH_FIELD_INT, synthetic_bars, NULL, 1000, 1 << 26, "bars of the synthetic market"),
@@ -145,6 +145,7 @@ void fh_train_config_default(fh_train_config *cfg)
     cfg->split_gap = FH_FEATURE_WARMUP;
     strcpy(cfg->walkforward_window, "expanding");
     cfg->walkforward_seeds = 3;
+    cfg->fold = 1;
     cfg->synthetic_bars = 20000;
     cfg->synthetic_seed = 42;
     cfg->threads = 0;
@@ -485,7 +486,7 @@ fh_split_spec fh_train_config_split_spec(const fh_train_config *cfg)
     s.validation_fraction = cfg->validation_fraction;
     s.gap = (size_t)cfg->split_gap;
     s.folds = cfg->walkforward_folds;
-    s.fold = cfg->walkforward_fold;
+    s.fold = cfg->fold - 1;
     s.window = strcmp(cfg->walkforward_window, "rolling") == 0 ? FH_WINDOW_ROLLING
                                                                : FH_WINDOW_EXPANDING;
     return s;
@@ -580,6 +581,18 @@ fh_status fh_train_config_from_json(const char *json, fh_train_config *cfg, fh_e
         st = fh_config_field_set(f, &tmp, text, err);
         if (st != FH_OK)
             fh_error_prefix(err, "saved config [%s]: ", f->section);
+    }
+    /* before session 17 the fold was saved 0-based as walkforward_fold: its run (a
+     * walk-forward's fold checkpoint) keeps evaluating its own fold */
+    cJSON *run = cJSON_GetObjectItemCaseSensitive(root, "run");
+    cJSON *old_fold = run ? cJSON_GetObjectItemCaseSensitive(run, "walkforward_fold") : NULL;
+    if (st == FH_OK && old_fold && !cJSON_GetObjectItemCaseSensitive(run, "fold")) {
+        double v = cJSON_GetNumberValue(old_fold);
+        if (!(v >= 0 && v <= 999 && v == floor(v)))
+            st = fh_error_set(err, FH_ERR_INPUT, "saved config [run]: walkforward_fold = %g "
+                              "is not a fold index 0 .. 999", v);
+        else
+            tmp.fold = (int)v + 1;
     }
     cJSON_Delete(root);
     if (st == FH_OK)

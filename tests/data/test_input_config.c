@@ -96,6 +96,16 @@ static void test_saved_config(void)
     CHECK(fh_train_config_from_json("{\"run\": {\"eval_at_end\": false}}", &back, &err) ==
               FH_OK &&
           back.eval_at_end == 0);
+    /* the fold is 1-based, as the walk-forward's folders count; a config saved before
+     * (0-based walkforward_fold) reads as the same fold; a new key wins over the old */
+    CHECK(fh_train_config_from_json("{\"run\": {\"walkforward_fold\": 2}}", &back, &err) ==
+              FH_OK &&
+          back.fold == 3);
+    CHECK(fh_train_config_from_json("{\"run\": {\"fold\": 4, \"walkforward_fold\": 2}}",
+                                    &back, &err) == FH_OK &&
+          back.fold == 4);
+    expect_json_fails("{\"run\": {\"walkforward_fold\": 2.5}}", "walkforward_fold = 2.5");
+    expect_json_fails("{\"run\": {\"fold\": 0}}", "fold = 0 is out of range");
 }
 
 static void expect_ini(const char *name, const char *text, int line, const char *phrase,

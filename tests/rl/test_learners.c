@@ -75,8 +75,8 @@ static fh_status s_create(fh_learner *l, fh_error *err)
     if (!s)
         return fh_error_set(err, FH_ERR_FAILURE, "out of memory");
     l->state = s;
-    s->fail_at = (int)l->cfg.walkforward_fold; /* the test's knob, borrowed */
-    l->cfg.walkforward_fold = 0;
+    s->fail_at = l->cfg.fold - 1; /* the test's knob, borrowed (fold is 1-based) */
+    l->cfg.fold = 1;
     fh_status st = fh_run_data_load(&s->data, &l->cfg, NULL, err);
     if (st == FH_OK)
         st = fh_mlp_init(&s->actor, FH_NET_ACTOR, err);
@@ -181,7 +181,7 @@ static void scripted_config(fh_train_config *cfg, const char *out, int fail_at)
     cfg->eval_every = 2;
     cfg->synthetic_bars = 3000;
     cfg->validation_fraction = 0.2;
-    cfg->walkforward_fold = fail_at;
+    cfg->fold = fail_at + 1;
 }
 
 static void stop_at_3(const fh_train_loop *loop, const fh_iteration_metrics *m, void *user)
