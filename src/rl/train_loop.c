@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "foxhunt/timing.h"
+#include "rl/run_tensorboard.h"
 #include "rl/validation.h"
 
 static int ranked(const fh_learner *l) { return l->ops->ranks && l->ops->ranks->present(l); }
@@ -53,8 +54,12 @@ fh_status fh_train_loop_open_run(fh_train_loop *loop, fh_error *err)
     const char *own[FH_METRICS_MAX_OWN];
     for (int i = 0; i < l->ops->n_columns; i++)
         own[i] = l->ops->columns[i].name;
-    return fh_run_dir_open(&loop->run, &l->cfg, l->config_json, l->iteration, own,
-                           l->ops->n_columns, err);
+    fh_status st = fh_run_dir_open(&loop->run, &l->cfg, l->config_json, l->iteration, own,
+                                   l->ops->n_columns, err);
+    if (st == FH_OK) /* a failure here is a note: metrics.csv is the record */
+        fh_run_tensorboard_open(&loop->run, &l->cfg, l->config_json,
+                                l->iteration * l->run_steps);
+    return st;
 }
 
 void fh_train_loop_free(fh_train_loop *loop)
@@ -139,6 +144,8 @@ static fh_status run_loop(fh_train_loop *loop, volatile sig_atomic_t *stop,
             fh_error_prefix(err, "iteration %lld: validation: ", (long long)it);
             break;
         }
+        fh_run_tensorboard_iteration(&loop->run, &m, loop->validated ? &loop->validation : NULL,
+                                     loop->validation_psr, loop->best_sharpe);
         if (on_iteration && lead)
             on_iteration(loop, &m, user);
         if (cfg->checkpoint_every > 0 && it % cfg->checkpoint_every == 0 &&
