@@ -3,8 +3,8 @@
  * uint64 LE, masked CRC32C of those 8 bytes, the data, masked CRC32C of the data), each
  * holding one Event protobuf (tensorflow/core/util/event.proto): wall_time, step, and a
  * file_version, a Summary of one value (a float scalar, or a string tensor for the
- * text plugin) or a SessionLog START (a restart: TensorBoard drops the events of the
- * steps after it that an earlier file holds).
+ * text plugin) or a SessionLog START (a restart: TensorBoard drops the events at or after
+ * its step that an earlier file holds).
  *
  * No well-kept C library does this encoding (protobuf-c would need TensorBoard's .proto
  * vendored and compiled), so the few fields are encoded by hand here. Records collect in
@@ -51,7 +51,8 @@ void fh_tfevents_scalar(fh_tfevents *w, double wall_time, int64_t step, const ch
 /* A text summary (TensorBoard's text plugin renders it as Markdown). */
 void fh_tfevents_text(fh_tfevents *w, double wall_time, int64_t step, const char *tag,
                       const char *text);
-/* A SessionLog START at step: a resumed run restarts there. */
+/* A SessionLog START at step: TensorBoard's reader drops the events of steps >= step
+ * that it read before (a resumed run's later history). */
 void fh_tfevents_session_start(fh_tfevents *w, double wall_time, int64_t step);
 /* Writes the buffered records (dropped on a closed writer). Returns 0, or -1 when the
  * write failed: the file is cut back to its last whole record, w->warning says why and

@@ -107,7 +107,7 @@ static void pb_message(pb_buf *b, int field, const pb_buf *inner)
 
 enum {
     EVENT_WALL_TIME = 1, EVENT_STEP = 2, EVENT_FILE_VERSION = 3, EVENT_SUMMARY = 5,
-    EVENT_SESSION_LOG = 6,
+    EVENT_SESSION_LOG = 7,
     SUMMARY_VALUE = 1,
     VALUE_TAG = 1, VALUE_SIMPLE_VALUE = 2, VALUE_TENSOR = 8, VALUE_METADATA = 9,
     METADATA_PLUGIN_DATA = 1, PLUGIN_NAME = 1,

@@ -66,8 +66,10 @@ void fh_run_tensorboard_open(fh_run_dir *rd, const fh_train_config *cfg,
                          err.message);
         return;
     }
-    if (global_step > 0) /* TensorBoard drops the later steps an earlier file holds */
-        fh_tfevents_session_start(&rd->tb, wall, global_step);
+    /* a resume: TensorBoard drops the steps after the checkpoint's that an earlier file
+     * holds (the history metrics.csv set aside), and keeps the ones before */
+    if (global_step > 0)
+        fh_tfevents_session_start(&rd->tb, wall, global_step + 1);
     char *text = config_markdown(config_json ? config_json : "{}");
     if (text)
         fh_tfevents_text(&rd->tb, wall, global_step, "config", text);

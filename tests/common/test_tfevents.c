@@ -141,8 +141,8 @@ static void test_text_and_restart(const char *dir)
     uint8_t buf[4096];
     size_t n = read_file(path, buf, sizeof buf), at = 0, len = 0;
     CHECK(walk_records(buf, n, 1, &at, &len) == 3);
-    /* Event{wall_time 3.0, step 7, session_log (field 6) {status START (field 1: 1)}} */
-    const uint8_t restart[] = {0x09, 0, 0, 0, 0, 0, 0, 0x08, 0x40, 0x10, 7, 0x32, 2, 0x08, 1};
+    /* Event{wall_time 3.0, step 7, session_log (field 7) {status START (field 1: 1)}} */
+    const uint8_t restart[] = {0x09, 0, 0, 0, 0, 0, 0, 0x08, 0x40, 0x10, 7, 0x3a, 2, 0x08, 1};
     CHECK(len == sizeof restart && memcmp(buf + at, restart, len) == 0);
     walk_records(buf, n, 2, &at, &len);
     /* Event{wall_time 3.0, summary {value {tag "config", tensor (field 8) {dtype DT_STRING
