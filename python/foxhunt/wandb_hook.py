@@ -10,10 +10,11 @@ every learner has, ``losses/<column>`` for the learner's own, at step = the row'
     foxhunt.train("configs/quickstart.ini", callback=wandb_callback())
     wandb.finish()
 
-The validation and final-evaluation numbers are in the event file only: upload a
-finished run directory, event files and all, with ``wandb sync --sync-tensorboard
-runs/NAME`` (docs/LEARNING.md, "TensorBoard"). wandb is imported only when no run is
-given, so this module loads without it.
+The validation and final-evaluation numbers (and the CLI's runs, walk-forward folds)
+are in the run directory's event files: :func:`log_run_dir` replays them into a W&B run
+afterwards. ``wandb.init(sync_tensorboard=True)`` does not see them: it patches
+Python's TensorBoard writers, and foxhunt writes from C. wandb is imported only when no
+run is given, so this module loads without it (docs/LEARNING.md, "TensorBoard").
 """
 
 from __future__ import annotations
@@ -38,6 +39,15 @@ def tags(row: dict) -> dict:
     return out
 
 
+def _current_run(run: Any) -> Any:
+    if run is not None:
+        return run
+    import wandb  # only here: the module imports without wandb
+    if wandb.run is None:
+        raise RuntimeError("no W&B run: call wandb.init(...) first or pass run=")
+    return wandb.run
+
+
 def wandb_callback(run: Any = None,
                    then: Optional[Callable[[dict], Optional[bool]]] = None) -> Callable:
     """A callback for :func:`foxhunt.train` / :meth:`foxhunt.Trainer.learn` that calls
@@ -45,15 +55,36 @@ def wandb_callback(run: Any = None,
     at once: the run's summary holds the latest row); ``run`` defaults to ``wandb.run``
     (call ``wandb.init`` first). ``then(row)``, when given, runs after it and its
     ``False`` stops the run, as a callback's does."""
-    if run is None:
-        import wandb  # only here: the module imports without wandb
-        run = wandb.run
-        if run is None:
-            raise RuntimeError("wandb_callback: no W&B run; call wandb.init(...) first or "
-                               "pass run=")
+    run = _current_run(run)
 
     def callback(row: dict) -> Optional[bool]:
         run.log(tags(row), step=int(row["global_step"]), commit=True)
         return then(row) if then is not None else None
 
     return callback
+
+
+def log_run_dir(run_dir: str, run: Any = None) -> int:
+    """Every scalar of a run directory's TensorBoard event files (read by the
+    ``tensorboard`` package, which applies a resume's restart marker) logged to the W&B
+    run (default ``wandb.run``), one ``run.log`` per step in step order, and the
+    ``config`` text (config.json) as ``run.config["foxhunt"]``. Returns the number of
+    steps logged."""
+    import json
+
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    run = _current_run(run)
+    acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0, "tensors": 0})
+    acc.Reload()
+    by_step: dict[int, dict] = {}
+    for tag in acc.Tags()["scalars"]:
+        for e in acc.Scalars(tag):
+            by_step.setdefault(e.step, {})[tag] = e.value
+    for step in sorted(by_step):
+        run.log(by_step[step], step=step, commit=True)
+    if "config" in acc.Tags()["tensors"]:
+        text = acc.Tensors("config")[-1].tensor_proto.string_val[0].decode()
+        config = "\n".join(line[4:] for line in text.splitlines())  # the code block's indent
+        run.config.update({"foxhunt": json.loads(config)}, allow_val_change=True)
+    return len(by_step)

@@ -3,10 +3,12 @@
 receives (the doubles metrics.csv prints): the `tensorboard` package's own reader
 (EventAccumulator) must give every finite cell, at step = the row's global_step, as
 exactly that double rounded to float32 (an event's simple_value is a float); a
-non-finite one has no event. The W&B callback is checked against a recording stand-in
-for a run (each row's tags and values exactly, the step, ``then`` stopping the run) and,
-when the wandb package is installed, against wandb itself in offline mode (its summary
-holds the last row exactly). Skips without tensorboard / wandb, saying so."""
+non-finite one has no event. The W&B hooks are checked against a recording stand-in
+for a run (the callback: each row's tags and values exactly, the step, ``then``
+stopping the run; log_run_dir: a CLI run directory's every scalar, validation and the
+final evaluation included, against eval.json, in step order, and its config) and, when
+the wandb package is installed, against wandb itself in offline mode (its summary holds
+the last values exactly). Skips without tensorboard / wandb, saying so."""
 
 from __future__ import annotations
 
@@ -16,8 +18,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import json
+
 import foxhunt
-from foxhunt.wandb_hook import LAST_COMMON_COLUMN, tags, wandb_callback
+from foxhunt.wandb_hook import LAST_COMMON_COLUMN, log_run_dir, tags, wandb_callback
+
+from conftest import run as run_command
 
 KEYS = {"synthetic_bars": 3000, "episodes": 8, "steps": 64, "iterations": 4,
         "minibatch": 64, "epochs": 2, "device": "cpu", "threads": 1, "eval_at_end": 0,
@@ -67,11 +73,17 @@ def test_tensorboard_off(tmp_path: Path) -> None:
     assert event_files(result.out) == []
 
 
+class RecordingConfig(dict):
+    def update(self, values: dict, allow_val_change: bool = False) -> None:
+        super().update(values)
+
+
 class RecordingRun:
-    """A stand-in for a wandb Run: what log() was given."""
+    """A stand-in for a wandb Run: what log() and config.update() were given."""
 
     def __init__(self) -> None:
         self.logged: list[tuple[dict, int, bool]] = []
+        self.config = RecordingConfig()
 
     def log(self, data: dict, step: int, commit: bool) -> None:
         self.logged.append((dict(data), step, commit))
@@ -114,3 +126,49 @@ def test_wandb_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     finally:
         run.finish()
     assert list(tmp_path.glob("wandb/offline-run-*/run-*.wandb"))
+
+
+@pytest.fixture(scope="module")
+def cli_run(tmp_path_factory: pytest.TempPathFactory, foxhunt_bin: Path) -> Path:
+    """A CLI run with validation and the final evaluation (its event file has them)."""
+    out = tmp_path_factory.mktemp("cli") / "run"
+    run_command([foxhunt_bin, "train", "--synthetic-bars", "3000", "--episodes", "8",
+                 "--steps", "64", "--iterations", "4", "--minibatch", "64", "--epochs", "2",
+                 "--device", "cpu", "--threads", "1", "--eval-every", "2", "--out", out])
+    return out
+
+
+def test_log_run_dir_replays_the_event_file(cli_run: Path) -> None:
+    pytest.importorskip("tensorboard", reason="the tensorboard package is not installed")
+    run = RecordingRun()
+    n = log_run_dir(str(cli_run), run)
+    steps = [s for _, s, _ in run.logged]
+    assert n == len(steps) == 4 and steps == sorted(steps)  # one log per iteration's step
+    ev = json.loads((cli_run / "eval.json").read_text())
+    last = run.logged[-1][0]
+    assert last["eval/sharpe"] == np.float32(ev["policies"]["greedy"]["sharpe"])
+    assert last["eval/buy_and_hold_return"] == \
+        np.float32(ev["policies"]["buy_and_hold"]["cumulative_return"])
+    assert "validation/sharpe" in run.logged[1][0] and "validation/sharpe" in last
+    with open(cli_run / "metrics.csv") as f:
+        header = f.readline().strip().split(",")
+    assert {k.split("/", 1)[1] for k in run.logged[0][0] if "/" in k} >= \
+        {c for c in header if c not in ("mean_episode_return", "mean_episode_length")}
+    assert run.config["foxhunt"] == json.loads((cli_run / "config.json").read_text())
+
+
+def test_log_run_dir_offline(cli_run: Path, tmp_path: Path,
+                             monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("tensorboard", reason="the tensorboard package is not installed")
+    wandb = pytest.importorskip("wandb", reason="the wandb package is not installed")
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path))
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    run = wandb.init(project="foxhunt-test")
+    try:
+        log_run_dir(str(cli_run))
+        ev = json.loads((cli_run / "eval.json").read_text())
+        assert run.summary["eval/sharpe"] == np.float32(ev["policies"]["greedy"]["sharpe"])
+        assert run.config["foxhunt"]["run"]["iterations"] == 4
+    finally:
+        run.finish()
