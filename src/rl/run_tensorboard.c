@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "foxhunt/format.h"
+#include "foxhunt/files.h"
 
 static double wall_seconds(void)
 {
@@ -53,27 +53,32 @@ static char *config_markdown(const char *json)
     return out;
 }
 
-void fh_run_tensorboard_open(fh_run_dir *rd, const fh_train_config *cfg,
-                             const char *config_json, int64_t global_step)
+void fh_run_tensorboard_open(fh_run_dir *rd, const fh_train_config *cfg, int64_t global_step)
 {
     if (!cfg->tensorboard)
         return;
     fh_error err;
     double wall = wall_seconds();
     if (fh_tfevents_open(&rd->tb, cfg->out, wall, &err) != FH_OK) {
-        fh_format_append(rd->note, sizeof rd->note, "%s%s; the run goes on without it "
-                         "(--tensorboard 0 turns it off)", rd->note[0] ? "; " : "",
-                         err.message);
+        rd->tb.failed = 1;
+        snprintf(rd->tb.warning, sizeof rd->tb.warning, "%.1400s; the run goes on without a "
+                 "TensorBoard event file (metrics.csv has every row; --tensorboard 0 turns it "
+                 "off)", err.message);
         return;
     }
     /* a resume: TensorBoard drops the steps after the checkpoint's that an earlier file
      * holds (the history metrics.csv set aside), and keeps the ones before */
     if (global_step > 0)
         fh_tfevents_session_start(&rd->tb, wall, global_step + 1);
-    char *text = config_markdown(config_json ? config_json : "{}");
-    if (text)
+    char path[FH_RUN_DIR_PATH_MAX], *json = NULL, *text = NULL;
+    size_t len;
+    snprintf(path, sizeof path, "%s/config.json", cfg->out);
+    if (fh_read_regular_file(path, "config file", 1 << 20, &json, &len, &err) == FH_OK)
+        text = config_markdown(json);
+    if (text) /* else no config text: the file is beside it */
         fh_tfevents_text(&rd->tb, wall, global_step, "config", text);
     free(text);
+    free(json);
     fh_tfevents_flush(&rd->tb);
 }
 

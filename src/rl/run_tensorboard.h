@@ -21,11 +21,11 @@
 #include "foxhunt/run_dir.h"
 
 /* With cfg->tensorboard, creates the event file in cfg->out (an open run directory)
- * and writes the config text; a resumed run (global_step > 0, the checkpoint's) first
- * marks its restart after global_step, so TensorBoard drops the later steps an earlier
- * file holds. A failure leaves the writer closed and says so in rd->note. */
-void fh_run_tensorboard_open(fh_run_dir *rd, const fh_train_config *cfg,
-                             const char *config_json, int64_t global_step);
+ * and writes its config.json as the config text (the file as written: the record of
+ * the run included); a resumed run (global_step > 0, the checkpoint's) first marks its
+ * restart after global_step, so TensorBoard drops the later steps an earlier file
+ * holds. A failure leaves no file and is the warning fh_run_tensorboard_warning gives. */
+void fh_run_tensorboard_open(fh_run_dir *rd, const fh_train_config *cfg, int64_t global_step);
 /* One iteration: its metrics row (the common columns, then rd's learner's own) and,
  * when validation is not NULL, that validation's numbers; then written to the file. */
 void fh_run_tensorboard_iteration(fh_run_dir *rd, const fh_iteration_metrics *m,

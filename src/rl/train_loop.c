@@ -54,12 +54,8 @@ fh_status fh_train_loop_open_run(fh_train_loop *loop, fh_error *err)
     const char *own[FH_METRICS_MAX_OWN];
     for (int i = 0; i < l->ops->n_columns; i++)
         own[i] = l->ops->columns[i].name;
-    fh_status st = fh_run_dir_open(&loop->run, &l->cfg, l->config_json, l->iteration, own,
-                                   l->ops->n_columns, err);
-    if (st == FH_OK) /* a failure here is a note: metrics.csv is the record */
-        fh_run_tensorboard_open(&loop->run, &l->cfg, l->config_json,
-                                l->iteration * l->run_steps);
-    return st;
+    return fh_run_dir_open(&loop->run, &l->cfg, l->config_json, l->iteration, own,
+                           l->ops->n_columns, err);
 }
 
 void fh_train_loop_free(fh_train_loop *loop)
@@ -107,6 +103,10 @@ static fh_status run_loop(fh_train_loop *loop, volatile sig_atomic_t *stop,
         return st;
     if (lead && cfg->eval_every > 0 && (st = fh_validation_start(loop, err)) != FH_OK)
         return st;
+    /* the event file beside the opened run directory's metrics; a failure to create it
+     * is a warning (fh_run_tensorboard_warning): metrics.csv is the record */
+    if (lead && loop->run.metrics_open && !loop->run.tb.open)
+        fh_run_tensorboard_open(&loop->run, cfg, l->iteration * l->run_steps);
     char path[FH_RUN_DIR_PATH_MAX];
     /* one process stops on its own flag, before an iteration too; ranks on their
      * agreement after each */
