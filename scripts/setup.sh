@@ -61,6 +61,13 @@ if ! python3 -c "import safetensors, numpy" >/dev/null 2>&1; then
     || python3 -m pip install -q --break-system-packages safetensors numpy >/dev/null 2>&1 \
     || echo "setup: note: could not install Python safetensors/numpy (optional; that test will skip)"
 fi
+# The TensorBoard test (tests/cli/test_tensorboard.c, python/tests/test_tensorboard.py)
+# reads a run's event files with the tensorboard package's own reader; it skips without it.
+if ! python3 -c "import tensorboard, numpy" >/dev/null 2>&1; then
+  python3 -m pip install -q tensorboard numpy >/dev/null 2>&1 \
+    || python3 -m pip install -q --break-system-packages tensorboard numpy >/dev/null 2>&1 \
+    || echo "setup: note: could not install tensorboard (optional; its tests will skip)"
+fi
 # The Python package's tests (python/tests, ctest label "python"; issue 21): pytest,
 # numpy and Gymnasium. PyTorch is left out on purpose (its wheels are gigabytes): the
 # tests that need it skip, saying so, and their numpy equivalents run.

@@ -21,6 +21,8 @@
  *  - every metrics write is checked: a failure names the file and the system's reason
  *    (a full disk, a file size limit); each row is appended whole or not at all, and
  *    the two files keep the same rows.
+ * events.out.tfevents.* (TensorBoard's, rl/run_tensorboard.h) count as a run's files; a
+ * resume in place keeps them (its restart marker hides their later steps).
  * What was moved or removed is described in rd->note (library code never prints). */
 #ifndef FOXHUNT_RUN_DIR_H
 #define FOXHUNT_RUN_DIR_H
@@ -30,6 +32,7 @@
 
 #include "foxhunt/error.h"
 #include "foxhunt/iteration_metrics.h"
+#include "foxhunt/tfevents.h"
 #include "foxhunt/train_config.h"
 
 #define FH_RUN_DIR_PATH_MAX (FH_CONFIG_STRING_MAX + 320) /* out + a file name */
@@ -48,6 +51,8 @@ typedef struct {
     int lock_fd;                       /* valid when locked */
     int locked;
     char note[2048];                   /* what opening moved aside or removed; "" if nothing */
+    fh_tfevents tb;                    /* the TensorBoard event file (rl/run_tensorboard.h);
+                                          closed when cfg.tensorboard is 0 */
 } fh_run_dir;
 
 /* mkdir -p. */

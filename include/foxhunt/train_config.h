@@ -52,6 +52,8 @@ typedef struct {
                                           the bar spacing, fh_periods_per_year) */
     double max_bar_move_sigmas;        /* refuse data with a one-bar move beyond this many
                                           sigmas (0: no check; data.h, fh_bars_check_moves) */
+    int tensorboard;                   /* 1: a TensorBoard event file in the run directory
+                                          (rl/run_tensorboard.h) */
     /* [ppo] (CleanRL defaults, SPEC §6) */
     double lr;
     int anneal_lr;

@@ -8,7 +8,8 @@
  * cfg.eval_every > 0 the greedy policy is backtested on the validation split every
  * eval_every iterations and at the last: validation.csv gets the row, and the best
  * Sharpe so far is kept as best.safetensors (a full checkpoint). The test split is never
- * read here. */
+ * read here. With cfg.tensorboard the run directory also gets a TensorBoard event file
+ * of the same numbers (rl/run_tensorboard.h). */
 #ifndef FOXHUNT_TRAIN_LOOP_H
 #define FOXHUNT_TRAIN_LOOP_H
 
@@ -26,6 +27,7 @@ typedef struct {
     /* model selection on the validation split (cfg.eval_every) */
     int validated;                     /* 1 when the last iteration ran a validation */
     fh_backtest_metrics validation;    /* its greedy backtest */
+    double validation_psr;             /* its PSR(0) (the assets' mean) */
     int has_best;
     int64_t best_iteration;
     double best_sharpe;

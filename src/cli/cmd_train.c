@@ -18,6 +18,7 @@
 #include "foxhunt/train_loop.h"
 #include "report/eval_report.h"
 #include "report/tear_sheet.h"
+#include "rl/run_tensorboard.h"
 static int write_run_report(const fh_learner *l, const fh_eval_report *report,
                             const char *source);
 
@@ -26,7 +27,8 @@ static int write_run_report(const fh_learner *l, const fh_eval_report *report,
 static int evaluate_asset(const fh_learner *l, const fh_train_config *cfg,
                           const fh_mlp *chosen, const char *source, const fh_run_data *asset,
                           const char *title, const char *json, const char *returns,
-                          int deploy, const fh_train_loop *loop, const char *gate)
+                          int deploy, fh_train_loop *loop, const char *gate,
+                          const char *tb_group)
 {
     fh_error err;
     fh_eval_report report;
@@ -39,6 +41,9 @@ static int evaluate_asset(const fh_learner *l, const fh_train_config *cfg,
         report.gate_min_psr = cfg->deploy_min_psr;
         snprintf(report.gate_why, sizeof report.gate_why, "%s", gate);
     }
+    if (st == FH_OK) /* the headline numbers beside the training curves */
+        fh_eval_report_log_tensorboard(&report, &loop->run, l->iteration * l->run_steps,
+                                       tb_group);
     int rc = 0;
     if (st != FH_OK || fh_eval_report_write_json(&report, source, json, &err) != FH_OK ||
         fh_eval_report_write_returns(&report, returns, &err) != FH_OK) {
@@ -111,6 +116,7 @@ typedef struct {
     int is_tty;
     double elapsed;   /* seconds of the iterations run in this process */
     int64_t first_iteration;
+    int tb_warned;    /* the event file's failure was said */
 } progress_state;
 
 static void format_duration(char *out, size_t n, double seconds)
@@ -129,6 +135,11 @@ static void on_iteration(const fh_train_loop *loop, const fh_iteration_metrics *
 {
     progress_state *p = user;
     const fh_learner *l = &loop->learner;
+    const char *tb_warning = fh_run_tensorboard_warning(&loop->run);
+    if (tb_warning && !p->tb_warned) { /* once: the run goes on, metrics.csv has the rows */
+        fprintf(stderr, "%swarning: %s\n", p->is_tty ? "\n" : "", tb_warning);
+        p->tb_warned = 1;
+    }
     p->elapsed += m->collect_seconds + m->update_seconds;
     double done = (double)(m->iteration - p->first_iteration + 1);
     double eta = p->elapsed / done * (double)(l->cfg.iterations - m->iteration);
@@ -402,7 +413,7 @@ int fh_cmd_train(int argc, char **argv)
 
     stop_handlers handlers;
     stop_handlers_install(&handlers);
-    progress_state progress = {isatty(STDOUT_FILENO), 0.0, l->iteration + 1};
+    progress_state progress = {isatty(STDOUT_FILENO), 0.0, l->iteration + 1, 0};
     fh_status st = fh_train_loop_run(&loop, &g_stop_requested, on_iteration, &progress, &err);
     int stop_signal = g_stop_requested;
     stop_handlers_restore(&handlers);
@@ -453,18 +464,22 @@ int fh_cmd_train(int argc, char **argv)
         const int n_assets = l->data->assets ? l->data->n_assets : 1;
         for (int k = 0; k < n_assets && rc == 0; k++) {
             const fh_run_data *asset = fh_run_data_asset(l->data, k);
-            char title[FH_CONFIG_STRING_MAX + 32] = "evaluation";
+            char title[FH_CONFIG_STRING_MAX + 32] = "evaluation", tb_group[80] = "eval";
             if (l->data->assets) {
                 char name[64];
                 fh_run_data_asset_name(asset, name, sizeof name);
+                snprintf(tb_group, sizeof tb_group, "eval_%s", name);
                 snprintf(json, sizeof json, "%s/eval_%s.json", cfg.out, name);
                 snprintf(returns, sizeof returns, "%s/returns_%s.csv", cfg.out, name);
                 snprintf(title, sizeof title, "evaluation of %s", asset->path);
             }
             rc = evaluate_asset(l, &cfg, chosen, source, asset, title, json, returns, deploy,
-                                &loop, gate);
+                                &loop, gate, tb_group);
         }
     }
+    fh_tfevents_close(&loop.run.tb); /* its last failure, if any, is said below */
+    if (fh_run_tensorboard_warning(&loop.run) && !progress.tb_warned)
+        fprintf(stderr, "warning: %s\n", fh_run_tensorboard_warning(&loop.run));
     fh_train_loop_free(&loop);
     return rc;
 }

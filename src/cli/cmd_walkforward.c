@@ -190,6 +190,9 @@ static fh_status run_one(walkforward *w, const fh_train_config *base, int k, int
         snprintf(returns, sizeof returns, "%s/returns.csv", cfg.out);
         st = fh_eval_report_run(&w->reports[i], chosen, &cfg, l->data, FH_SPLIT_TEST, cfg.seed,
                                 1, err);
+        if (st == FH_OK) /* the fold's test numbers beside its training curves */
+            fh_eval_report_log_tensorboard(&w->reports[i], &loop.run,
+                                           l->iteration * l->run_steps, "eval");
         if (st == FH_OK)
             st = fh_eval_report_write_json(&w->reports[i], model, json, err);
         if (st == FH_OK)
@@ -200,6 +203,9 @@ static fh_status run_one(walkforward *w, const fh_train_config *base, int k, int
             st = write_record(l, &cfg, model, returns_csv, w->train_seconds[i], err);
     }
     free(returns_csv);
+    fh_tfevents_close(&loop.run.tb);
+    if (loop.run.tb.failed) /* a warning: the fold's record is its csv and json files */
+        fprintf(stderr, "  warning: %s\n", loop.run.tb.warning);
     if (st == FH_OK) {
         char how[96];
         snprintf(how, sizeof how, "trained, %d iterations in %.1f s (%s)", cfg.iterations,

@@ -8,6 +8,7 @@
 #include "foxhunt/baselines.h"
 #include "foxhunt/evaluate.h"
 #include "foxhunt/run_data.h"
+#include "foxhunt/run_dir.h"
 #include "foxhunt/train_config.h"
 
 typedef struct {
@@ -74,6 +75,11 @@ fh_status fh_eval_report_write_returns(const fh_eval_report *r, const char *path
 /* The same table as text (*csv malloc'd; the caller frees it). */
 fh_status fh_eval_report_returns_csv(const fh_eval_report *r, char **csv, fh_error *err);
 void fh_eval_report_print(const fh_eval_report *r, const char *title, FILE *out);
+/* The report's headline numbers (the greedy policy's Sharpe, PSR(0), return, drawdown,
+ * costs; buy-and-hold's Sharpe and return) into the run's TensorBoard event file under
+ * group/ at step (rl/run_tensorboard.h; nothing when it is not open). */
+void fh_eval_report_log_tensorboard(const fh_eval_report *r, fh_run_dir *rd, int64_t step,
+                                    const char *group);
 /* text into PATH.tmp, then renamed over PATH: a failure never leaves a partial file
  * under the real name (the report's files, walkforward.json). */
 fh_status fh_write_text_atomically(const char *path, const char *text, fh_error *err);

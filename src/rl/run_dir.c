@@ -130,7 +130,7 @@ static int is_run_file(const char *name)
            strcmp(name, "metrics.jsonl") == 0 || strcmp(name, "eval.json") == 0 ||
            strcmp(name, "returns.csv") == 0 || strcmp(name, "validation.csv") == 0 ||
            strcmp(name, "report.html") == 0 || strcmp(name, FH_RUN_DIR_FOLD_RECORD) == 0 ||
-           ends_with(name, ".safetensors");
+           ends_with(name, ".safetensors") || strncmp(name, "events.out.tfevents.", 20) == 0;
 }
 
 /* A temporary file a save of a run's file leaves behind when it is killed. */
@@ -770,6 +770,7 @@ void fh_run_dir_note_last_checkpoint(fh_error *err, const char *last, const char
 
 void fh_run_dir_close(fh_run_dir *rd)
 {
+    fh_tfevents_close(&rd->tb);
     for (int k = 0; rd->metrics_open && k < 2; k++)
         if (rd->metrics_fd[k] >= 0)
             close(rd->metrics_fd[k]);

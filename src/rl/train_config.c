@@ -66,6 +66,7 @@ const fh_config_field fh_train_config_fields[] = {
     RUN("synthetic_seed", FH_FIELD_U64, synthetic_seed, NULL, 0, 0, "seed of the synthetic market (independent of the run's seed)"),
     RUN("threads", FH_FIELD_INT, threads, NULL, 0, 1024, "CPU threads (0: all cores)"),
     RUN("eval_at_end", FH_FIELD_BOOL, eval_at_end, NULL, 0, 1, "evaluate on the test split when training ends"),
+    RUN("tensorboard", FH_FIELD_BOOL, tensorboard, NULL, 0, 1, "write a TensorBoard event file (events.out.tfevents.*) into the run directory: every metrics column, validation, the final evaluation, the config (`tensorboard --logdir runs`; docs/LEARNING.md)"),
     RUN("eval_every", FH_FIELD_INT, eval_every, NULL, 0, 1 << 24, "iterations between greedy backtests on the validation split; the best by Sharpe is kept as best.safetensors and evaluated at the end (0: none)"),
     RUN("deploy_min_psr", FH_FIELD_DOUBLE, deploy_min_psr, NULL, 0, 1, "the deployment gate (do no harm): the model chosen on validation trades the test split only when its validation PSR(0), the probability that its true Sharpe is above 0, is at least this; else the deployed policy stays flat (0: always trade; both are reported)"),
     RUN("periods_per_year", FH_FIELD_DOUBLE, periods_per_year, NULL, 0, 1e8, "bars per year for the evaluation's annualised figures (0: from the bar spacing: 252 for daily bars, 8760 for hourly; set e.g. 1638 for 6.5-hour-a-day hourly equity bars)"),
@@ -150,6 +151,7 @@ void fh_train_config_default(fh_train_config *cfg)
     cfg->synthetic_seed = 42;
     cfg->threads = 0;
     cfg->eval_at_end = 1;
+    cfg->tensorboard = 1;
     cfg->deploy_min_psr = 0.95; /* Bailey & Lopez de Prado's usual bar */
     cfg->max_bar_move_sigmas = FH_DEFAULT_MAX_BAR_MOVE_SIGMAS;
     cfg->lr = 3e-4;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "foxhunt/timing.h"
+#include "rl/run_tensorboard.h"
 #include "rl/validation.h"
 
 static int ranked(const fh_learner *l) { return l->ops->ranks && l->ops->ranks->present(l); }
@@ -113,6 +114,10 @@ static fh_status run_loop(fh_train_loop *loop, volatile sig_atomic_t *stop,
         return st;
     if (lead && cfg->eval_every > 0 && (st = fh_validation_start(loop, err)) != FH_OK)
         return st;
+    /* the event file beside the opened run directory's metrics; a failure to create it
+     * is a warning (fh_run_tensorboard_warning): metrics.csv is the record */
+    if (lead && loop->run.metrics_open && !loop->run.tb.open)
+        fh_run_tensorboard_open(&loop->run, cfg, l->iteration * l->run_steps);
     char path[FH_RUN_DIR_PATH_MAX];
     /* one process stops on its own flag, before an iteration too; ranks on their
      * agreement after each */
@@ -150,6 +155,8 @@ static fh_status run_loop(fh_train_loop *loop, volatile sig_atomic_t *stop,
             fh_error_prefix(err, "iteration %lld: validation: ", (long long)it);
             break;
         }
+        fh_run_tensorboard_iteration(&loop->run, &m, loop->validated ? &loop->validation : NULL,
+                                     loop->validation_psr, loop->best_sharpe);
         if (on_iteration && lead)
             on_iteration(loop, &m, user);
         if (cfg->checkpoint_every > 0 && it % cfg->checkpoint_every == 0 &&

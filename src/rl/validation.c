@@ -313,6 +313,7 @@ fh_status fh_validation_run(fh_train_loop *t, fh_error *err)
     if ((st = append_row(t, &m, psr, per, psr_per, best, err)) != FH_OK)
         return st;
     t->validation = m;
+    t->validation_psr = psr;
     t->validated = 1;
     return FH_OK;
 }
