@@ -98,15 +98,30 @@ static void per_step(const fh_eval_report *r, const fh_backtest_metrics *m, doub
     *T = m->steps;
 }
 
-/* The folds a seed's deployed policy traded, "1, 3" ("none"). */
-static void folds_traded(const walkforward *w, int s, char *out, size_t n)
+/* The folds a gate let trade, "1, 3" ("none"): deploy[k * stride] for fold k (a seed's
+ * column of w->deploy, stride seeds; the ensemble's w->ensemble_deploy, stride 1). */
+static void folds_traded(const int *deploy, int stride, int folds, char *out, size_t n)
 {
     out[0] = 0;
-    for (int k = 0; k < w->folds; k++)
-        if (w->deploy[k * w->seeds + s])
+    for (int k = 0; k < folds; k++)
+        if (deploy[k * stride])
             fh_format_append(out, n, "%s%d", out[0] ? ", " : "", k + 1);
     if (!out[0])
         snprintf(out, n, "none");
+}
+
+/* One row of a gated policy's table: its stitched greedy path against flat (the issue's
+ * bar: a Sharpe above -1 standard error, never significantly worse than doing nothing). */
+static void gated_row(const fh_eval_report *r, const char *name, const char *traded,
+                      FILE *out)
+{
+    const fh_backtest_metrics *m = fh_wf_policy(r, FH_POLICY_GREEDY);
+    fprintf(out, "| %s | %s | %.2f ± %.2f | %.1f%% | %.1f%% | %.1f%% | %.1f | %.3f | %s |\n",
+            name, traded, m->sharpe, m->sharpe_se, 100 * m->cumulative_return,
+            100 * m->max_drawdown, 100 * m->costs, m->turnover_per_year,
+            fh_backtest_psr(m, r->periods_per_year),
+            m->sharpe < -m->sharpe_se ? "WORSE than flat by more than 1 se"
+                                      : "not worse than flat beyond 1 se");
 }
 
 /* The deployed (gated) policy's stitched path per seed, against flat: the issue's bar is
@@ -120,42 +135,12 @@ static void write_deployed(const walkforward *w, const fh_train_config *cfg, FIL
             "± se | cum. return | max DD | costs | turnover/yr | PSR(0) | against flat |\n"
             "|---|---|---|---|---|---|---|---|---|\n", cfg->deploy_min_psr, cfg->deploy_min_psr);
     for (int s = 0; s < w->seeds; s++) {
-        const fh_eval_report *r = &w->deployed[s];
-        const fh_backtest_metrics *m = fh_wf_policy(r, FH_POLICY_GREEDY);
-        char traded[160];
-        folds_traded(w, s, traded, sizeof traded);
-        double psr = fh_backtest_psr(m, r->periods_per_year);
-        int worse = m->sharpe < -m->sharpe_se;
-        fprintf(out, "| %llu | %s | %.2f ± %.2f | %.1f%% | %.1f%% | %.1f%% | %.1f | %.3f | %s |\n",
-                (unsigned long long)(cfg->seed + (uint64_t)s), traded, m->sharpe, m->sharpe_se,
-                100 * m->cumulative_return, 100 * m->max_drawdown, 100 * m->costs,
-                m->turnover_per_year, psr, worse ? "WORSE than flat by more than 1 se"
-                                                 : "not worse than flat beyond 1 se");
+        char traded[160], seed[32];
+        folds_traded(w->deploy + s, w->seeds, w->folds, traded, sizeof traded);
+        snprintf(seed, sizeof seed, "%llu", (unsigned long long)(cfg->seed + (uint64_t)s));
+        gated_row(&w->deployed[s], seed, traded, out);
     }
     fprintf(out, "\n");
-}
-
-/* The folds the ensemble's gate let trade, "1, 3" ("none"). */
-static void ensemble_folds_traded(const walkforward *w, char *out, size_t n)
-{
-    out[0] = 0;
-    for (int k = 0; k < w->folds; k++)
-        if (w->ensemble_deploy[k])
-            fh_format_append(out, n, "%s%d", out[0] ? ", " : "", k + 1);
-    if (!out[0])
-        snprintf(out, n, "none");
-}
-
-static void ensemble_row(const fh_eval_report *r, const char *name, const char *traded,
-                         FILE *out)
-{
-    const fh_backtest_metrics *m = fh_wf_policy(r, FH_POLICY_GREEDY);
-    fprintf(out, "| %s | %s | %.2f ± %.2f | %.1f%% | %.1f%% | %.1f%% | %.1f | %.3f | %s |\n",
-            name, traded, m->sharpe, m->sharpe_se, 100 * m->cumulative_return,
-            100 * m->max_drawdown, 100 * m->costs, m->turnover_per_year,
-            fh_backtest_psr(m, r->periods_per_year),
-            m->sharpe < -m->sharpe_se ? "WORSE than flat by more than 1 se"
-                                      : "not worse than flat beyond 1 se");
 }
 
 /* The seed ensemble's stitched path, ungated and gated, and its folds' validation. */
@@ -164,7 +149,7 @@ static void write_ensemble(const walkforward *w, FILE *out)
     if (!w->has_ensemble)
         return;
     char traded[160];
-    ensemble_folds_traded(w, traded, sizeof traded);
+    folds_traded(w->ensemble_deploy, 1, w->folds, traded, sizeof traded);
     fprintf(out, "### The seed ensemble (%d seeds' chosen models, one greedy policy)\n\n"
             "In each fold the seeds' models vote on the ensemble's own state: it trades "
             "to the exposure nearest their mean (docs/WALKFORWARD.md). Gated as one model "
@@ -173,8 +158,8 @@ static void write_ensemble(const walkforward *w, FILE *out)
             "|---|---|---|---|---|---|---|---|---|\n", w->seeds);
     char all[160];
     snprintf(all, sizeof all, "all %d", w->folds);
-    ensemble_row(&w->ensemble, "ensemble (ungated)", all, out);
-    ensemble_row(&w->ensemble_deployed, "ensemble (gated)", traded, out);
+    gated_row(&w->ensemble, "ensemble (ungated)", all, out);
+    gated_row(&w->ensemble_deployed, "ensemble (gated)", traded, out);
     fprintf(out, "\nIts validation per fold (Sharpe, PSR(0)):");
     for (int k = 0; k < w->folds; k++)
         fprintf(out, "%s fold %d %.2f, %.3f", k ? ";" : "", k + 1,

@@ -79,6 +79,16 @@ out_of_memory:
     return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
 }
 
+/* The i-th policy's slices of r's paths (r->paths set; r->bars bars). */
+static fh_backtest_path policy_path(const fh_eval_report *r, int i)
+{
+    const size_t n = r->bars;
+    double *base = r->paths + (size_t)i * PATH_ARRAYS * n;
+    return (fh_backtest_path){
+        .equity = base, .exposure = base + n, .cost = base + 2 * n, .turnover = base + 3 * n,
+        .barrier_hit = r->barrier_hits ? r->barrier_hits + (size_t)i * (n - 1) : NULL};
+}
+
 fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
                              const fh_train_config *cfg, const fh_run_data *data,
                              fh_split split, uint64_t seed, int keep_paths, fh_error *err)
@@ -134,9 +144,7 @@ fh_status fh_eval_report_run(fh_eval_report *r, const fh_mlp *actor,
         /* the equity path at least: the longest drawdown's length in time needs it */
         fh_backtest_path path = {.equity = equity};
         if (r->paths) {
-            double *base = r->paths + (size_t)r->n_policies * PATH_ARRAYS * view.n;
-            path = (fh_backtest_path){base, base + view.n, base + 2 * view.n, base + 3 * view.n,
-                                      r->barrier_hits + (size_t)r->n_policies * (view.n - 1)};
+            path = policy_path(r, r->n_policies);
         }
         fh_backtest_path *pp = &path;
         fh_status st;
@@ -181,14 +189,8 @@ fh_status fh_eval_report_set_greedy_ensemble(fh_eval_report *r, const fh_mlp *co
                             "the %s split's %zu bars", __FILE__, __LINE__,
                             fh_split_name(split), view.n);
     fh_backtest_path path = {0}, *pp = NULL;
-    if (r->paths) { /* as fh_eval_report_run lays them out */
-        double *base = r->paths + (size_t)greedy * PATH_ARRAYS * view.n;
-        path = (fh_backtest_path){.equity = base, .exposure = base + view.n,
-                                  .cost = base + 2 * view.n, .turnover = base + 3 * view.n,
-                                  .barrier_hit = r->barrier_hits
-                                                     ? r->barrier_hits +
-                                                           (size_t)greedy * (view.n - 1)
-                                                     : NULL};
+    if (r->paths) {
+        path = policy_path(r, greedy);
         pp = &path;
     }
     fh_status st = fh_backtest_run_ensemble(&r->metrics[greedy], actors, n_actors, &cfg->env,
