@@ -17,15 +17,50 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "foxhunt/nn.h"
 #include "foxhunt/q_trainer.h"
 #include "foxhunt/timing.h"
 #include "foxhunt/trainer.h"
 #include "rl/ppo_backend.h"
 #if FH_HAVE_CUDA
+#include "cuda/gemm_ceiling.h"
 #include "cuda/gpu_ppo_update.h"
 #endif
 
 #define MAX_TRAIN_REPEATS 64
+#define CEILING_REPEATS 5
+
+/* Multiply-accumulates of one forward pass of a network for one sample. */
+static double net_macs(fh_net_kind kind)
+{
+    const fh_net_desc *d = fh_net_desc_get(kind);
+    double macs = 0.0;
+    for (int i = 0; i < d->n_layers; i++)
+        macs += (double)d->dims[i] * d->dims[i + 1];
+    return macs;
+}
+
+/* The matmul work of an update, the usual 6 FLOP per MAC and sample (forward 2, the
+ * backward's input and weight gradients 2 each), over its epochs x N x L samples: PPO's
+ * actor and critic, PQN's Q-network. What it leaves out (the element-wise passes, the
+ * curiosity fit, LayerNorm) is small beside it. */
+static double update_flop(const char *algo, int epochs, long long samples)
+{
+    double macs = strcmp(algo, "ppo") == 0 ? net_macs(FH_NET_ACTOR) + net_macs(FH_NET_CRITIC)
+                                           : net_macs(FH_NET_PQN);
+    return 6.0 * macs * epochs * (double)samples;
+}
+
+/* "  12.34   24.2%": the update's achieved TFLOP/s and its share of the device's measured
+ * ceiling at that precision (ceiling <= 0: unknown, the CPU). */
+static void format_flops(char *out, size_t size, double flop, double update_ms, double ceiling)
+{
+    double tflops = flop / (update_ms * 1e-3) / 1e12;
+    if (ceiling > 0.0)
+        snprintf(out, size, "%11.4g %6.1f%%", tflops, 100.0 * tflops / ceiling);
+    else
+        snprintf(out, size, "%11.4g %7s", tflops, "-");
+}
 
 /* The defaults with the bench's shape, device and precision: a warm-up iteration and
  * `repeats` timed ones. */
@@ -46,7 +81,7 @@ static void bench_config(fh_train_config *cfg, const char *algo, const char *dev
 
 /* One device's row; FH_OK with *ran = 0 when the device is not there. */
 static fh_status bench_device(const char *device, const fh_bench_train_options *o,
-                              fh_error *err)
+                              double ceiling, fh_error *err)
 {
     fh_train_config cfg;
     bench_config(&cfg, "ppo", device, o);
@@ -86,9 +121,13 @@ static fh_status bench_device(const char *device, const fh_bench_train_options *
         double it = fh_median_inplace(iter, n), c = fh_median_inplace(col, n);
         double u = fh_median_inplace(upd, n), ud = fh_median_inplace(upd_dev, n);
         long long samples = (long long)o->episodes * o->steps;
-        printf("%-4s %-8s %-4s %7d %5d %9d %6d %4s %10.2f %10.2f %10.2f %10.2f %14.0f\n", "ppo",
-               device, fh_ppo_backend_update_device(&t), o->episodes, o->steps, o->epochs,
-               o->minibatch, o->precision, it, c, u, ud, samples / (it * 1e-3));
+        char flops[40];
+        format_flops(flops, sizeof flops, update_flop("ppo", o->epochs, samples),
+                     isfinite(ud) ? ud : u, t.gpu_update ? ceiling : 0.0);
+        printf("%-4s %-8s %-4s %7d %5d %9d %6d %4s %10.2f %10.2f %10.2f %10.2f %s %14.0f\n",
+               "ppo", device, fh_ppo_backend_update_device(&t), o->episodes, o->steps,
+               o->epochs, o->minibatch, o->precision, it, c, u, ud, flops,
+               samples / (it * 1e-3));
         fflush(stdout);
     }
     fh_trainer_free(&t);
@@ -100,7 +139,7 @@ static fh_status bench_device(const char *device, const fh_bench_train_options *
 /* One PQN or DQN row on device (cuda or cpu), the GPU collection by kernel (fast or
  * reference). */
 static fh_status bench_q(const char *algo, const char *device, const char *kernel,
-                         const fh_bench_train_options *o, fh_error *err)
+                         const fh_bench_train_options *o, double ceiling, fh_error *err)
 {
     fh_train_config cfg;
     bench_config(&cfg, algo, device, o);
@@ -141,9 +180,16 @@ static fh_status bench_q(const char *algo, const char *device, const char *kerne
         char where[16];
         snprintf(where, sizeof where, "%s%s", device,
                  t.gpu && strcmp(kernel, "reference") == 0 ? ":ref" : "");
-        printf("%-4s %-8s %-4s %7d %5d %9s %6d %4s %10.2f %10.2f %10.2f %10s %14.0f\n", algo,
+        /* DQN's work is its replayed minibatches, not epochs over the collection: no figure */
+        char flops[40];
+        if (strcmp(algo, "pqn") == 0)
+            format_flops(flops, sizeof flops, update_flop(algo, cfg.epochs, samples), u,
+                         gpu_update ? ceiling : 0.0);
+        else
+            snprintf(flops, sizeof flops, "%11s %7s", "-", "-");
+        printf("%-4s %-8s %-4s %7d %5d %9s %6d %4s %10.2f %10.2f %10.2f %10s %s %14.0f\n", algo,
                where, gpu_update ? "gpu" : "cpu", o->episodes, o->steps, ratio, o->minibatch,
-               gpu_update ? cfg.precision : "fp32", it, c, u, "-", samples / (it * 1e-3));
+               gpu_update ? cfg.precision : "fp32", it, c, u, "-", flops, samples / (it * 1e-3));
         fflush(stdout);
     }
     fh_q_trainer_free(&t);
@@ -189,10 +235,24 @@ fh_status fh_bench_train(const fh_bench_train_options *o, int use_gpu, int with_
                "(host with --device cpu); "
                "epochs|rr: PQN's epochs, DQN's replay ratio, gradient steps per transition; "
                "cuda:ref: the collection's reference kernel)\n");
-    printf("%-4s %-8s %-4s %7s %5s %9s %6s %4s %10s %10s %10s %10s %14s\n", "algo", "device",
-           "upd", "N", "L", "epochs|rr", "mb", "prec", "iter ms", "collect ms", "update ms",
-           "upd dev ms", "train steps/s");
     fh_status st = FH_OK;
+    double ceiling = 0.0; /* TFLOP/s of one large matmul at the update's precision */
+#if FH_HAVE_CUDA
+    if (use_gpu) {
+        st = fh_gemm_ceiling_tflops(strcmp(o->precision, "tf32") == 0, CEILING_REPEATS,
+                                    &ceiling, err);
+        if (st != FH_OK)
+            return st;
+        printf("the device's ceiling at %s: %.1f TFLOP/s (a %d^3 matmul through cublasLt, "
+               "median of %d)\n", o->precision, ceiling, FH_GEMM_CEILING_SIDE,
+               CEILING_REPEATS);
+    }
+#endif
+    printf("(upd TFLOP/s: the update's matmul work, 6 FLOP per multiply-accumulate of the "
+           "networks per sample and epoch, over its device time; %% ceil: of that ceiling)\n");
+    printf("%-4s %-8s %-4s %7s %5s %9s %6s %4s %10s %10s %10s %10s %11s %7s %14s\n", "algo",
+           "device", "upd", "N", "L", "epochs|rr", "mb", "prec", "iter ms", "collect ms",
+           "update ms", "upd dev ms", "upd TFLOP/s", "% ceil", "train steps/s");
     const char *devices[2] = {"cuda", "cpu"};
     const int on[2] = {use_gpu, with_cpu};
     for (int a = 0; a < 3 && st == FH_OK; a++) {
@@ -203,11 +263,12 @@ fh_status fh_bench_train(const fh_bench_train_options *o, int use_gpu, int with_
                 continue;
             const unsigned kernels = d == 0 && o->q_kernels ? o->q_kernels : FH_BENCH_KERNEL_FAST;
             if (a == 0)
-                st = bench_device(devices[d], o, err);
+                st = bench_device(devices[d], o, ceiling, err);
             for (unsigned k = 1; a != 0 && k <= FH_BENCH_KERNEL_REFERENCE && st == FH_OK; k <<= 1)
                 if (kernels & k)
                     st = bench_q(a == 1 ? "pqn" : "dqn", devices[d],
-                                 k == FH_BENCH_KERNEL_FAST ? "fast" : "reference", o, err);
+                                 k == FH_BENCH_KERNEL_FAST ? "fast" : "reference", o, ceiling,
+                                 err);
             if (st != FH_OK)
                 fh_error_prefix(err, "%s on %s: ", a == 0 ? "ppo" : a == 1 ? "pqn" : "dqn",
                                 devices[d]);

@@ -252,6 +252,34 @@ static const char *bench_row(const char *text, const char *algo, double *steps_p
     return p;
 }
 
+/* The ppo row's upd TFLOP/s against the hand count (issue 35): the actor's
+ * 54x128 + 128x64 + 64x45 = 17,984 and the critic's 54x512 + 512x384 + 384x256 + 256x128
+ * + 128x64 + 64x1 = 363,584 multiply-accumulates a sample,
+ * 6 FLOP each (forward 2, backward 4), 1 epoch over N x L = 128 samples, over the row's
+ * update ms (the CPU has no device time). Printed to 4 significant digits, the update
+ * time to 0.01 ms: 1% covers both roundings. */
+static void check_bench_flops(const char *out)
+{
+    double sps = 0;
+    const char *row = bench_row(out, "ppo", &sps);
+    CHECK_MSG(row != NULL, "no ppo row:\n%s", out ? out : "");
+    if (!row)
+        return;
+    char f[16][32];
+    int n = sscanf(row, "%31s %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s",
+                   f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11],
+                   f[12], f[13]);
+    CHECK_MSG(n == 14, "the ppo row has %d fields, expected 15", n + 1);
+    if (n != 14)
+        return;
+    double update_ms = strtod(f[10], NULL), tflops = strtod(f[12], NULL);
+    double expected = 6.0 * (17984.0 + 363584.0) * 1 * 128 / (update_ms * 1e-3) / 1e12;
+    CHECK_MSG(update_ms > 0 && fabs(tflops - expected) <= 0.01 * expected,
+              "ppo row: upd TFLOP/s %g, expected %g from update ms %g", tflops, expected,
+              update_ms);
+    CHECK_MSG(strcmp(f[13], "-") == 0, "ppo cpu row: %% ceil '%s', expected '-'", f[13]);
+}
+
 static void check_bench(const char *dir)
 {
     char *all[] = {"bench", "--train", "--device", "cpu", "--episodes", "8", "--steps", "16",
@@ -268,6 +296,7 @@ static void check_bench(const char *dir)
                   "bench --train: no cpu row for %s with a positive steps/s:\n%s", algos[k],
                   out ? out : "");
     }
+    check_bench_flops(out);
     double sps = 0;
     CHECK_MSG(out && strstr(out, "rr 0.01562"), "the dqn row does not print its replay ratio");
     free(out);
