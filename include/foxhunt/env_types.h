@@ -52,7 +52,10 @@ typedef struct fh_env_config {
     int horizon;           /* episode length before truncation (256) */
     int barrier_mode;      /* FH_BARRIER_MODE_* (liquidate) */
     float turnover_penalty; /* reward penalty per unit of exposure traded (0) */
-    int pad_;              /* keeps sizeof a multiple of 8 on both compilers */
+    float obs_noise;       /* std of the Gaussian noise on the market features of
+                              training observations (0: none; env_observe_train) */
+    unsigned long long noise_seed; /* the noise's key: the training collectors set it
+                              to the run's seed (fh_env_config_default: 0) */
 } fh_env_config;
 
 /* A device-compatible view of one data split (built on the host from fh_market_view).

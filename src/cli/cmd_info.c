@@ -77,7 +77,8 @@ static int print_plans(const fh_device_info *dev, const int *sizes, int n_sizes,
         fh_plan_device pd = {dev->name, dev->sm_count, dev->shared_mem_per_block_optin,
                              free_bytes};
         fh_plan_problem prob = {sizes[s], steps, (int)view.n, cfg.env.horizon,
-                                strcmp(precision, "tf32") == 0, FH_ROLLOUT_AUTO};
+                                strcmp(precision, "tf32") == 0, FH_ROLLOUT_AUTO,
+                                cfg.env.obs_noise > 0.0f};
         fh_fast_plan plan;
         if (fh_fast_plan_make(&pd, &prob, &ov, &plan, &err) != FH_OK)
             rc = fh_cli_report("info", &err);

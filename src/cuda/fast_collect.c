@@ -57,7 +57,7 @@ static fh_status make_plan(fh_gpu_ppo_collector *c, fh_error *err)
     fh_plan_device dev = {c->dev.name, c->dev.sm_count, c->dev.shared_mem_per_block_optin,
                           free_bytes};
     fh_plan_problem prob = {c->n_episodes, c->n_steps, c->d_market.n_bars, c->cfg.horizon,
-                            c->tf32, c->rollout_mapping};
+                            c->tf32, c->rollout_mapping, c->cfg.obs_noise > 0.0f};
     return fh_fast_plan_make(&dev, &prob, &c->overrides, &c->fast.plan, err);
 fail:
     return err->status;

@@ -143,7 +143,10 @@ static fh_status plan_rollout(const fh_plan_device *dev, const fh_plan_problem *
     p->actor_table_bytes = (size_t)prob->n_bars * sizeof(float) *
                            (p->actor_table_split ? FH_ACTOR_TABLE_SPLIT_ROW
                                                  : FH_ACTOR_TABLE_SEQ_ROW);
-    p->actor_table = pick(ov->actor_table, prob->n_bars <= NL &&
+    if (prob->noisy_obs && ov->actor_table == 1)
+        return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_ACTOR_FACTOR=1 with obs_noise > 0: the "
+                            "per-bar table holds the noiseless features; unset it");
+    p->actor_table = pick(ov->actor_table, !prob->noisy_obs && prob->n_bars <= NL &&
                                                p->actor_table_bytes <= ACTOR_TABLE_MAX_BYTES);
     return FH_OK;
 }
@@ -168,8 +171,11 @@ static fh_status plan_critic(const fh_plan_device *dev, const fh_plan_problem *p
     if (p->chunk_rows > p->critic_rows)
         p->chunk_rows = p->critic_rows;
     size_t proj_bytes = (size_t)prob->n_bars * FH_CRITIC_H1 * sizeof(float);
+    if (prob->noisy_obs && ov->critic_factor == 1)
+        return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_CRITIC_FACTOR=1 with obs_noise > 0: the "
+                            "market projection holds the noiseless features; unset it");
     p->critic_factor = pick(ov->critic_factor,
-                            !prob->tf32 &&
+                            !prob->noisy_obs && !prob->tf32 &&
                                 prob->n_bars <= FACTOR_MAX_BARS_PER_ROW * (double)p->critic_rows &&
                                 proj_bytes <= FACTOR_MAX_TABLE_BYTES);
     p->l0_slices = 1;
@@ -263,7 +269,8 @@ void fh_fast_plan_print(FILE *f, const fh_fast_plan *p)
     fprintf(f, "  actor:     first layer %s\n",
             p->actor_table ? (p->actor_table_split ? "from the per-bar table (even/odd sums)"
                                                    : "from the per-bar table")
-                           : "computed per step");
+                           : prob->noisy_obs ? "computed per step (obs_noise: no table)"
+                                             : "computed per step");
     fprintf(f, "  critic:    %lld rows (%d truncation slots an episode) in chunks of %lld, "
             "first layer %s%s%s\n", p->critic_rows, p->k_slots, p->chunk_rows,
             p->critic_factor ? "factored through the market" : "a matmul",

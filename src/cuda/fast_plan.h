@@ -39,6 +39,8 @@ typedef struct {
     int horizon;     /* the environment's truncation horizon */
     int tf32;        /* the critic's matmuls on TF32 tensor cores */
     fh_rollout_mapping mapping; /* FH_ROLLOUT_AUTO, or forced by --kernel */
+    int noisy_obs;   /* obs_noise > 0: a state's market features are not its bar's, so
+                        neither first layer can be factored through the market */
 } fh_plan_problem;
 
 #define FH_PLAN_MAX_OPTIONS 8

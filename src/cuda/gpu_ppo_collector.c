@@ -87,6 +87,7 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
     c->n_episodes = n_episodes;
     c->n_steps = n_steps;
     c->cfg = *cfg;
+    c->cfg.noise_seed = seed; /* obs_noise's key, as the CPU collector's */
     c->use_fast = strncmp(kernel, "fast", 4) == 0;
     c->rollout_mapping = mapping;
     c->tf32 = strcmp(precision, "tf32") == 0;

@@ -22,6 +22,8 @@ fh_env_config fh_env_config_default(void)
     cfg.horizon = 256;
     cfg.barrier_mode = FH_BARRIER_MODE_LIQUIDATE;
     cfg.turnover_penalty = 0.0f;
+    cfg.obs_noise = 0.0f;
+    cfg.noise_seed = 0ULL;
     return cfg;
 }
 
@@ -55,6 +57,7 @@ fh_status fh_env_config_validate(const fh_env_config *cfg, fh_error *err)
     CHECK_RANGE(cfg->horizon >= 1, "horizon", cfg->horizon);
     CHECK_RANGE(isfinite(cfg->turnover_penalty) && cfg->turnover_penalty >= 0.0f,
                 "turnover_penalty", cfg->turnover_penalty);
+    CHECK_RANGE(isfinite(cfg->obs_noise) && cfg->obs_noise >= 0.0f, "obs_noise", cfg->obs_noise);
     CHECK_RANGE(cfg->barrier_mode >= FH_BARRIER_MODE_LIQUIDATE &&
                     cfg->barrier_mode <= FH_BARRIER_MODE_OFF,
                 "barrier_mode", cfg->barrier_mode);

@@ -3,7 +3,8 @@
  * The environment and the sampling are the shared device functions (the same source
  * the GPU kernels compile); the networks are OpenBLAS-batched: the actor over the N
  * episodes of each step, the critic and the curiosity model once over all N*L states
- * after the rollout (the environment never reads them). */
+ * after the rollout (the environment never reads them). Observations are
+ * env_observe_train's: with obs_noise, the stored state is the noisy one the actor saw. */
 #include "foxhunt/rollout.h"
 
 #include <stdlib.h>
@@ -77,6 +78,7 @@ fh_status fh_cpu_collector_init(fh_cpu_collector *c, int n_episodes, int n_steps
     c->n_episodes = n_episodes;
     c->n_steps = n_steps;
     c->cfg = *cfg;
+    c->cfg.noise_seed = seed; /* obs_noise's key (env_observe_train) */
     c->market = fh_env_market_from_view(market);
     fh_status st = fh_env_market_validate(&c->market, err);
     if (st != FH_OK)
@@ -187,7 +189,7 @@ fh_status fh_cpu_collect_rollouts(fh_cpu_collector *c, const fh_collect_params *
         #pragma omp parallel for schedule(static)
         for (int n = 0; n < N; n++) {
             float *s = c->obs + (size_t)n * FH_STATE_DIM;
-            env_observe(&c->cfg, &c->market, &c->episodes[n], s);
+            env_observe_train(&c->cfg, &c->market, &c->episodes[n], s);
             memcpy(b->states + ((int64_t)n * L + t) * FH_STATE_DIM, s, FH_STATE_DIM * sizeof(float));
         }
         fh_status st = fh_mlp_forward(c->logits, &c->actor_ws, p->actor, c->obs, N, err);
@@ -215,7 +217,7 @@ fh_status fh_cpu_collect_rollouts(fh_cpu_collector *c, const fh_collect_params *
             if (res.done) {
                 /* the final observation goes to obs (reused: the actor is done with it) */
                 if (res.truncated)
-                    env_observe(&c->cfg, &c->market, ep, c->obs + (size_t)n * FH_STATE_DIM);
+                    env_observe_train(&c->cfg, &c->market, ep, c->obs + (size_t)n * FH_STATE_DIM);
                 ep->episodes_done++;
                 env_episode_reset(&c->cfg, &c->market, ep);
             }
@@ -236,7 +238,7 @@ fh_status fh_cpu_collect_rollouts(fh_cpu_collector *c, const fh_collect_params *
     }
     #pragma omp parallel for schedule(static)
     for (int n = 0; n < N; n++)
-        env_observe(&c->cfg, &c->market, &c->episodes[n], c->obs + (size_t)n * FH_STATE_DIM);
+        env_observe_train(&c->cfg, &c->market, &c->episodes[n], c->obs + (size_t)n * FH_STATE_DIM);
 
     /* Batched networks over the whole collection. */
     fh_status st = critic_values(c, p->critic, b->states, (int64_t)N * L, b->values, err);

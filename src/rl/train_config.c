@@ -107,6 +107,7 @@ const fh_config_field fh_train_config_fields[] = {
     ENV("max_hold", FH_FIELD_INT, max_hold, 0, 1 << 20, "barrier time limit (steps; 0: none)"),
     ENV_ENUM("barrier_mode", barrier_mode, "liquidate|reward|off", "what a barrier hit does: liquidate (SPEC: it closes the whole position at full urgency), reward (it scales that step's reward by pt_bonus or sl_scale, the position stays and the barriers re-arm around the new price) or off (no barriers); docs/ENVIRONMENT.md"),
     ENV("turnover_penalty", FH_FIELD_FLOAT, turnover_penalty, 0, 1, "reward penalty per unit of exposure traded, times reward_scale (0: none; the log return already pays the costs; docs/ENVIRONMENT.md)"),
+    ENV("obs_noise", FH_FIELD_FLOAT, obs_noise, 0, 10, "PPO, a regulariser: standard deviation of the Gaussian noise on each (unit-scale) market feature the policy sees in training collections; never in validation, evaluation or the Gymnasium env (0: none; docs/ENVIRONMENT.md)"),
     ENV("pt_bonus", FH_FIELD_FLOAT, pt_bonus, 0, 100, "barrier_scale on a profit-take"),
     ENV("sl_scale", FH_FIELD_FLOAT, sl_scale, 0, 100, "barrier_scale on a stop-loss"),
     ENV("div_coef", FH_FIELD_FLOAT, div_coef, 0, 100, "diversity penalty coefficient"),
@@ -512,6 +513,11 @@ fh_status fh_train_config_validate(const fh_train_config *cfg, fh_error *err)
                             cfg->minibatch, batch);
     if (cfg->env.ruin >= 1.0f)
         return fh_error_set(err, FH_ERR_INPUT, "ruin must be below 1");
+    /* the DQN/PQN collections (dqn_device_functions.cuh) observe without the noise */
+    if (cfg->env.obs_noise > 0.0f && strcmp(cfg->algo, "ppo") != 0)
+        return fh_error_set(err, FH_ERR_INPUT, "obs_noise = %g: observation noise is built for "
+                            "algo ppo only, not %s; set obs_noise = 0 (--obs-noise 0)",
+                            (double)cfg->env.obs_noise, cfg->algo);
     return fh_env_config_validate(&cfg->env, err);
 }
 

@@ -20,7 +20,7 @@ static const fh_plan_device D99 = {"RTX 4090-like", 128, 101376, 20000000000ull}
 
 static inline fh_plan_problem problem(int n, int l, fh_rollout_mapping m)
 {
-    fh_plan_problem p = {n, l, 20000, 256, 0, m};
+    fh_plan_problem p = {n, l, 20000, 256, 0, m, 0};
     return p;
 }
 

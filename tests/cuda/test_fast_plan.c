@@ -138,6 +138,45 @@ static void test_h200_n16384(void)
     CHECK(p.mapping == FH_ROLLOUT_LANE);
 }
 
+/* obs_noise (issue 34 item 3): a state's market features are no longer its bar's, so
+ * neither first layer is factored through the market, every mapping; forcing either is
+ * refused, naming the override. */
+static void test_noisy_obs(void)
+{
+    const fh_rollout_mapping maps[4] = {FH_ROLLOUT_AUTO, FH_ROLLOUT_WARP, FH_ROLLOUT_BLOCK,
+                                        FH_ROLLOUT_LANE};
+    for (int m = 0; m < 4; m++) {
+        fh_plan_problem pr = problem(16384, 500, maps[m]);
+        fh_fast_plan p;
+        if (!make_ok(&H200, &pr, NULL, &p))
+            return;
+        CHECK(p.actor_table == 1 && p.critic_factor == 1); /* the noiseless plan factors */
+        pr.noisy_obs = 1;
+        if (!make_ok(&H200, &pr, NULL, &p))
+            return;
+        CHECK(p.actor_table == 0);
+        CHECK(!has_option(&p, "-DFH_ACTOR_TABLE=1"));
+        CHECK(p.critic_factor == 0);
+        CHECK(p.pipeline == 0);
+    }
+    fh_plan_problem pr = problem(16384, 500, FH_ROLLOUT_AUTO);
+    pr.noisy_obs = 1;
+    const char *names[2] = {"FOXHUNT_ACTOR_FACTOR", "FOXHUNT_CRITIC_FACTOR"};
+    for (int k = 0; k < 2; k++) {
+        fh_gpu_overrides ov;
+        fh_gpu_overrides_default(&ov);
+        if (k == 0)
+            ov.actor_table = 1;
+        else
+            ov.critic_factor = 1;
+        fh_fast_plan p;
+        fh_error err = {0};
+        CHECK(fh_fast_plan_make(&H200, &pr, &ov, &p, &err) == FH_ERR_INPUT);
+        CHECK_MSG(strstr(err.message, names[k]) && strstr(err.message, "obs_noise"),
+                  "refusal without %s and obs_noise: %s", names[k], err.message);
+    }
+}
+
 /* ---- a device with 99 KB of shared memory a block ---- */
 
 static void test_99kb(void)
@@ -630,6 +669,7 @@ int main(void)
     test_h200_n128();
     test_h200_n1024();
     test_h200_n16384();
+    test_noisy_obs();
     test_99kb();
     test_forced_mappings();
     test_tables_and_edges();

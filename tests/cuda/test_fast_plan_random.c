@@ -42,7 +42,7 @@ static void test_random_properties(void)
                             (size_t)uniform(1000000000ll, 140000000000ll)};
         fh_plan_problem pr = {(int)uniform(1, 70000), (int)uniform(1, 2000),
                               (int)uniform(2, 1000000), (int)uniform(1, 1000),
-                              (int)uniform(0, 1), (fh_rollout_mapping)uniform(0, 3)};
+                              (int)uniform(0, 1), (fh_rollout_mapping)uniform(0, 3), 0};
         fh_gpu_overrides ov;
         fh_gpu_overrides_default(&ov);
         ov.actor_table = random_override(0, 1);

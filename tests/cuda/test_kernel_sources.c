@@ -106,7 +106,7 @@ static void test_compiles_to_ptx(void)
                     ov.rollout_clocks = v / 18 == 1 && n == 0;
                     ov.block_shared_barriers = v / 18 == 1 && n == 1;
                     fh_plan_problem prob = {episodes[n], 100, 5000, 40, 0,
-                                            (fh_rollout_mapping)m};
+                                            (fh_rollout_mapping)m, 0};
                     fh_fast_plan plan;
                     fh_error err;
                     if (fh_fast_plan_make(&devs[d], &prob, &ov, &plan, &err) != FH_OK)

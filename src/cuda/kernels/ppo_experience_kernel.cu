@@ -2,7 +2,8 @@
  * ../shared/seed/, SPEC §5): one launch collects N episodes x L steps, one thread per
  * episode, with zero host round trips per timestep.
  *
- *   Phase A (rollout): for each step, observe -> ppo_actor_forward -> softmax_sample ->
+ *   Phase A (rollout): for each step, observe (env_observe_train: with obs_noise, the
+ *     noisy features) -> ppo_actor_forward -> softmax_sample ->
  *     ppo_critic_forward -> env_step -> curiosity_inference -> store; on done, the
  *     final observation's value (truncation) and env_episode_reset.
  *   Phase B (GAE): compute_gae_backward over the thread's own row.
@@ -48,7 +49,7 @@ extern "C" __global__ void ppo_full_experience_kernel(
     /* Phase A: rollout */
     for (int t = 0; t < n_steps; t++) {
         long long i = row + t;
-        env_observe(&cfg, &market, &ep, state);
+        env_observe_train(&cfg, &market, &ep, state);
         float *state_out = out.states + i * FH_STATE_DIM;
         for (int j = 0; j < FH_STATE_DIM; j++)
             state_out[j] = state[j];
@@ -67,7 +68,7 @@ extern "C" __global__ void ppo_full_experience_kernel(
         float trunc_value = 0.0f;
         if (res.done) {
             if (res.truncated) {
-                env_observe(&cfg, &market, &ep, state);
+                env_observe_train(&cfg, &market, &ep, state);
                 trunc_value = ppo_critic_forward(critic_w, state, scratch_a, scratch_b);
             }
             ep.episodes_done++;
@@ -83,7 +84,7 @@ extern "C" __global__ void ppo_full_experience_kernel(
         out.exposures[i] = res.exposure;
         out.bars[i] = bar;
     }
-    env_observe(&cfg, &market, &ep, state);
+    env_observe_train(&cfg, &market, &ep, state);
     float last_value = ppo_critic_forward(critic_w, state, scratch_a, scratch_b);
     out.last_values[n] = last_value;
     episodes[n] = ep;

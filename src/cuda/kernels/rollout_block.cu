@@ -70,7 +70,7 @@ __device__ __forceinline__ void ppo_rollout_block_kernel_body(FH_ROLLOUT_PARAMS)
             fh_copy_async_wait(); /* the rows fetched for a step that never comes */
         long long last_row = NL + (long long)n_episodes * k_slots + n;
         fast_observe(critic_in + last_row * in_stride, scratch + FH_FAST_SM_STATE, &cfg, &ep,
-                     r.f0, r.f1, lane, 0);
+                     r.f0, r.f1, lane, 0, 0);
         if (lane == 0) {
             out.bars[last_row] = r.bar;
             env_copy_move(&episodes[n], &ep); /* the book-keeper writes the rest */

@@ -3,17 +3,18 @@
 #ifndef FOXHUNT_ROLLOUT_LANE_CU
 #define FOXHUNT_ROLLOUT_LANE_CU
 
-/* One thread's observation of its episode (the features of ep->bar and the portfolio
- * features) into column `col` of the group's k-major state and (row-major) into dst
- * unless dst is NULL (a thread past N). No prefetch: at the N this mapping serves,
- * other warps hide the loads. (Not a select between dst and a local dummy row: with
- * that, NVVM (CUDA 13.0) emitted no global stores at all.) */
+/* One thread's observation of its episode (the features of ep->bar, with obs_noise
+ * their noise keyed by `episode`, and the portfolio features) into column `col` of the
+ * group's k-major state and (row-major) into dst unless dst is NULL (a thread past N).
+ * No prefetch: at the N this mapping serves, other warps hide the loads. (Not a select
+ * between dst and a local dummy row: with that, NVVM (CUDA 13.0) emitted no global
+ * stores at all.) */
 __device__ __forceinline__ void lane_observe(float *dst, float *sm_state, const fh_env_config *cfg,
                                              const fh_env_market *m, const fh_episode_state *ep,
-                                             int col)
+                                             int episode, int col)
 {
     float obs[FH_STATE_DIM];
-    env_observe(cfg, m, ep, obs);
+    env_observe_train_as(cfg, m, ep, episode, obs);
 #pragma unroll
     for (int j = FH_ACTOR_TABLE ? FH_N_MARKET_FEATURES : 0; j < FH_STATE_DIM; j++)
         sm_state[j * FH_LANE_GROUP_EPISODES + col] = obs[j]; /* the table has the market's */
@@ -69,7 +70,7 @@ __device__ __forceinline__ void ppo_rollout_lane_kernel_body(FH_ROLLOUT_PARAMS)
         float u = 0.0f;
         if (steps_env) {
             lane_observe(active ? critic_in + i * in_stride : NULL, state, &cfg, &market, &ep,
-                         gt);
+                         ep.episodes_done, gt);
             bar = ep.bar;
             if (FH_ACTOR_TABLE) /* layer 0's table rows */
                 bars[gt] = bar;
@@ -111,7 +112,7 @@ __device__ __forceinline__ void ppo_rollout_lane_kernel_body(FH_ROLLOUT_PARAMS)
             /* the final observation, before the reset: its value bootstraps the GAE */
             long long slot = (long long)src * k_slots + n_trunc;
             lane_observe(active ? critic_in + (NL + slot) * in_stride : NULL, state, &cfg,
-                         &market, &ep, gt);
+                         &market, &ep, ep.episodes_done - 1, gt); /* its end counted above */
             if (active) {
                 trunc_step[slot] = t;
                 out.bars[NL + slot] = ep.bar;
@@ -124,7 +125,8 @@ __device__ __forceinline__ void ppo_rollout_lane_kernel_body(FH_ROLLOUT_PARAMS)
     }
     if (active) {
         long long last_row = NL + (long long)n_episodes * k_slots + n;
-        lane_observe(critic_in + last_row * in_stride, state, &cfg, &market, &ep, gt);
+        lane_observe(critic_in + last_row * in_stride, state, &cfg, &market, &ep,
+                     ep.episodes_done, gt);
         out.bars[last_row] = ep.bar;
         ep.diversity = *div;
         episodes[n] = ep;

@@ -55,12 +55,23 @@ __device__ __forceinline__ fh_bar_prices fast_bar_prices(float f1)
 
 /* One observation: the market features from the lanes' registers, the 3 portfolio
  * features from the episode state on lane `owner` (the shared env_portfolio_features_at);
- * written to dst (global) and to the episode's shared-memory state. Warp-wide. */
+ * written to dst (global) and to the episode's shared-memory state. With obs_noise, each
+ * lane adds its features' noise (the shared env_obs_noise, keyed by the owner's episode:
+ * `ended` 1 where the owner has already counted the episode's end, as
+ * env_observe_train_as). Warp-wide. */
 __device__ __forceinline__ void fast_observe(float *dst, float *sm_state, const fh_env_config *cfg,
                                              const fh_episode_state *ep, float f0, float f1,
-                                             int lane, int owner)
+                                             int lane, int owner, int ended)
 {
     float sigma = __shfl_sync(FH_FULL_MASK, f1, FH_FAST_LANE_SIGMA);
+    if (cfg->obs_noise != 0.0f) { /* a kernel argument: the whole warp takes this branch */
+        unsigned long long stream = __shfl_sync(FH_FULL_MASK, ep->rng.inc, owner);
+        int episode = __shfl_sync(FH_FULL_MASK, ep->episodes_done - ended, owner);
+        int step = __shfl_sync(FH_FULL_MASK, ep->step, owner);
+        f0 += env_obs_noise(cfg, stream, episode, step, lane);
+        if (lane + FH_WARP < FH_N_MARKET_FEATURES)
+            f1 += env_obs_noise(cfg, stream, episode, step, lane + FH_WARP);
+    }
     sm_state[lane] = f0;
     if (lane + FH_WARP < FH_N_MARKET_FEATURES)
         sm_state[lane + FH_WARP] = f1;
@@ -199,7 +210,8 @@ __device__ __forceinline__ void fast_step_begin(fh_fast_episode *r, const fh_epi
 #pragma unroll
     for (int e = 0; e < E; e++) {
         fast_observe(critic_in + (row[e] + t) * in_stride,
-                     scratch + e * stride + FH_FAST_SM_STATE, cfg, ep, r[e].f0, r[e].f1, lane, e);
+                     scratch + e * stride + FH_FAST_SM_STATE, cfg, ep, r[e].f0, r[e].f1, lane, e,
+                     0);
         r[e].ahead = r[e].bar + 1 < m->n_bars ? r[e].bar + 1 : r[e].bar;
         fast_load_bar(&r[e].g0, &r[e].g1, m, r[e].ahead, lane);
     }
@@ -304,7 +316,7 @@ __device__ __forceinline__ void fast_step_end(fh_fast_episode *r, fh_episode_sta
             long long slot = (long long)n[e] * k_slots + r[e].n_trunc;
             fast_observe(critic_in + (NL + slot) * in_stride,
                          scratch + e * stride + FH_FAST_SM_STATE, cfg, ep, r[e].g0, r[e].g1,
-                         lane, e);
+                         lane, e, 1); /* the owner counted the episode's end above */
             if (lane == 0) {
                 trunc_step[slot] = t;
                 out.bars[NL + slot] = next[e]; /* the critic's first layer reads it */

@@ -72,7 +72,7 @@ __device__ __forceinline__ void warp_mover(const float *w, float *scratch, int s
     for (int e = 0; e < E; e++) {
         fast_observe(critic_in + (last_rows + n[e]) * in_stride,
                      scratch + e * stride + FH_FAST_SM_STATE, cfg, &ep, r[e].f0, r[e].f1,
-                     lane, e);
+                     lane, e, 0);
         bar[e] = r[e].bar;
         FH_CLOCK_STORE(clocks, n[e], lane);
     }
