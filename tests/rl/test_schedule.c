@@ -3,7 +3,8 @@
  * run, CleanRL's (1 - (it - 1) / iterations) x value, only when anneal_lr / anneal_ent
  * is on, each on its own switch; off, they return the configured value itself (the
  * same double: a run without them is the run before them). And weight_decay's range:
- * a negative one is refused naming the key. */
+ * a negative one is refused naming the key, and one with lr * weight_decay >= 1 by the
+ * config check (AdamW's factor would flip the weights' signs). */
 #include <string.h>
 
 #include "foxhunt/train_config.h"
@@ -63,6 +64,15 @@ static void test_ranges(void)
     CHECK(json && fh_train_config_from_json(json, &back, &err) == FH_OK);
     CHECK(back.weight_decay == 0.01 && back.anneal_ent == 1);
     free(json);
+    /* the config check: lr * weight_decay >= 1 would flip the weights' signs */
+    CHECK(fh_train_config_validate(&cfg, &err) == FH_OK);
+    cfg.lr = 0.01;
+    cfg.weight_decay = 100.0;
+    CHECK(fh_train_config_validate(&cfg, &err) == FH_ERR_INPUT);
+    CHECK_MSG(strstr(err.message, "weight_decay 100 with lr 0.01") &&
+                  strstr(err.message, "below 1 / lr = 100"), "%s", err.message);
+    cfg.weight_decay = 99.0;
+    CHECK(fh_train_config_validate(&cfg, &err) == FH_OK);
 }
 
 int main(void)

@@ -7,8 +7,9 @@
  * changes from step to step lives on the device, in fh_update_state: the position
  * (epoch, minibatch), whether this step is applied, the Adam step, the failure that
  * stopped the update; and what changes from update to update (the annealed learning
- * rate and entropy coefficient), written by the host before each update. The loss kernel (one block) owns it: it reads the position the
- * gather used, decides, records, and advances it; the Adam kernel only reads it. */
+ * rate and entropy coefficient), written by the host before each update. The loss
+ * kernel (one block) owns it: it reads the position the gather used, decides, records,
+ * and advances it; the Adam kernel only reads it. */
 #ifndef FOXHUNT_UPDATE_ARGS_H
 #define FOXHUNT_UPDATE_ARGS_H
 
