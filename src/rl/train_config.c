@@ -517,6 +517,12 @@ fh_status fh_train_config_validate(const fh_train_config *cfg, fh_error *err)
     if (!fh_learner_find(cfg->algo))
         return fh_error_set(err, FH_ERR_INPUT, "algo = %s: expected one of %s", cfg->algo,
                             FH_LEARNER_CHOICES);
+    if (cfg->lr * cfg->weight_decay >= 1.0) /* AdamW's factor 1 - lr wd would flip signs */
+        return fh_error_set(err, FH_ERR_INPUT,
+                            "weight_decay %g with lr %g: each step multiplies the weights by "
+                            "1 - lr * weight_decay = %g; lower weight_decay below 1 / lr = %g",
+                            cfg->weight_decay, cfg->lr, 1.0 - cfg->lr * cfg->weight_decay,
+                            1.0 / cfg->lr);
     long batch = (long)cfg->episodes * cfg->steps;
     if (cfg->minibatch > batch)
         return fh_error_set(err, FH_ERR_INPUT,
@@ -524,12 +530,6 @@ fh_status fh_train_config_validate(const fh_train_config *cfg, fh_error *err)
                             cfg->minibatch, batch);
     if (cfg->env.ruin >= 1.0f)
         return fh_error_set(err, FH_ERR_INPUT, "ruin must be below 1");
-    if (cfg->lr * cfg->weight_decay >= 1.0) /* AdamW's factor 1 - lr wd would flip signs */
-        return fh_error_set(err, FH_ERR_INPUT,
-                            "weight_decay %g with lr %g: each step multiplies the weights by "
-                            "1 - lr * weight_decay = %g; lower weight_decay below 1 / lr = %g",
-                            cfg->weight_decay, cfg->lr, 1.0 - cfg->lr * cfg->weight_decay,
-                            1.0 / cfg->lr);
     return fh_env_config_validate(&cfg->env, err);
 }
 
