@@ -291,12 +291,19 @@ typedef struct {
     float beta1;  /* 0.9 */
     float beta2;  /* 0.999 */
     float eps;    /* 1e-5 PPO (CleanRL), 1e-8 torch default */
+    float weight_decay; /* decoupled (AdamW); 0: plain Adam (both defaults) */
 } fh_adam_config;
 
-void fh_adam_config_default_ppo(fh_adam_config *cfg);       /* 3e-4, 0.9, 0.999, 1e-5 */
-void fh_adam_config_default_curiosity(fh_adam_config *cfg); /* 1e-3, 0.9, 0.999, 1e-8 */
+void fh_adam_config_default_ppo(fh_adam_config *cfg);       /* 3e-4, 0.9, 0.999, 1e-5, 0 */
+void fh_adam_config_default_curiosity(fh_adam_config *cfg); /* 1e-3, 0.9, 0.999, 1e-8, 0 */
 
-/* One Adam step (torch.optim.Adam, no weight decay) on n elements at step t (>= 1):
+/* The factor AdamW multiplies the params by before its step, 1 - lr * weight_decay
+ * (in double, rounded once to float; the GPU's adam_kernel computes the same). */
+float fh_adam_decay_factor(float lr, float weight_decay);
+
+/* One Adam step (torch.optim.Adam; with weight_decay > 0 torch.optim.AdamW, Loshchilov
+ * & Hutter 2019) on n elements at step t (>= 1):
+ * p *= 1 - lr weight_decay (only when weight_decay > 0: else not even a multiply by 1);
  * m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
  * p -= (lr / (1 - b1^t)) m / (sqrt(v) / sqrt(1 - b2^t) + eps). */
 void fh_adam_update(float *p, float *m, float *v, const float *g, size_t n, int64_t t,

@@ -107,7 +107,9 @@ fh_status fh_curiosity_fit(double *loss_out, fh_mlp *curiosity, fh_ppo_workspace
                            const fh_env_market *market, const fh_train_config *cfg,
                            fh_rng *rng, fh_error *err);
 
-/* update_mlp. lr: this iteration's (annealed) learning rate. rng: the update's
+/* update_mlp. lr, ent_coef: this iteration's (annealed: fh_train_config_lr,
+ * fh_train_config_ent_coef) learning rate and entropy coefficient; cfg->weight_decay
+ * decays actor and critic as AdamW (not the curiosity model). rng: the update's
  * shuffling stream (advanced). market: the split the batch came from (for the
  * curiosity targets). trace: NULL, or a record sized for this update
  * (fh_ppo_trace_init), filled as the update goes (an update that fails leaves the rows
@@ -115,7 +117,7 @@ fh_status fh_curiosity_fit(double *loss_out, fh_mlp *curiosity, fh_ppo_workspace
 fh_status fh_ppo_update(fh_ppo_stats *stats, fh_mlp *actor, fh_mlp *critic,
                         fh_mlp *curiosity, fh_ppo_workspace *w,
                         const fh_trajectory_batch *b, const fh_env_market *market,
-                        const fh_train_config *cfg, double lr, fh_rng *rng,
-                        fh_ppo_trace *trace, fh_error *err);
+                        const fh_train_config *cfg, double lr, double ent_coef,
+                        fh_rng *rng, fh_ppo_trace *trace, fh_error *err);
 
 #endif

@@ -64,15 +64,19 @@ typedef struct {
     double clip;
     double vf_coef;
     double ent_coef;
+    int anneal_ent;                    /* ent_coef decays linearly to 0 as anneal_lr's lr */
     double max_grad_norm;
     int clip_vloss;
     double target_kl;                  /* <= 0: no early stop */
     int norm_adv;
     double adam_eps;
+    double weight_decay;               /* AdamW's decoupled decay of actor and critic
+                                          (and DQN/PQN's Q-network); 0: plain Adam */
     double curiosity_lr;
     int curiosity_epochs;
-    /* [q] DQN and PQN (issue 18; they share [ppo]'s lr, anneal_lr, gamma, epochs (PQN),
-     * minibatch, max_grad_norm, adam_eps, curiosity_lr and curiosity_epochs) */
+    /* [q] DQN and PQN (issue 18; they share [ppo]'s lr, anneal_lr, weight_decay, gamma,
+     * epochs (PQN), minibatch, max_grad_norm, adam_eps, curiosity_lr and
+     * curiosity_epochs) */
     double epsilon_start, epsilon_end;  /* epsilon-greedy schedule: linear from start */
     double epsilon_fraction;           /*   to end over this share of the run's steps */
     double q_lambda;                   /* PQN: Q(lambda) */
@@ -153,6 +157,9 @@ fh_split_spec fh_train_config_split_spec(const fh_train_config *cfg);
 /* The learning rate of (1-based) iteration `iteration`: cfg->lr, or with anneal_lr
  * CleanRL's linear decay (1 - (iteration - 1) / iterations) * lr, as the trainer uses. */
 double fh_train_config_lr(const fh_train_config *cfg, int64_t iteration);
+/* The entropy coefficient of (1-based) iteration `iteration`: cfg->ent_coef, or with
+ * anneal_ent the same linear decay (1 - (iteration - 1) / iterations) * ent_coef. */
+double fh_train_config_ent_coef(const fh_train_config *cfg, int64_t iteration);
 /* The resolved config as a JSON object text (malloc'd): {"run":{...},"ppo":{...},"env":{...}}. */
 char *fh_train_config_to_json(const fh_train_config *cfg);
 /* Parses what fh_train_config_to_json wrote (checkpoints carry it). */

@@ -103,7 +103,8 @@ static fh_status bench_device(const char *device, const fh_bench_train_options *
         st = fh_ppo_backend_collect_for_update(&t, &p, &sums, err);
         double t1 = fh_clock_seconds();
         if (st == FH_OK)
-            st = fh_ppo_backend_update(&t, &stats, fh_train_config_lr(&cfg, r + 1), NULL, 0, err);
+            st = fh_ppo_backend_update(&t, &stats, fh_train_config_lr(&cfg, r + 1),
+                                       fh_train_config_ent_coef(&cfg, r + 1), NULL, 0, err);
         double t2 = fh_clock_seconds();
         if (st != FH_OK || r == 0)
             continue;

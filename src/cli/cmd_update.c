@@ -49,7 +49,7 @@ int fh_cmd_update(int argc, char **argv)
     fh_arg args[] = {
         {"--checkpoint", FH_ARG_STRING, &checkpoint, "FILE", "checkpoint to update from: networks, Adam state, config, update stream (required)", NULL, 0, 0, 0},
         {"--batch", FH_ARG_STRING, &batch, "FILE.safetensors", "the collection (`foxhunt collect --checkpoint FILE`) to update on (required)", NULL, 0, 0, 0},
-        {"--iteration", FH_ARG_INT, &iteration_flag, "K", "which iteration this update is, 1-based: sets the annealed rate and the new run.iteration (default: the checkpoint's + 1)", NULL, 1, 2147483647, 0},
+        {"--iteration", FH_ARG_INT, &iteration_flag, "K", "which iteration this update is, 1-based: sets the annealed rates (lr, ent_coef) and the new run.iteration (default: the checkpoint's + 1)", NULL, 1, 2147483647, 0},
     };
     /* settings: the table's flags (config_flags.h) */
     fh_key_flag settings[] = {
@@ -153,7 +153,8 @@ int fh_cmd_update(int argc, char **argv)
     fh_ppo_stats stats;
     if (fh_ppo_trace_init(&trace, &cfg, (int64_t)cfg.episodes * cfg.steps, &err) != FH_OK)
         goto fail;
-    if (fh_ppo_backend_update(&t, &stats, lr, &trace, 1, &err) != FH_OK ||
+    if (fh_ppo_backend_update(&t, &stats, lr, fh_train_config_ent_coef(&cfg, iteration), &trace,
+                              1, &err) != FH_OK ||
         fh_ppo_backend_sync_host(&t, &err) != FH_OK) {
         fh_error_prefix(&err, "the update: ");
         size_t used = strlen(err.message);

@@ -41,6 +41,7 @@ static fh_status optimizer_step(fh_gpu_ppo_update *u, int curiosity, fh_error *e
                               : (u->cfg.max_grad_norm > 0 ? u->cfg.max_grad_norm : INFINITY),
         .beta1 = 0.9f, .beta2 = 0.999f,
         .eps = curiosity ? 1e-8f : (float)u->cfg.adam_eps,
+        .weight_decay = curiosity ? 0.0f : (float)u->cfg.weight_decay,
         .records = curiosity ? NULL : u->records};
     return fh_update_engine_optimizer_step(&u->eng, &o, err);
 }
@@ -144,7 +145,7 @@ static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
         .minibatches_per_epoch = p->minibatches_per_epoch,
         .clip_coef = (float)u->cfg.clip,
         .vclip_coef = u->cfg.clip_vloss ? (float)u->cfg.clip : 0.0f,
-        .vf_coef = (float)u->cfg.vf_coef, .ent_coef = (float)u->cfg.ent_coef,
+        .vf_coef = (float)u->cfg.vf_coef,
         .norm_adv = u->cfg.norm_adv, .target_kl = u->cfg.target_kl > 0 ? u->cfg.target_kl : 0.0,
         .dlogits = u->dlogits, .dvalues = u->dvalues, .records = u->records,
         .partials = u->loss_partials, .counter = &u->counters[1],
@@ -645,7 +646,8 @@ fail:
 
 fh_status fh_gpu_ppo_update_run(fh_gpu_ppo_update *u, fh_ppo_stats *stats,
                                 const fh_device_batch *b, const float *features, double lr,
-                                fh_rng *rng, int max_steps, fh_ppo_trace *trace, fh_error *err)
+                                double ent_coef, fh_rng *rng, int max_steps,
+                                fh_ppo_trace *trace, fh_error *err)
 {
     memset(stats, 0, sizeof *stats);
     const fh_update_plan *p = &u->plan;
@@ -668,6 +670,7 @@ fh_status fh_gpu_ppo_update_run(fh_gpu_ppo_update *u, fh_ppo_stats *stats,
     s->ppo.adam_step = u->adam_step;
     s->curiosity.adam_step = u->curiosity_adam_step;
     s->lr = (float)lr;
+    s->ent_coef = (float)ent_coef;
     s->curiosity_lr = (float)u->cfg.curiosity_lr;
     s->epochs = epochs;
     s->curiosity_epochs = cur_epochs;

@@ -53,13 +53,15 @@ fh_status fh_gpu_ppo_update_download_grads(fh_gpu_ppo_update *u, float *actor, f
                                            float *curiosity, fh_error *err);
 
 /* One update on the device batch b (features: the market's (n_bars, 51) on the device,
- * for the curiosity targets). lr: this iteration's; rng: the update's stream (advanced
+ * for the curiosity targets). lr, ent_coef: this iteration's (the device state carries
+ * them to the captured graphs' kernels); rng: the update's stream (advanced
  * as the CPU update advances it). max_steps > 0 stops after that many PPO steps and
  * skips the curiosity fit (tests); 0 runs the whole update. trace: NULL, or filled as
  * fh_ppo_update fills it. */
 fh_status fh_gpu_ppo_update_run(fh_gpu_ppo_update *u, fh_ppo_stats *stats,
                                 const fh_device_batch *b, const float *features, double lr,
-                                fh_rng *rng, int max_steps, fh_ppo_trace *trace, fh_error *err);
+                                double ent_coef, fh_rng *rng, int max_steps,
+                                fh_ppo_trace *trace, fh_error *err);
 /* The iteration's metrics on the device (iteration_metrics_kernel): the episodes'
  * running returns and lengths and their lifetime totals at the last call live here.
  * set_episodes: from the host (start, resume): the totals as fh_episode_totals_of

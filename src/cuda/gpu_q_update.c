@@ -53,7 +53,7 @@ _Static_assert(G_COUNT <= FH_UPDATE_ENGINE_MAX_GRAPHS && K_COUNT <= FH_UPDATE_EN
 /* The settings baked into captured graphs: a run with others captures again. */
 typedef struct {
     double max_grad_norm;
-    float beta1, beta2, eps, huber_delta;
+    float beta1, beta2, eps, huber_delta, weight_decay;
     int pqn_huber;
 } baked_config;
 
@@ -123,7 +123,7 @@ static fh_status optimizer_step(fh_gpu_q_update *u, fh_error *err)
         .curiosity = 0,
         .max_norm = u->baked.max_grad_norm > 0 ? u->baked.max_grad_norm : INFINITY,
         .beta1 = u->baked.beta1, .beta2 = u->baked.beta2, .eps = u->baked.eps,
-        .records = u->records};
+        .weight_decay = u->baked.weight_decay, .records = u->records};
     return fh_update_engine_optimizer_step(&u->eng, &o, err);
 }
 
@@ -206,7 +206,7 @@ static fh_status capture(fh_gpu_q_update *u, int steps, int rows, int slot, fh_e
 static baked_config baked_of(const fh_q_update_config *qc)
 {
     baked_config b = {qc->max_grad_norm, qc->adam.beta1, qc->adam.beta2, qc->adam.eps,
-                      qc->huber_delta, qc->pqn_huber};
+                      qc->huber_delta, qc->adam.weight_decay, qc->pqn_huber};
     return b;
 }
 
@@ -214,7 +214,7 @@ static int same_baked(const baked_config *a, const baked_config *b)
 {
     return a->max_grad_norm == b->max_grad_norm && a->beta1 == b->beta1 &&
            a->beta2 == b->beta2 && a->eps == b->eps && a->huber_delta == b->huber_delta &&
-           a->pqn_huber == b->pqn_huber;
+           a->weight_decay == b->weight_decay && a->pqn_huber == b->pqn_huber;
 }
 
 /* The graphs for this batch and these settings (kept while the same come back). */

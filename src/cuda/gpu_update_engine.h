@@ -68,6 +68,7 @@ typedef struct {
     int curiosity;                    /* which phase of *state: 0 ppo, 1 curiosity */
     double max_norm;                  /* the global-norm clip; INFINITY: none */
     float beta1, beta2, eps;
+    float weight_decay;               /* AdamW's decoupled decay; 0: plain Adam */
     double *records;                  /* the step's row takes the norm; NULL: no record */
 } fh_update_optimizer;
 

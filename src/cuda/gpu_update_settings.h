@@ -7,10 +7,11 @@
 #define FOXHUNT_CUDA_GPU_UPDATE_SETTINGS_H
 
 /* fh_gpu_ppo_update_create's: the minibatches, the losses' and optimiser's coefficients
- * (baked into its graphs) and the curiosity fit's epochs and rate. */
+ * (baked into its graphs; not ent_coef, which is annealed: each update's is an argument
+ * of fh_gpu_ppo_update_run) and the curiosity fit's epochs and rate. */
 typedef struct {
     int minibatch, epochs;
-    double clip, vf_coef, ent_coef, max_grad_norm, target_kl, adam_eps;
+    double clip, vf_coef, max_grad_norm, target_kl, adam_eps, weight_decay;
     int clip_vloss, norm_adv;
     int curiosity_epochs;
     double curiosity_lr;

@@ -1,6 +1,7 @@
-/* optim.c — Adam with bias correction (torch.optim.Adam's update, no weight decay) over
- * a flat buffer, and global gradient-norm clipping across networks (torch
- * clip_grad_norm_). Because params, grads, m and v share one layout, each is one loop. */
+/* optim.c — Adam with bias correction (torch.optim.Adam's update; with weight_decay > 0
+ * torch.optim.AdamW's decoupled decay) over a flat buffer, and global gradient-norm
+ * clipping across networks (torch clip_grad_norm_). Because params, grads, m and v
+ * share one layout, each is one loop. */
 #include "foxhunt/nn.h"
 
 #include <math.h>
@@ -11,6 +12,7 @@ void fh_adam_config_default_ppo(fh_adam_config *cfg)
     cfg->beta1 = 0.9f;
     cfg->beta2 = 0.999f;
     cfg->eps = 1e-5f;
+    cfg->weight_decay = 0.0f;
 }
 
 void fh_adam_config_default_curiosity(fh_adam_config *cfg)
@@ -19,6 +21,12 @@ void fh_adam_config_default_curiosity(fh_adam_config *cfg)
     cfg->beta1 = 0.9f;
     cfg->beta2 = 0.999f;
     cfg->eps = 1e-8f;
+    cfg->weight_decay = 0.0f;
+}
+
+float fh_adam_decay_factor(float lr, float weight_decay)
+{
+    return (float)(1.0 - (double)lr * (double)weight_decay);
 }
 
 void fh_adam_update(float *p, float *m, float *v, const float *g, size_t n, int64_t t,
@@ -30,6 +38,11 @@ void fh_adam_update(float *p, float *m, float *v, const float *g, size_t n, int6
     float step_size = (float)(cfg->lr / bc1);
     float inv_sqrt_bc2 = (float)(1.0 / sqrt(bc2));
     float eps = cfg->eps;
+    if (cfg->weight_decay > 0.0f) { /* AdamW: decay first, from the params before the step */
+        float decay = fh_adam_decay_factor(cfg->lr, cfg->weight_decay);
+        for (size_t i = 0; i < n; i++)
+            p[i] *= decay;
+    }
     for (size_t i = 0; i < n; i++) {
         float gi = g[i];
         float mi = b1 * m[i] + (1.0f - b1) * gi;

@@ -12,9 +12,10 @@ fh_gpu_ppo_settings fh_gpu_ppo_settings_of(const fh_train_config *cfg)
 {
     return (fh_gpu_ppo_settings){
         .minibatch = cfg->minibatch, .epochs = cfg->epochs, .clip = cfg->clip,
-        .vf_coef = cfg->vf_coef, .ent_coef = cfg->ent_coef,
-        .max_grad_norm = cfg->max_grad_norm, .target_kl = cfg->target_kl,
-        .adam_eps = cfg->adam_eps, .clip_vloss = cfg->clip_vloss, .norm_adv = cfg->norm_adv,
+        .vf_coef = cfg->vf_coef, .max_grad_norm = cfg->max_grad_norm,
+        .target_kl = cfg->target_kl, .adam_eps = cfg->adam_eps,
+        .weight_decay = cfg->weight_decay, .clip_vloss = cfg->clip_vloss,
+        .norm_adv = cfg->norm_adv,
         .curiosity_epochs = cfg->curiosity_epochs, .curiosity_lr = cfg->curiosity_lr};
 }
 

@@ -80,7 +80,8 @@ fh_status fh_ppo_backend_collect_for_update(fh_trainer *t, const fh_collect_para
 }
 
 fh_status fh_ppo_backend_update(fh_trainer *t, fh_ppo_stats *stats, double lr,
-                              fh_ppo_trace *trace, int batch_from_host, fh_error *err)
+                                double ent_coef, fh_ppo_trace *trace, int batch_from_host,
+                                fh_error *err)
 {
 #if FH_HAVE_CUDA
     if (t->gpu_update) {
@@ -88,14 +89,14 @@ fh_status fh_ppo_backend_update(fh_trainer *t, fh_ppo_stats *stats, double lr,
             fh_device_batch b;
             const float *features;
             fh_gpu_ppo_collector_device_batch(t->gpu, &b, &features);
-            return fh_gpu_ppo_update_run(t->gpu_update, stats, &b, features, lr,
+            return fh_gpu_ppo_update_run(t->gpu_update, stats, &b, features, lr, ent_coef,
                                          &t->update_rng, 0, trace, err);
         }
         fh_gpu_batch g;
         fh_status st = fh_gpu_batch_upload(&g, &t->batch, &t->train_market, err);
         if (st != FH_OK)
             return st;
-        st = fh_gpu_ppo_update_run(t->gpu_update, stats, &g.view, g.features, lr,
+        st = fh_gpu_ppo_update_run(t->gpu_update, stats, &g.view, g.features, lr, ent_coef,
                                    &t->update_rng, 0, trace, err);
         fh_gpu_batch_free(&g);
         return st;
@@ -104,7 +105,8 @@ fh_status fh_ppo_backend_update(fh_trainer *t, fh_ppo_stats *stats, double lr,
     (void)batch_from_host;
     /* one process only (a rank's update is on the GPU): cfg's minibatch is its share */
     return fh_ppo_update(stats, &t->actor, &t->critic, &t->curiosity, &t->ws, &t->batch,
-                         &t->train_market, &t->cfg, lr, &t->update_rng, trace, err);
+                         &t->train_market, &t->cfg, lr, ent_coef, &t->update_rng, trace,
+                         err);
 }
 
 fh_status fh_ppo_backend_set_episodes(fh_trainer *t, fh_error *err)

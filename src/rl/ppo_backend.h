@@ -19,11 +19,13 @@ fh_status fh_ppo_backend_collect(fh_trainer *t, const fh_collect_params *p, fh_e
  * returns and lengths move on (on the device until fh_ppo_backend_sync_host). */
 fh_status fh_ppo_backend_collect_for_update(fh_trainer *t, const fh_collect_params *p,
                                           fh_iteration_sums *sums, fh_error *err);
-/* One PPO update of t's networks with learning rate lr: on the GPU when t->gpu_update
- * (on the device batch of the last collection, or on t->batch uploaded when
+/* One PPO update of t's networks with learning rate lr and entropy coefficient ent_coef
+ * (the iteration's: fh_train_config_lr, fh_train_config_ent_coef): on the GPU when
+ * t->gpu_update (on the device batch of the last collection, or on t->batch uploaded when
  * batch_from_host), else fh_ppo_update on t->batch. trace: NULL or fh_ppo_trace_init's. */
 fh_status fh_ppo_backend_update(fh_trainer *t, fh_ppo_stats *stats, double lr,
-                              fh_ppo_trace *trace, int batch_from_host, fh_error *err);
+                                double ent_coef, fh_ppo_trace *trace, int batch_from_host,
+                                fh_error *err);
 /* After t->episodes was overwritten (resume): make the collector use it. */
 fh_status fh_ppo_backend_set_episodes(fh_trainer *t, fh_error *err);
 /* After t's networks, episodes and running returns were set (init, resume): hand them

@@ -238,8 +238,8 @@ static fh_status fit_curiosity(fh_ppo_stats *stats, fh_mlp *curiosity, fh_ppo_wo
 fh_status fh_ppo_update(fh_ppo_stats *stats, fh_mlp *actor, fh_mlp *critic,
                         fh_mlp *curiosity, fh_ppo_workspace *w,
                         const fh_trajectory_batch *b, const fh_env_market *market,
-                        const fh_train_config *cfg, double lr, fh_rng *rng,
-                        fh_ppo_trace *trace, fh_error *err)
+                        const fh_train_config *cfg, double lr, double ent_coef,
+                        fh_rng *rng, fh_ppo_trace *trace, fh_error *err)
 {
     memset(stats, 0, sizeof *stats);
     int64_t n = (int64_t)b->n_episodes * b->n_steps;
@@ -260,13 +260,14 @@ fh_status fh_ppo_update(fh_ppo_stats *stats, fh_mlp *actor, fh_mlp *critic,
     fh_ppo_loss_config_default(&loss_cfg);
     loss_cfg.clip_coef = (float)cfg->clip;
     loss_cfg.vf_coef = (float)cfg->vf_coef;
-    loss_cfg.ent_coef = (float)cfg->ent_coef;
+    loss_cfg.ent_coef = (float)ent_coef;
     loss_cfg.vclip_coef = cfg->clip_vloss ? (float)cfg->clip : 0.0f;
     loss_cfg.norm_adv = cfg->norm_adv;
     fh_adam_config adam;
     fh_adam_config_default_ppo(&adam);
     adam.lr = (float)lr;
     adam.eps = (float)cfg->adam_eps;
+    adam.weight_decay = (float)cfg->weight_decay;
     fh_mlp *nets[2] = {actor, critic};
 
     double sums[7] = {0};

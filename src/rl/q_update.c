@@ -86,6 +86,7 @@ fh_q_update_config fh_q_update_config_of(const fh_train_config *cfg, double lr)
     fh_adam_config_default_ppo(&qc.adam);
     qc.adam.lr = (float)lr;
     qc.adam.eps = (float)cfg->adam_eps;
+    qc.adam.weight_decay = (float)cfg->weight_decay;
     return qc;
 }
 

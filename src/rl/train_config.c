@@ -80,11 +80,13 @@ const fh_config_field fh_train_config_fields[] = {
     PPO("clip", FH_FIELD_DOUBLE, clip, 0, 10, "PPO clip coefficient"),
     PPO("vf_coef", FH_FIELD_DOUBLE, vf_coef, 0, 100, "value loss coefficient"),
     PPO("ent_coef", FH_FIELD_DOUBLE, ent_coef, 0, 10, "entropy bonus coefficient"),
+    PPO("anneal_ent", FH_FIELD_BOOL, anneal_ent, 0, 1, "linear entropy-coefficient decay to 0 over the run, as anneal_lr decays the learning rate (docs/LEARNING.md)"),
     PPO("max_grad_norm", FH_FIELD_DOUBLE, max_grad_norm, 0, 1e6, "global gradient-norm clip (0: off)"),
     PPO("clip_vloss", FH_FIELD_BOOL, clip_vloss, 0, 1, "clip the value loss as CleanRL"),
     PPO("target_kl", FH_FIELD_DOUBLE, target_kl, 0, 10, "stop the epochs when approx KL exceeds it (0: off)"),
     PPO("norm_adv", FH_FIELD_BOOL, norm_adv, 0, 1, "normalise advantages per minibatch"),
     PPO("adam_eps", FH_FIELD_DOUBLE, adam_eps, 1e-12, 1, "Adam epsilon"),
+    PPO("weight_decay", FH_FIELD_DOUBLE, weight_decay, 0, 1e3, "decoupled weight decay (AdamW: p *= 1 - lr * weight_decay before each Adam step) of the actor and critic, or DQN/PQN's Q-network; not the curiosity model's (0: plain Adam; docs/LEARNING.md)"),
     PPO("curiosity_lr", FH_FIELD_DOUBLE, curiosity_lr, 0, 1, "curiosity model Adam learning rate"),
     PPO("curiosity_epochs", FH_FIELD_INT, curiosity_epochs, 0, 1000, "curiosity fitting epochs per iteration"),
     Q("epsilon_start", FH_FIELD_DOUBLE, epsilon_start, 0, 1, "DQN/PQN: epsilon-greedy's epsilon at the start"),
@@ -495,10 +497,20 @@ fh_split_spec fh_train_config_split_spec(const fh_train_config *cfg)
     return s;
 }
 
+/* CleanRL's annealing fraction of (1-based) iteration: 1 at the first, 1/K at the last. */
+static double anneal_fraction(const fh_train_config *cfg, int64_t iteration)
+{
+    return 1.0 - (double)(iteration - 1) / (double)cfg->iterations;
+}
+
 double fh_train_config_lr(const fh_train_config *cfg, int64_t iteration)
 {
-    double frac = 1.0 - (double)(iteration - 1) / (double)cfg->iterations;
-    return cfg->anneal_lr ? frac * cfg->lr : cfg->lr;
+    return cfg->anneal_lr ? anneal_fraction(cfg, iteration) * cfg->lr : cfg->lr;
+}
+
+double fh_train_config_ent_coef(const fh_train_config *cfg, int64_t iteration)
+{
+    return cfg->anneal_ent ? anneal_fraction(cfg, iteration) * cfg->ent_coef : cfg->ent_coef;
 }
 
 fh_status fh_train_config_validate(const fh_train_config *cfg, fh_error *err)
@@ -506,6 +518,12 @@ fh_status fh_train_config_validate(const fh_train_config *cfg, fh_error *err)
     if (!fh_learner_find(cfg->algo))
         return fh_error_set(err, FH_ERR_INPUT, "algo = %s: expected one of %s", cfg->algo,
                             FH_LEARNER_CHOICES);
+    if (cfg->lr * cfg->weight_decay >= 1.0) /* AdamW's factor 1 - lr wd would flip signs */
+        return fh_error_set(err, FH_ERR_INPUT,
+                            "weight_decay %g with lr %g: each step multiplies the weights by "
+                            "1 - lr * weight_decay = %g; lower weight_decay below 1 / lr = %g",
+                            cfg->weight_decay, cfg->lr, 1.0 - cfg->lr * cfg->weight_decay,
+                            1.0 / cfg->lr);
     long batch = (long)cfg->episodes * cfg->steps;
     if (cfg->minibatch > batch)
         return fh_error_set(err, FH_ERR_INPUT,

@@ -374,7 +374,8 @@ fh_status fh_trainer_iterate(fh_trainer *t, int64_t it, fh_iteration_metrics *m,
                             "reward is not finite); stopped before the update",
                             isnan(m->mean_reward) ? "NaN" : "infinite");
     memset(stats, 0, sizeof *stats);
-    if ((st = fh_ppo_backend_update(t, stats, m->lr, NULL, 0, err)) != FH_OK ||
+    if ((st = fh_ppo_backend_update(t, stats, m->lr, fh_train_config_ent_coef(cfg, it), NULL,
+                                    0, err)) != FH_OK ||
         (st = fh_trainer_dist_check(t, err)) != FH_OK)
         return st;
     t->iteration = it;

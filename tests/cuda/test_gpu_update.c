@@ -31,7 +31,13 @@
  *  (g) TF32 (--precision tf32): each network's change points the CPU's way (cosine >=
  *      TF32_COSINE; measured drift printed);
  *  (h) the iteration's metrics computed on the device from a GPU collection against the
- *      host's sums of the same collection, two collections in a row. */
+ *      host's sums of the same collection, two collections in a row;
+ *  (i) the regularisers (issue 34): anneal_ent (iteration PARITY_ITERATION 3 of 4: half
+ *      the entropy coefficient, which reaches the loss kernel through the device state,
+ *      not the captured graphs' arguments) and weight_decay 0.1 (AdamW on actor and
+ *      critic, not the curiosity model): as (b), at (b)'s tolerances.
+ * Every update here runs at cfg->lr and fh_train_config_ent_coef(cfg, PARITY_ITERATION)
+ * (cfg->ent_coef unless anneal_ent). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +69,7 @@
 #define CRITIC_COSINE 0.999
 #define TF32_FIRST_REL 5e-2
 #define TF32_COSINE 0.9
+#define PARITY_ITERATION 3 /* whose (annealed) entropy coefficient the updates use */
 
 typedef struct {
     fh_train_config cfg;
@@ -202,7 +209,8 @@ static void gpu_run(run_result *r, const fixture *f, const fh_train_config *cfg,
     if (r->st == FH_OK)
         r->st = fh_gpu_ppo_update_upload(u, &r->nets[0], &r->nets[1], &r->nets[2], &err);
     if (r->st == FH_OK)
-        r->st = fh_gpu_ppo_update_run(u, &r->stats, &g->view, g->features, cfg->lr, &rng,
+        r->st = fh_gpu_ppo_update_run(u, &r->stats, &g->view, g->features, cfg->lr,
+                                      fh_train_config_ent_coef(cfg, PARITY_ITERATION), &rng,
                                       max_steps, &r->trace, &err);
     if (r->st != FH_OK)
         snprintf(r->message, sizeof r->message, "%s", err.message);
@@ -231,7 +239,9 @@ static void cpu_run(run_result *r, const fixture *f, const fh_train_config *cfg)
         r->st = fh_ppo_trace_init(&r->trace, cfg, n, &err);
     if (r->st == FH_OK)
         r->st = fh_ppo_update(&r->stats, &r->nets[0], &r->nets[1], &r->nets[2], &ws, &f->batch,
-                              &f->market, cfg, cfg->lr, &rng, &r->trace, &err);
+                              &f->market, cfg, cfg->lr,
+                              fh_train_config_ent_coef(cfg, PARITY_ITERATION), &rng,
+                              &r->trace, &err);
     if (r->st != FH_OK)
         snprintf(r->message, sizeof r->message, "%s", err.message);
     fh_ppo_workspace_free(&ws);
@@ -275,7 +285,7 @@ static void test_first_step(const fixture *f, const fh_gpu_batch *g, int tf32, d
     fh_ppo_loss_config_default(&lc);
     lc.clip_coef = (float)cfg->clip;
     lc.vf_coef = (float)cfg->vf_coef;
-    lc.ent_coef = (float)cfg->ent_coef;
+    lc.ent_coef = (float)fh_train_config_ent_coef(cfg, PARITY_ITERATION);
     lc.vclip_coef = cfg->clip_vloss ? (float)cfg->clip : 0.0f;
     lc.norm_adv = cfg->norm_adv;
     fh_ppo_loss_stats ls;
@@ -593,6 +603,11 @@ int main(void)
     tail.epochs = 2;
     compare_whole(&f, &tail, &g, 0, DRIFT_REL, "tail minibatch");
     compare_whole(&f, &f.cfg, &g, 1, 0, "tf32");
+    fh_train_config reg = f.cfg;
+    reg.anneal_ent = 1;
+    reg.iterations = 4; /* PARITY_ITERATION 3 of 4: half the entropy coefficient */
+    reg.weight_decay = 0.1;
+    compare_whole(&f, &reg, &g, 0, LATE_REL, "anneal_ent and weight_decay");
     test_iteration_metrics(&f);
 
     fh_gpu_batch_free(&g);

@@ -78,7 +78,7 @@ static void test_loss(void)
     a.state = &st;
     a.records = records;
     a.minibatches_per_epoch = 2;
-    a.ent_coef = 0.01f;
+    st.ent_coef = 0.01f;
     a.vf_coef = 0.5f;
     a.target_kl = 0.02;
     /* each rank's sums over its 4 rows (pg, v, entropy, kl, kl_old, clipped), added */

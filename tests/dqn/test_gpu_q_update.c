@@ -45,7 +45,8 @@
  *  (i) a timing, printed only: PQN and DQN iterations (collection + update) at
  *      4096 x 128, the PPO throughput configuration's size (docs/BENCHMARKS.md).
  * The cases: pcg32_advance (c1), pqn_reference (c2), pqn (a)-(g), dqn_hard_copy and
- * dqn_polyak (h), dqn_learning_starts (h), timing (i), pqn_huber (j). */
+ * dqn_polyak (h), dqn_learning_starts (h), timing (i), pqn_huber (j), pqn_weight_decay
+ * (k: AdamW's decay on the GPU against the CPU's). */
 #include "dqn/gpu_q_fixture.h"
 
 /* ---- the CPU reference of a PQN update, step by step ---- */
@@ -587,6 +588,68 @@ static void test_pqn_huber(const fixture *f)
     fh_mlp_free(&start);
 }
 
+/* (k) weight_decay (AdamW, issue 34): PQN's whole update with weight_decay 1 on the GPU
+ * within LATE_REL (cosine >= COSINE) of the CPU's, whose change is more than 10 LATE_REL
+ * away from the update without decay (the case can fail). */
+#define PQN_WEIGHT_DECAY 1.0
+static void test_pqn_weight_decay(const fixture *f)
+{
+    fh_error err;
+    fh_train_config cfg = f->cfg;
+    cfg.weight_decay = PQN_WEIGHT_DECAY;
+    fh_mlp start;
+    CHECK(fh_mlp_init(&start, FH_NET_PQN, &err) == FH_OK);
+    fh_mlp_init_orthogonal(&start, 44);
+    const size_t P = start.n_params, n = (size_t)N_EPISODES * N_STEPS;
+    fh_gpu_q_update *u = NULL;
+    fh_gpu_dqn_collector *c = NULL;
+    CHECK_MSG(fh_gpu_q_update_create(&u, &g_dev, FH_NET_PQN, N_EPISODES, N_STEPS,
+                                     fh_gpu_q_settings_of(&cfg), &err) == FH_OK,
+              "%s", err.message);
+    CHECK_MSG(fh_gpu_dqn_collector_create(&c, &g_dev, N_EPISODES, N_STEPS, &cfg.env, &f->view, 8,
+                                          1, &err) == FH_OK, "%s", err.message);
+    fh_transition_batch hb;
+    memset(&hb, 0, sizeof hb);
+    if (u && c && fh_gpu_q_update_upload(u, &start, NULL, &err) == FH_OK &&
+        gpu_collection(c, u, f, &hb, &err) == FH_OK) {
+        fh_dqn_device_batch db = fh_gpu_dqn_collector_batch(c);
+        fh_q_update_config qc = q_config(&cfg), plain = qc;
+        plain.adam.weight_decay = 0.0f;
+        CHECK(qc.adam.weight_decay == (float)PQN_WEIGHT_DECAY);
+        fh_rng rng;
+        fh_pcg32_seed(&rng, 10, 0x53);
+        fh_q_workspace w;
+        CHECK(fh_q_workspace_init(&w, FH_NET_PQN, MINIBATCH, (int64_t)n, &err) == FH_OK);
+        fh_mlp cpu, cpu_plain, got;
+        fh_q_stats cs, cs_plain, gs;
+        clone(&cpu, &start);
+        clone(&cpu_plain, &start);
+        fh_rng r1 = rng, r2 = rng;
+        CHECK_MSG(fh_pqn_update(&cs, &cpu, &w, &hb, &qc, &r1, &err) == FH_OK, "%s", err.message);
+        CHECK_MSG(fh_pqn_update(&cs_plain, &cpu_plain, &w, &hb, &plain, &r2, &err) == FH_OK,
+                  "%s", err.message);
+        CHECK_MSG(gpu_pqn(&got, &gs, u, &start, &db, &qc, rng, 0, &err) == FH_OK, "%s",
+                  err.message);
+        double r = fh_delta_rel(got.params, cpu.params, start.params, P);
+        double cosv = fh_delta_cosine(got.params, cpu.params, start.params, P);
+        double r_plain = fh_delta_rel(cpu_plain.params, cpu.params, start.params, P);
+        CHECK_MSG(r <= LATE_REL && cosv >= COSINE, "PQN weight_decay whole update: the change "
+                  "is off by %.3g (cosine %.9f)", r, cosv);
+        CHECK_MSG(r_plain > 10 * LATE_REL, "weight_decay %g moved the update by %.3g only",
+                  PQN_WEIGHT_DECAY, r_plain);
+        printf("PQN weight_decay %g whole update: the change off by %.2g, cosine %.9f (without "
+               "decay %.2g apart)\n", PQN_WEIGHT_DECAY, r, cosv, r_plain);
+        fh_mlp_free(&cpu);
+        fh_mlp_free(&cpu_plain);
+        fh_mlp_free(&got);
+        fh_q_workspace_free(&w);
+    }
+    fh_transition_batch_free(&hb);
+    fh_gpu_dqn_collector_destroy(c);
+    fh_gpu_q_update_destroy(u);
+    fh_mlp_free(&start);
+}
+
 /* ---- (i): a timing at the PPO throughput configuration's size ---- */
 
 /* A warm-up iteration (NVRTC, graphs, cuBLAS), then 3 timed: collection, update. */
@@ -692,6 +755,11 @@ static void case_pqn_huber(void)
     on_gpu(test_pqn_huber);
 }
 
+static void case_pqn_weight_decay(void)
+{
+    on_gpu(test_pqn_weight_decay);
+}
+
 static void case_timing(void)
 {
     on_gpu(run_timing);
@@ -702,6 +770,7 @@ static const fh_test_case CASES[] = {
     {"pqn_reference", case_pqn_reference},
     {"pqn", case_pqn},
     {"pqn_huber", case_pqn_huber},
+    {"pqn_weight_decay", case_pqn_weight_decay},
     {"timing", case_timing},
 };
 FH_TEST_CASES_MAIN(CASES)

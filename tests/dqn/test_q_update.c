@@ -9,7 +9,11 @@
  *    across calls, Polyak after every step; networks, stream and statistics bit for bit;
  *  - learning on a fixed collection: PQN epochs and DQN steps on a replay ring drive
  *    the TD loss down (the last update's loss below a third of the first's);
- *  - a NaN target stops the step with the weights unchanged.
+ *  - a NaN target stops the step with the weights unchanged;
+ *  - weight_decay (AdamW, issue 34): fh_q_update_config_of carries it into the Adam
+ *    config, and one minibatch step with it gives p0 (1 - lr wd) - delta, delta the
+ *    same step's without decay (the gradient is taken at p0 either way), within 1.5
+ *    float ulps of the params.
  * One ctest entry per case (test_q_update CASE; tests/dqn/test_cases.h). */
 #include <math.h>
 #include <stdlib.h>
@@ -349,6 +353,45 @@ static void test_learning_on_a_batch(void)
     fh_run_data_free(&data);
 }
 
+static void test_weight_decay(void)
+{
+    fh_train_config tc;
+    fh_train_config_default(&tc);
+    tc.weight_decay = 0.1;
+    fh_q_update_config with = fh_q_update_config_of(&tc, 1e-2), without = with;
+    CHECK(with.adam.weight_decay == 0.1f && with.adam.lr == 1e-2f);
+    without.adam.weight_decay = 0.0f;
+    fh_error err;
+    fh_mlp q0, a, b;
+    CHECK(fh_mlp_init(&q0, FH_NET_QNET, &err) == FH_OK);
+    fh_mlp_init_orthogonal(&q0, 5);
+    CHECK(fh_mlp_init(&a, FH_NET_QNET, &err) == FH_OK);
+    CHECK(fh_mlp_init(&b, FH_NET_QNET, &err) == FH_OK);
+    fh_mlp_copy(&a, &q0);
+    fh_mlp_copy(&b, &q0);
+    fh_q_workspace w;
+    CHECK(fh_q_workspace_init(&w, FH_NET_QNET, M, 0, &err) == FH_OK);
+    fill_random(&w, 11);
+    fh_q_stats acc = {0};
+    CHECK(fh_q_minibatch_step(&a, &w, M, 0, &with, &acc, &err) == FH_OK);
+    CHECK(fh_q_minibatch_step(&b, &w, M, 0, &without, &acc, &err) == FH_OK);
+    double decay = 1.0 - (double)with.adam.lr * (double)with.adam.weight_decay, worst = 0;
+    double moved = 0, size = 0;
+    for (size_t i = 0; i < q0.n_params; i++) {
+        double p0 = q0.params[i], delta = p0 - (double)b.params[i];
+        worst = fmax(worst, fabs((double)a.params[i] - (p0 * decay - delta)));
+        moved = fmax(moved, fabs((double)a.params[i] - b.params[i]));
+        size = fmax(size, fabs(p0));
+    }
+    CHECK_MSG(worst <= 1.5 * size * 1.2e-7, "AdamW step off by %.3g (params up to %.3g)",
+              worst, size);
+    CHECK_MSG(moved > 1e-4 * size, "the decay moved no weight by more than %.3g", moved);
+    fh_q_workspace_free(&w);
+    fh_mlp_free(&q0);
+    fh_mlp_free(&a);
+    fh_mlp_free(&b);
+}
+
 static void test_bias_gradient_mse(void)
 {
     test_bias_gradient(0);
@@ -365,5 +408,6 @@ static const fh_test_case CASES[] = {
     {"target_schedule", test_target_schedule},
     {"learning_on_a_batch", test_learning_on_a_batch},
     {"pqn_huber", test_pqn_huber},
+    {"weight_decay", test_weight_decay},
 };
 FH_TEST_CASES_MAIN(CASES)

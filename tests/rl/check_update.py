@@ -23,7 +23,8 @@ the `safetensors` package, and this script re-implements from the documentation
     v_loss = 0.5 mean(max((V - R)^2, (V_old + clip(V - V_old, -c, c) - R)^2)) when
     clip_vloss, else 0.5 mean((V - R)^2); entropy of the categorical over the 45
     actions; approx_kl = mean((r - 1) - log r), old_approx_kl = mean(-log r), clip
-    fraction = mean(|r - 1| > c); loss = pg_loss - ent_coef entropy + vf_coef v_loss;
+    fraction = mean(|r - 1| > c); loss = pg_loss - ent_coef entropy + vf_coef v_loss
+    (ent_coef the iteration's: with anneal_ent, (1 - (K - 1) / iterations) ent_coef);
   - the explained variance of B (1 - var(R - V) / var(R)), the record's bookkeeping
     (rows = epochs_run * ceil(N*L / M), epoch and minibatch columns, the learning rate).
 The backward pass is not re-implemented (the gradient norm is only checked finite).
@@ -239,13 +240,17 @@ def main(argv):
         v_loss = 0.5 * np.maximum((newv - ret) ** 2, (v_clipped - ret) ** 2).mean()
     else:
         v_loss = 0.5 * ((newv - ret) ** 2).mean()
-    loss = pg_loss - float(ppo["ent_coef"]) * entropy + float(ppo["vf_coef"]) * v_loss
+    # the iteration's entropy coefficient: with anneal_ent, linear to 0 as anneal_lr's lr
+    ent_coef = float(ppo["ent_coef"])
+    if int(ppo.get("anneal_ent", 0)):
+        ent_coef *= 1.0 - (int(meta2["update.iteration"]) - 1) / float(cfg["run"]["iterations"])
+    loss = pg_loss - ent_coef * entropy + float(ppo["vf_coef"]) * v_loss
     reference = {"policy_loss": pg_loss, "value_loss": v_loss, "entropy": entropy,
                  "approx_kl": approx_kl, "old_approx_kl": old_approx_kl,
                  "clip_fraction": clipfrac, "loss": loss}
     pg_scale = np.abs(np.maximum(-adv * ratio, -adv * np.clip(ratio, 1 - clip, 1 + clip))).mean()
     scale = {"policy_loss": pg_scale, "old_approx_kl": np.abs(logratio).mean(),
-             "loss": pg_scale + float(ppo["ent_coef"]) * entropy + float(ppo["vf_coef"]) * v_loss}
+             "loss": pg_scale + ent_coef * entropy + float(ppo["vf_coef"]) * v_loss}
     noise = {"approx_kl", "old_approx_kl"} if same_weights else set()
     row = records[0]
     print(f"first minibatch ({M} of {NL} samples{', B collected with C' if same_weights else ''}):")

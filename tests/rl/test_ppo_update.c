@@ -15,7 +15,14 @@
  *      in the critic's weights stops the update with FH_ERR_FAILURE naming the quantity
  *      (policy or value loss, gradient norm, curiosity gradient), before any step spreads it: the other networks'
  *      params stay finite; fh_mlp_check_finite names the network, buffer, tensor and
- *      index of a NaN or infinity; a backtest of a NaN actor is refused (FH_ERR_INPUT). */
+ *      index of a NaN or infinity; a backtest of a NaN actor is refused (FH_ERR_INPUT);
+ *  (e) the regularisers (issue 34): the update's entropy coefficient is its argument
+ *      (an annealed one), not cfg->ent_coef: bit for bit the same update whatever
+ *      cfg->ent_coef says, another than with the full coefficient; weight_decay on one
+ *      Adam step (1 epoch, the whole batch as its minibatch) gives actor and critic
+ *      params p0 (1 - lr wd) - delta, delta the same update's step without decay,
+ *      within 2 float ulps (the first step's gradient is taken at p0 either way), and
+ *      leaves the curiosity model bit for bit as without it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,9 +182,11 @@ static void update_result_free(update_result *r)
     fh_mlp_free(&r->curiosity);
 }
 
-/* One fh_ppo_update from copies of the fixture's networks. */
-static fh_status run_update(update_result *r, const fixture *f, const fh_train_config *cfg,
-                            double lr, uint64_t rng_seed_value, fh_error *err)
+/* One fh_ppo_update from copies of the fixture's networks, with entropy coefficient
+ * ent_coef. */
+static fh_status run_update_ent(update_result *r, const fixture *f, const fh_train_config *cfg,
+                                double lr, double ent_coef, uint64_t rng_seed_value,
+                                fh_error *err)
 {
     memset(r, 0, sizeof *r);
     fh_status st;
@@ -190,9 +199,16 @@ static fh_status run_update(update_result *r, const fixture *f, const fh_train_c
     st = fh_ppo_workspace_init(&ws, cfg->minibatch, (int64_t)N_EPISODES * N_STEPS, err);
     if (st == FH_OK)
         st = fh_ppo_update(&r->stats, &r->actor, &r->critic, &r->curiosity, &ws, &f->batch,
-                           &f->market, cfg, lr, &r->rng, NULL, err);
+                           &f->market, cfg, lr, ent_coef, &r->rng, NULL, err);
     fh_ppo_workspace_free(&ws);
     return st;
+}
+
+/* ... with cfg's own (not annealed) entropy coefficient. */
+static fh_status run_update(update_result *r, const fixture *f, const fh_train_config *cfg,
+                            double lr, uint64_t rng_seed_value, fh_error *err)
+{
+    return run_update_ent(r, f, cfg, lr, cfg->ent_coef, rng_seed_value, err);
 }
 
 /* (a) the objective goes down, the policy moves a little */
@@ -367,6 +383,79 @@ static void test_nonfinite_stops(fixture *f, fh_error *err)
     fh_mlp_free(&m);
 }
 
+/* (e) anneal_ent's coefficient reaches the loss; weight_decay is AdamW's */
+static void test_regularisers(const fixture *f, fh_error *err)
+{
+    /* the entropy coefficient is the argument: cfg's does not matter */
+    fh_train_config other = f->cfg;
+    other.ent_coef = 0.5;
+    update_result full, half, half_other;
+    fh_status st = run_update_ent(&full, f, &f->cfg, f->cfg.lr, f->cfg.ent_coef, 5, err);
+    if (st == FH_OK)
+        st = run_update_ent(&half, f, &f->cfg, f->cfg.lr, 0.5 * f->cfg.ent_coef, 5, err);
+    if (st == FH_OK)
+        st = run_update_ent(&half_other, f, &other, f->cfg.lr, 0.5 * f->cfg.ent_coef, 5, err);
+    CHECK_MSG(st == FH_OK, "update: %s", err->message);
+    if (st == FH_OK) {
+        check_bits("actor, the same ent_coef argument under another cfg->ent_coef",
+                   half_other.actor.params, half.actor.params, half.actor.n_params);
+        CHECK_MSG(first_bit_difference(half.actor.params, full.actor.params,
+                                       full.actor.n_params) >= 0,
+                  "half the entropy coefficient left the actor as the full one");
+        CHECK_MSG(half.stats.entropy != full.stats.entropy, "entropy %.9g both",
+                  full.stats.entropy);
+    }
+    update_result_free(&full);
+    update_result_free(&half);
+    update_result_free(&half_other);
+
+    /* AdamW: one step over the whole batch */
+    fh_train_config one = f->cfg;
+    one.epochs = 1;
+    one.minibatch = N_EPISODES * N_STEPS;
+    one.lr = 1e-2; /* a decay of 1e-3 a step at weight_decay 0.1: far above the rounding */
+    fh_train_config decayed = one;
+    decayed.weight_decay = 0.1;
+    update_result plain, wd;
+    st = run_update(&plain, f, &one, one.lr, 5, err);
+    if (st == FH_OK)
+        st = run_update(&wd, f, &decayed, one.lr, 5, err);
+    CHECK_MSG(st == FH_OK, "update: %s", err->message);
+    if (st == FH_OK) {
+        CHECK(plain.stats.minibatches == 1 && wd.stats.minibatches == 1);
+        const fh_mlp *start[2] = {&f->actor, &f->critic};
+        const fh_mlp *without[2] = {&plain.actor, &plain.critic};
+        const fh_mlp *with[2] = {&wd.actor, &wd.critic};
+        const char *names[2] = {"actor", "critic"};
+        double decay = 1.0 - (double)(float)one.lr * (double)(float)decayed.weight_decay;
+        for (int k = 0; k < 2; k++) {
+            size_t n = start[k]->n_params;
+            double *got = malloc(n * sizeof *got), *want = malloc(n * sizeof *want);
+            double moved = 0.0;
+            for (size_t i = 0; i < n; i++) {
+                double p0 = start[k]->params[i];
+                double delta = p0 - (double)without[k]->params[i]; /* the Adam step */
+                got[i] = with[k]->params[i];
+                want[i] = p0 * decay - delta;
+                moved = fmax(moved, fabs(got[i] - without[k]->params[i]));
+            }
+            char what[64];
+            snprintf(what, sizeof what, "%s: AdamW's step vs p0 (1 - lr wd) - delta", names[k]);
+            /* three roundings in float (the decay, the step, delta's): 1.5 ulps of the
+             * params (|p| < 2 here: 1.8e-7 |p| <= 3.6e-7), against a decay of 1e-3 |p0| */
+            CHECK_ARRAY_CLOSE(what, got, want, n, 4e-7, 0);
+            CHECK_MSG(moved > 1e-5, "%s: the decay moved no param by more than %.3g", names[k],
+                      moved);
+            free(got);
+            free(want);
+        }
+        check_bits("curiosity params with weight_decay (not decayed)", wd.curiosity.params,
+                   plain.curiosity.params, plain.curiosity.n_params);
+    }
+    update_result_free(&plain);
+    update_result_free(&wd);
+}
+
 int main(void)
 {
     fh_nn_set_threads(1);
@@ -386,6 +475,7 @@ int main(void)
     test_lr_zero_keeps_params(&f, &err);
     test_determinism(&f, &err);
     test_nonfinite_stops(&f, &err);
+    test_regularisers(&f, &err);
     fixture_free(&f);
     return fh_test_finish();
 }

@@ -106,16 +106,17 @@ static int library_update_run(library_update *u, const char *ck, const char *bat
         return 0;
     /* the trainer's schedule, written out: iteration K = the checkpoint's + 1 */
     u->iteration = u->t.iteration + 1;
-    u->lr = cfg.anneal_lr ? (1.0 - (double)(u->iteration - 1) / (double)cfg.iterations) * cfg.lr
-                          : cfg.lr;
+    double frac = 1.0 - (double)(u->iteration - 1) / (double)cfg.iterations;
+    u->lr = cfg.anneal_lr ? frac * cfg.lr : cfg.lr;
+    double ent_coef = cfg.anneal_ent ? frac * cfg.ent_coef : cfg.ent_coef;
     int64_t nl = (int64_t)cfg.episodes * cfg.steps;
     if (with_trace && fh_ppo_trace_init(&u->trace, &u->t.cfg, nl, &err) != FH_OK) {
         CHECK_MSG(0, "trace: %s", err.message);
         return 0;
     }
     if (fh_ppo_update(&u->stats, &u->t.actor, &u->t.critic, &u->t.curiosity, &u->t.ws,
-                      &u->t.batch, &u->t.train_market, &u->t.cfg, u->lr, &u->t.update_rng,
-                      with_trace ? &u->trace : NULL, &err) != FH_OK) {
+                      &u->t.batch, &u->t.train_market, &u->t.cfg, u->lr, ent_coef,
+                      &u->t.update_rng, with_trace ? &u->trace : NULL, &err) != FH_OK) {
         CHECK_MSG(0, "library update: %s", err.message);
         return 0;
     }

@@ -2,7 +2,9 @@
  * binary (FH_FOXHUNT_BIN) in a temporary directory:
  *   run/checkpoint_000001, run/checkpoint_000002, run/final (iteration 3 of 3): a tiny
  *     `foxhunt train` (8 x 32, 4 epochs x minibatch 64, lr 3e-3 so that consecutive
- *     checkpoints' policies differ clearly, --threads 1);
+ *     checkpoints' policies differ clearly, --threads 1; with --anneal-ent 1 and
+ *     --weight-decay 0.01, so that the update's annealed entropy coefficient and AdamW's
+ *     decay are checked against the library's and check_update.py's too);
  *   B.safetensors:  `foxhunt collect --checkpoint checkpoint_000002` (the trainer's case:
  *     collected with the networks the update starts from);
  *   Bo.safetensors: `foxhunt collect --checkpoint checkpoint_000001` (other weights: the
@@ -102,7 +104,8 @@ static inline int update_fixture_make(update_fixture *fx, const char *name)
                      "32", "--epochs", "4", "--minibatch", "64", "--lr", "0.003",
                      "--synthetic-bars", "3000", "--threads", "1", "--horizon", "40",
                      "--seed", "3", "--iterations", "3", "--checkpoint-every", "1",
-                     "--eval-at-end", "0", "--out", run, NULL) &&
+                     "--anneal-ent", "1", "--weight-decay", "0.01", "--eval-at-end", "0",
+                     "--out", run, NULL) &&
            /* no --episodes/--steps: collect takes the checkpoint's */
            fx_run_ok(fx, "collect_b", "collect", "--device", "cpu", "--checkpoint", fx->c,
                      "--out", fx->b, NULL) &&

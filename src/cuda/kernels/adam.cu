@@ -5,8 +5,9 @@
  *   adam_kernel: every block adds the partial sums in one fixed order (so each gets the
  *     same norm), and, when the phase's step is applied and the norm is finite, scales
  *     the gradient by max_norm / (norm + 1e-6) where that is < 1, then takes the Adam
- *     step with bias correction. A norm that is not finite fails the update instead
- *     (the step would spread it through every weight). */
+ *     step with bias correction (with weight_decay > 0 AdamW's: the params first
+ *     multiplied by 1 - lr weight_decay, as fh_adam_update). A norm that is not finite
+ *     fails the update instead (the step would spread it through every weight). */
 
 extern "C" __global__ void grad_sumsq_kernel(fh_grad_sumsq_args a)
 {
@@ -60,6 +61,8 @@ extern "C" __global__ void adam_kernel(fh_adam_args a)
     double bc2 = 1.0 - pow((double)b2, (double)t);
     float step_size = (float)(lr / bc1);
     float inv_sqrt_bc2 = (float)(1.0 / sqrt(bc2));
+    int decays = a.weight_decay > 0.0f; /* 0: plain Adam, not a multiply by 1 */
+    float decay = (float)(1.0 - (double)lr * (double)a.weight_decay); /* fh_adam_decay_factor */
     long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += stride) {
         float gi = a.grads[i];
@@ -69,6 +72,9 @@ extern "C" __global__ void adam_kernel(fh_adam_args a)
         float vi = b2 * a.adam_v[i] + (1.0f - b2) * gi * gi;
         a.adam_m[i] = mi;
         a.adam_v[i] = vi;
-        a.params[i] -= step_size * mi / (sqrtf(vi) * inv_sqrt_bc2 + a.eps);
+        float pi = a.params[i];
+        if (decays) /* rounded on its own, as the CPU's pass: never fused into an FMA */
+            pi = __fmul_rn(pi, decay);
+        a.params[i] = pi - step_size * mi / (sqrtf(vi) * inv_sqrt_bc2 + a.eps);
     }
 }

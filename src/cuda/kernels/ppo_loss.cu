@@ -7,7 +7,10 @@
  *   ratio = exp(newlogp - oldlogp), A normalised per minibatch (unbiased std, + 1e-8)
  *   pg    = mean max(-A ratio, -A clip(ratio, 1 - c, 1 + c))
  *   v     = 0.5 mean (V - R)^2, or max with the clipped value's when vclip_coef > 0
- *   loss  = pg - ent_coef entropy + vf_coef v */
+ *   loss  = pg - ent_coef entropy + vf_coef v
+ *
+ * ent_coef is read from the update's state (the host writes each update's, annealed
+ * with anneal_ent), not from the arguments a captured graph would freeze. */
 
 __device__ __forceinline__ float fh_clampf(float x, float lo, float hi)
 {
@@ -47,7 +50,7 @@ extern "C" __global__ void ppo_loss_kernel(fh_ppo_loss_args a)
         double rd = exp(lrd);
         float r = expf(newlp - old);
         float l1 = -adv * r, l2 = -adv * fh_clampf(r, 1.0f - a.clip_coef, 1.0f + a.clip_coef);
-        float c = 1.0f / (float)B, dent = -a.ent_coef / (float)B;
+        float c = 1.0f / (float)B, dent = -a.state->ent_coef / (float)B;
         float dnewlp = l1 >= l2 ? c * (-adv * r) : 0.0f;
         /* d/dlogp: the log-prob's (at the action) plus the entropy bonus's; then the
          * log-softmax's backward */

@@ -6,8 +6,10 @@
  * The update is a sequence of identical steps replayed from CUDA graphs, so what
  * changes from step to step lives on the device, in fh_update_state: the position
  * (epoch, minibatch), whether this step is applied, the Adam step, the failure that
- * stopped the update. The loss kernel (one block) owns it: it reads the position the
- * gather used, decides, records, and advances it; the Adam kernel only reads it. */
+ * stopped the update; and what changes from update to update (the annealed learning
+ * rate and entropy coefficient), written by the host before each update. The loss
+ * kernel (one block) owns it: it reads the position the gather used, decides, records,
+ * and advances it; the Adam kernel only reads it. */
 #ifndef FOXHUNT_UPDATE_ARGS_H
 #define FOXHUNT_UPDATE_ARGS_H
 
@@ -58,6 +60,7 @@ typedef struct {
     fh_update_phase ppo, curiosity;
     double adv_mean, adv_inv;     /* this PPO step's advantage normalisation (gather's) */
     float lr, curiosity_lr;       /* this update's learning rates */
+    float ent_coef;               /* this update's entropy coefficient (anneal_ent) */
     int epochs, curiosity_epochs; /* epochs the host launches */
 } fh_update_state;
 
@@ -128,7 +131,7 @@ typedef struct {
     const int *actions;
     const float *old_logp, *adv, *returns, *old_values;
     int rows, minibatches_per_epoch;
-    float clip_coef, vclip_coef, vf_coef, ent_coef;
+    float clip_coef, vclip_coef, vf_coef; /* ent_coef: state's (annealed per update) */
     int norm_adv;
     double target_kl;     /* 0: off */
     float *dlogits;       /* (rows, 45) */
@@ -193,6 +196,8 @@ typedef struct {
     int n_partials;
     double max_norm;
     float beta1, beta2, eps;
+    float weight_decay;     /* AdamW's decoupled decay, p *= 1 - lr weight_decay before
+                               the step (fh_adam_decay_factor); 0: plain Adam */
     double *records;        /* PPO: the norm goes into the step's row */
 } fh_adam_args;
 

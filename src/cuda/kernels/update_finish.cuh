@@ -80,7 +80,7 @@ FH_DEVICE void fh_ppo_loss_finish(const fh_ppo_loss_args *a, const double *sum, 
     row[FH_UREC_CLIP_FRACTION] = sum[5] / B;
     row[FH_UREC_GRAD_NORM] = 0.0; /* adam_kernel's */
     row[FH_UREC_LR] = a->state->lr;
-    row[FH_UREC_LOSS] = pg_loss - a->ent_coef * entropy + a->vf_coef * v_loss;
+    row[FH_UREC_LOSS] = pg_loss - a->state->ent_coef * entropy + a->vf_coef * v_loss;
     ph->n_records++;
     ph->adam_step++;
     ph->apply = 1;
