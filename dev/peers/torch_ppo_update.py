@@ -39,6 +39,7 @@ weights. Every stage fails soft: an error is printed and the next stage runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime
 import json
@@ -95,12 +96,14 @@ class Config:
                 f"{self.epochs} epochs x minibatch {self.minibatch}, {self.precision}")
 
 
-# The two of issue 35, and each in the other precision.
+# The two of issue 35, each in the other precision, and a tiny one for smoke tests (any
+# device: `--device cpu --configs tiny --compile-mode default`).
 CONFIGS = {
     "spec": Config("spec", 128, 500, 10, 512, "fp32"),
     "spec-tf32": Config("spec-tf32", 128, 500, 10, 512, "tf32"),
     "throughput": Config("throughput", 4096, 128, 2, 16384, "tf32"),
     "throughput-fp32": Config("throughput-fp32", 4096, 128, 2, 16384, "fp32"),
+    "tiny": Config("tiny", 8, 64, 2, 128, "fp32"),
 }
 FORMULATIONS = ("eager", "compiled", "graphed", "compiled+graphed")
 # Each formulation's first steps against eager's from the same weights: the relative norm
@@ -289,7 +292,7 @@ def torch_modules():
             hp = self.hp
             obs = b_obs.index_select(0, idx)
             if self.bf16:  # bf16 matmuls, fp32 loss; no weight-cast cache (CUDA graphs)
-                with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
+                with torch.autocast(obs.device.type, dtype=torch.bfloat16, cache_enabled=False):
                     logits, values = self.actor(obs), self.critic(obs)
                 logits, values = logits.float(), values.float()
             else:
@@ -388,19 +391,23 @@ class Stepper:
         """Compiles (first calls) and captures: torch.cuda.graph's whole-network recipe,
         warm-up on a side stream, grads set to None so the graph allocates them."""
         torch = self.torch
-        n = self.batch[0].shape[0]
+        n, on_gpu = self.batch[0].shape[0], self.idx.device.type == "cuda"
+        if self.graphed and not on_gpu:
+            raise RuntimeError("CUDA graphs need a CUDA device")
         gen = torch.Generator(device=self.idx.device)
         gen.manual_seed(12345)
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
+        side = torch.cuda.Stream() if on_gpu else None
+        if on_gpu:
+            side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side) if on_gpu else contextlib.nullcontext():
             for _ in range(warmup_steps):
                 self.idx.copy_(torch.randperm(n, device=self.idx.device, generator=gen)[
                     :self.idx.numel()])
                 self.opt.zero_grad(set_to_none=True)
                 self.body()
-        torch.cuda.current_stream().wait_stream(side)
-        torch.cuda.synchronize()
+        if on_gpu:
+            torch.cuda.current_stream().wait_stream(side)
+            torch.cuda.synchronize()
         if self.graphed:
             self.opt.zero_grad(set_to_none=True)
             self.graph = torch.cuda.CUDAGraph()
@@ -540,11 +547,8 @@ def torch_self_check(hp: Hyper) -> list:
         if max_norm is None:  # a bound that the first step's norm exceeds, so clipping acts
             g = torch.cat([p.grad.reshape(-1) for p in params])
             max_norm = 0.25 * g.norm().item()
+        np_grads = [p.grad.detach().cpu().numpy().copy() for p in params]  # before the clip
         norm = torch.nn.utils.clip_grad_norm_(params, max_norm, foreach=True)
-        np_grads = [p.grad.detach().cpu().numpy().copy() for p in params]
-        # the numpy step needs the unclipped gradients: undo the clip's factor
-        coef = min(1.0, max_norm / (norm.item() + 1e-6))
-        np_grads = [g / coef for g in np_grads]
         opt.step()
         ref_opt.zero_grad(set_to_none=True)
         ref_mod(idx_t, *batch)[0].backward()
@@ -596,18 +600,23 @@ def time_formulation(torch, mods, cfg: Config, formulation: str, bf16: bool, bat
         gen.manual_seed(args.seed)
         for _ in range(args.warmup):
             stepper.update(cfg, gen)
-        torch.cuda.synchronize()
+        synchronize(torch)
         times, walls = [], []
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        on_gpu = batch[0].device.type == "cuda"
+        if on_gpu:
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
         for _ in range(args.repeats):
             stepper.sums.zero_()
             w0 = time.perf_counter()
-            start.record()
+            if on_gpu:
+                start.record()
             stepper.update(cfg, gen)
-            end.record()
-            end.synchronize()
+            if on_gpu:
+                end.record()
+                end.synchronize()
             walls.append((time.perf_counter() - w0) * 1e3)
-            times.append(start.elapsed_time(end))
+            times.append(start.elapsed_time(end) if on_gpu else walls[-1])
         sums = (stepper.sums / (cfg.epochs * cfg.minibatches)).tolist()
         row["last_update_means"] = dict(zip(STAT_NAMES + ("grad_norm",), sums))
         if not all(math.isfinite(x) for x in sums):
@@ -621,9 +630,15 @@ def time_formulation(torch, mods, cfg: Config, formulation: str, bf16: bool, bat
         traceback.print_exc(file=sys.stderr)
     finally:
         del stepper
+        synchronize(torch)
+    return row
+
+
+def synchronize(torch) -> None:
+    """Waits for the GPU and returns its cached memory (nothing to do on the CPU)."""
+    if torch.cuda.is_available():
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
-    return row
 
 
 def print_row(row: dict) -> None:
@@ -666,8 +681,7 @@ def run_config(torch, mods, cfg: Config, args, hp: Hyper) -> list:
         print(f"{cfg.name}: {cfg.samples} samples are not a whole number of minibatches of "
               f"{cfg.minibatch} (the graph has one shape); skipped")
         return []
-    device = torch.device("cuda")
-    batch, init = make_batch(torch, mods[0], cfg, args.seed, device)
+    batch, init = make_batch(torch, mods[0], cfg, args.seed, torch.device(args.device))
     reference = None
     try:
         reference = eager_reference(torch, mods, cfg, batch, init, hp)
@@ -685,7 +699,7 @@ def run_config(torch, mods, cfg: Config, args, hp: Hyper) -> list:
         print_row(row)
         rows.append(row)
     del batch, init, reference
-    torch.cuda.empty_cache()
+    synchronize(torch)
     return rows
 
 
@@ -728,6 +742,8 @@ def parse_args(argv):
                    help="torch.compile's mode (default max-autotune-no-cudagraphs; "
                         "'default' compiles faster)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--device", default="cuda",
+                   help="cuda (default) or cpu: a smoke test of the code, no graphs")
     p.add_argument("--json", metavar="OUT", help="also write the rows as JSON")
     p.add_argument("--skip-self-check", action="store_true",
                    help="time without the float64 self-check first")
@@ -764,11 +780,12 @@ def main(argv) -> int:
             print(f"SELF-CHECK FAILED ({', '.join(fails)}): the peer's update is not CleanRL's; "
                   "nothing timed", file=sys.stderr)
             return 1
-    if not torch.cuda.is_available():
-        print("torch_ppo_update.py: no CUDA device; the peer times GPU updates only",
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("torch_ppo_update.py: no CUDA device (torch.cuda.is_available() is False); "
+              "the peer times GPU updates (--device cpu only smoke-tests the code)",
               file=sys.stderr)
         return 2
-    gpu = torch.cuda.get_device_name(0)
+    gpu = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
     print(f"torch {torch.__version__} (CUDA {torch.version.cuda}), {gpu}; compile mode "
           f"{args.compile_mode}; medians of {args.repeats} updates after {args.warmup} "
           f"warm-up update(s)", flush=True)
