@@ -672,7 +672,7 @@ def eager_reference(torch, mods, cfg, batch, init, hp):
     return {"indices": indices, "init": start, "delta": delta}
 
 
-def run_config(torch, mods, cfg: Config, args, hp: Hyper) -> list:
+def run_config(torch, mods, cfg: Config, args, hp: Hyper, on_row) -> list:
     set_matmul_precision(torch, cfg.precision)
     print(f"== {cfg.name}: {cfg.describe()}; {update_flop(cfg.epochs, cfg.samples) / 1e12:.3f} "
           f"TFLOP per update; matmul precision {torch.get_float32_matmul_precision()}",
@@ -698,6 +698,7 @@ def run_config(torch, mods, cfg: Config, args, hp: Hyper) -> list:
                                args, hp)
         print_row(row)
         rows.append(row)
+        on_row(row)
     del batch, init, reference
     synchronize(torch)
     return rows
@@ -792,9 +793,25 @@ def main(argv) -> int:
     print(f"parity: each formulation's first {PARITY_STEPS} steps against eager's, relative "
           f"norm of the parameter updates' difference (tolerance {PARITY_TOL})")
     rows = []
+    header = {"torch": torch.__version__, "cuda": torch.version.cuda, "device": gpu,
+              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "compile_mode": args.compile_mode, "repeats": args.repeats, "warmup": args.warmup,
+              "flop_model": "6 x (actor 17,984 + critic 363,584 MACs) x epochs x samples"}
+
+    def save(row):  # after every row: a run cut short by a time limit keeps what it measured
+        rows.append(row)
+        if args.json:
+            write_json(args.json, dict(header, rows=rows, best=best_rows(rows)))
+
+    if args.json:  # a path that cannot be written fails now, not after the timing
+        try:
+            write_json(args.json, dict(header, rows=[], best={}))
+        except OSError as e:
+            print(f"torch_ppo_update.py: --json {args.json}: {e}", file=sys.stderr)
+            return 2
     for name in args.configs:
         try:
-            rows += run_config(torch, (build_net, PPOLoss), CONFIGS[name], args, hp)
+            run_config(torch, (build_net, PPOLoss), CONFIGS[name], args, hp, save)
         except Exception:  # noqa: BLE001: one configuration's failure leaves the others
             print(f"{name}: failed before its formulations ran", file=sys.stderr)
             traceback.print_exc(file=sys.stderr)
@@ -805,12 +822,7 @@ def main(argv) -> int:
         print(f"peer {key}: {cfg.describe()}: update {r['update_ms']:.2f} ms, "
               f"{r['tflops']:.3f} TFLOP/s ({r['formulation']})")
     if args.json:
-        write_json(args.json, {
-            "torch": torch.__version__, "cuda": torch.version.cuda, "device": gpu,
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "compile_mode": args.compile_mode, "repeats": args.repeats, "warmup": args.warmup,
-            "flop_model": "6 x (actor 17,984 + critic 363,584 MACs) x epochs x samples",
-            "rows": rows, "best": best})
+        write_json(args.json, dict(header, rows=rows, best=best))
     return 0 if best else 1
 
 
