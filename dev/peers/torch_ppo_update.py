@@ -26,10 +26,10 @@ parameter lists is the same arithmetic. Not timed here: foxhunt's curiosity fit 
 epoch of a 35-64-32 MLP, included in foxhunt's update time) and its non-finite checks.
 
 Before timing, a float64 self-check (fails loudly): the loss and its statistics for one
-minibatch against a numpy re-computation of CleanRL's formulas, and one clipped Adam
-step against torch.optim.Adam's single-tensor reference and a numpy Adam; each
-formulation's first three steps are then compared with the eager steps from the same
-weights. Every stage fails soft: an error is printed and the next stage runs.
+minibatch against a numpy re-computation of CleanRL's formulas (ppo_reference.py), and
+two clipped Adam steps against torch.optim.Adam's single-tensor reference and a numpy
+Adam; each formulation's first three steps are then compared with the eager steps from
+the same weights. Every stage fails soft: an error is printed and the next stage runs.
 
   python3 dev/peers/torch_ppo_update.py [--configs spec,throughput] [--repeats 5]
       [--formulations eager,compiled,graphed,compiled+graphed] [--bf16] [--json OUT]
