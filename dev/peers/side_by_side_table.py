@@ -61,12 +61,12 @@ def foxhunt_cell(outdir: str, name: str, cfg):
     return row, f"{row['update_ms']:.1f} ms ({row['tflops']:.2f} TFLOP/s)"
 
 
-def peer_cell(outdir: str, name: str, cfg):
+def peer_cell(outdir: str, name: str, precision: str):
     path = os.path.join(outdir, f"peer_{name}.json")
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
-        row = doc["best"][f"{name}/{cfg[5]}"]
+        row = doc["best"][f"{name}/{precision}"]
     except (OSError, ValueError, KeyError) as e:
         return None, f"– ({os.path.basename(path)}: {type(e).__name__} {e})"
     return row, f"{row['update_ms']:.1f} ms ({row['tflops']:.2f} TFLOP/s, {row['formulation']})"
@@ -78,10 +78,13 @@ def table(outdir: str) -> tuple[str, int]:
     missing = 0
     for name, cfg in CONFIGS.items():
         fox, fox_text = foxhunt_cell(outdir, name, cfg)
-        peer, peer_text = peer_cell(outdir, name, cfg)
+        peer, peer_text = peer_cell(outdir, name, cfg[5])
         ratio = (f"{peer['update_ms'] / fox['update_ms']:.2f}×" if fox and peer else "–")
         missing += fox is None or peer is None
         lines.append(f"| {cfg[0]} | {fox_text} | {peer_text} | {ratio} |")
+        bf16, bf16_text = peer_cell(outdir, name, "bf16")  # the peer's --bf16 rows, if run
+        if bf16:
+            lines.append(f"| the same, the peer in bf16 | – | {bf16_text} | – |")
     lines.append("")
     lines.append("ratio: peer / foxhunt (above 1: foxhunt's update is faster); foxhunt's time "
                  "includes its curiosity fit, the peer's does not.")

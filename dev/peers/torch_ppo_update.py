@@ -468,7 +468,10 @@ def time_formulation(torch, mods, cfg: Config, formulation: str, bf16: bool, bat
         traceback.print_exc(file=sys.stderr)
     finally:
         del stepper
-        synchronize(torch)
+        try:  # a failed capture can leave an error behind: report it, let the next run
+            synchronize(torch)
+        except Exception as e:  # noqa: BLE001
+            print(f"after {formulation}: {type(e).__name__}: {e}", file=sys.stderr)
     return row
 
 
