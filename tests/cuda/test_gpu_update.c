@@ -70,15 +70,6 @@
 #define TF32_FIRST_REL 5e-2
 #define TF32_COSINE 0.9
 #define PARITY_ITERATION 3 /* whose (annealed) entropy coefficient the updates use */
-#define CONTROL_FACTOR 4.0 /* GPU vs CPU against CPU vs CPU from weights 1e-7 apart */
-#define MAX_EPOCHS 16
-
-/* How far the CPU update drifts from itself under one config from weights that differ
- * by rounding (control_drift): the chaos any two correct implementations share. */
-typedef struct {
-    double epoch_worst[MAX_EPOCHS]; /* largest relative difference of a step's records */
-    double critic;                  /* ||dW - dW'|| / ||dW|| of the critic */
-} drift_scale;
 
 typedef struct {
     fh_train_config cfg;
@@ -360,7 +351,7 @@ static void test_first_step(const fixture *f, const fh_gpu_batch *g, int tf32, d
  * CRITIC_COSINE; TF32: each change's direction within TF32_COSINE of the CPU's. Prints
  * the drift epoch by epoch and the first step whose record differs by more than 1e-4. */
 static void compare_whole(const fixture *f, const fh_train_config *cfg, const fh_gpu_batch *g,
-                          int tf32, double bound, const drift_scale *ctl, const char *label)
+                          int tf32, double bound, const char *label)
 {
     run_result c, r;
     cpu_run(&c, f, cfg);
@@ -394,8 +385,6 @@ static void compare_whole(const fixture *f, const fh_train_config *cfg, const fh
         printf("%s: epoch %d: largest relative difference of a step's value loss, entropy, "
                "grad norm, loss: %.2e\n", label, e + 1, worst);
         double limit = e < 2 ? fmin(EARLY_REL, bound) : bound;
-        if (ctl && e < MAX_EPOCHS)
-            limit = fmax(limit, CONTROL_FACTOR * ctl->epoch_worst[e]);
         if (!tf32)
             CHECK_MSG(worst <= limit, "%s: epoch %d: step records differ by %.2e > %.0e", label,
                       e + 1, worst, limit);
@@ -410,14 +399,11 @@ static void compare_whole(const fixture *f, const fh_train_config *cfg, const fh
         printf("%s: %s: ||dW_gpu - dW_cpu|| / ||dW_cpu|| = %.2e, cosine %.6f\n", label,
                names[k], d, cosine);
         double limit = k == 1 ? bound : fmin(EARLY_REL, bound);
-        int check_cosine = k == 1 && !ctl; /* a control's chaos bends the critic's direction too */
-        if (ctl && k == 1)
-            limit = fmax(limit, CONTROL_FACTOR * ctl->critic);
         if (tf32)
             CHECK_MSG(cosine >= TF32_COSINE, "%s: the %s's change is at cosine %.4f < %.2f of "
                       "the CPU's", label, names[k], cosine, TF32_COSINE);
         else
-            CHECK_MSG(d <= limit && (!check_cosine || cosine >= CRITIC_COSINE), "%s: the %s's change "
+            CHECK_MSG(d <= limit && (k != 1 || cosine >= CRITIC_COSINE), "%s: the %s's change "
                       "differs by %.2e (limit %.0e), cosine %.6f", label, names[k], d, limit,
                       cosine);
         CHECK_MSG(r.nets[k].adam_step == c.nets[k].adam_step, "%s: %s Adam step %lld vs %lld",
@@ -430,9 +416,8 @@ static void compare_whole(const fixture *f, const fh_train_config *cfg, const fh
         {r.stats.explained_variance, c.stats.explained_variance, "explained variance"},
         {r.stats.curiosity_loss, c.stats.curiosity_loss, "curiosity loss"}};
     for (size_t k = 0; k < sizeof st / sizeof st[0] && !tf32; k++)
-        CHECK_MSG(fh_rel(st[k].a, st[k].b) <= (ctl ? fmax(bound, CONTROL_FACTOR * ctl->critic)
-                                                     : bound),
-                  "%s: %s %.9g vs CPU %.9g", label, st[k].name, st[k].a, st[k].b);
+        CHECK_MSG(fh_rel(st[k].a, st[k].b) <= bound, "%s: %s %.9g vs CPU %.9g", label, st[k].name,
+                  st[k].a, st[k].b);
     CHECK_MSG(r.stats.minibatches == c.stats.minibatches && r.stats.epochs_run == c.stats.epochs_run,
               "%s: %d minibatches / %d epochs vs %d / %d", label, r.stats.minibatches,
               r.stats.epochs_run, c.stats.minibatches, c.stats.epochs_run);
@@ -442,14 +427,9 @@ done:
 }
 
 /* The control: the CPU update against itself from weights that differ by rounding
- * (each parameter times 1 + 1e-7 u, u uniform in [-1, 1]), under cfg. How far that
- * carries over the update is the scale any two correct implementations drift apart by
- * (printed; *out, when given, gets it). In this fixture the critic is chaotic, the more
- * so with weight decay and the annealed entropy (session 18: the CPU against itself
- * drifted 3.0e-3 in the first epoch's records and 2.2e-1 in the critic's change, the
- * GPU against the CPU by the same). */
-static void control_drift(const fixture *f, const fh_train_config *cfg, const char *label,
-                          drift_scale *out)
+ * (each parameter times 1 + 1e-7 u, u uniform in [-1, 1]). How far that carries over 64
+ * steps is the scale any two correct implementations drift apart by (printed). */
+static void control_drift(const fixture *f)
 {
     fixture g = *f;
     fh_mlp start[3];
@@ -462,33 +442,13 @@ static void control_drift(const fixture *f, const fh_train_config *cfg, const ch
         }
     memcpy(g.nets, start, sizeof start);
     run_result a, b;
-    cpu_run(&a, f, cfg);
-    cpu_run(&b, &g, cfg);
+    cpu_run(&a, f, &f->cfg);
+    cpu_run(&b, &g, &f->cfg);
     CHECK_MSG(a.st == FH_OK && b.st == FH_OK, "%s %s", a.message, b.message);
-    if (a.st == FH_OK && b.st == FH_OK) {
-        const char *names[3] = {"actor", "critic", "curiosity"};
-        for (int k = 0; k < 2; k++)
-            printf("control (%s, CPU vs CPU from weights 1e-7 apart): %s: ||dW - dW'|| / ||dW|| "
-                   "= %.2e\n", label, names[k], delta_rel(&b.nets[k], &a.nets[k], &f->nets[k]));
-        if (out) {
-            memset(out, 0, sizeof *out);
-            int mbs = a.trace.minibatches_per_epoch;
-            for (int e = 0; e < a.trace.epochs && e < MAX_EPOCHS; e++)
-                for (int j = e * mbs; j < (e + 1) * mbs && j < a.trace.n_records; j++) {
-                    const double *x = a.trace.records + (size_t)j * FH_PPO_TRACE_COLS;
-                    const double *y = b.trace.records + (size_t)j * FH_PPO_TRACE_COLS;
-                    const int cols[] = {FH_PPO_TRACE_VALUE_LOSS, FH_PPO_TRACE_ENTROPY,
-                                        FH_PPO_TRACE_GRAD_NORM, FH_PPO_TRACE_LOSS};
-                    for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
-                        out->epoch_worst[e] = fmax(out->epoch_worst[e],
-                                                   fh_rel(x[cols[c]], y[cols[c]]));
-                }
-            out->critic = delta_rel(&b.nets[1], &a.nets[1], &f->nets[1]);
-            printf("control (%s): records' drift by epoch %.2e %.2e %.2e %.2e\n", label,
-                   out->epoch_worst[0], out->epoch_worst[1], out->epoch_worst[2],
-                   out->epoch_worst[3]);
-        }
-    }
+    const char *names[3] = {"actor", "critic", "curiosity"};
+    for (int k = 0; k < 2; k++)
+        printf("control (CPU vs CPU from weights 1e-7 apart): %s: ||dW - dW'|| / ||dW|| = %.2e\n",
+               names[k], delta_rel(&b.nets[k], &a.nets[k], &f->nets[k]));
     run_result_free(&a);
     run_result_free(&b);
     free_all(start);
@@ -614,11 +574,11 @@ int main(void)
 
     test_first_step(&f, &g, 0, FIRST_REL);
     test_first_step(&f, &g, 1, TF32_FIRST_REL);
-    compare_whole(&f, &f.cfg, &g, 0, LATE_REL, NULL, "whole update");
+    compare_whole(&f, &f.cfg, &g, 0, LATE_REL, "whole update");
     fh_train_config novclip = f.cfg;
     novclip.clip_vloss = 0;
-    compare_whole(&f, &novclip, &g, 0, LATE_REL, NULL, "no value clipping");
-    control_drift(&f, &f.cfg, "defaults", NULL);
+    compare_whole(&f, &novclip, &g, 0, LATE_REL, "no value clipping");
+    control_drift(&f);
     test_determinism(&f, &g);
     test_nan(&f);
 
@@ -641,18 +601,21 @@ int main(void)
     fh_train_config tail = f.cfg;
     tail.minibatch = 1000;
     tail.epochs = 2;
-    compare_whole(&f, &tail, &g, 0, DRIFT_REL, NULL, "tail minibatch");
-    compare_whole(&f, &f.cfg, &g, 1, 0, NULL, "tf32");
+    compare_whole(&f, &tail, &g, 0, DRIFT_REL, "tail minibatch");
+    compare_whole(&f, &f.cfg, &g, 1, 0, "tf32");
     fh_train_config reg = f.cfg;
     reg.anneal_ent = 1;
     reg.iterations = 4; /* PARITY_ITERATION 3 of 4: half the entropy coefficient */
     reg.weight_decay = 0.1;
-    /* the actor and curiosity model within EARLY_REL as always; the records and the
-     * critic, chaotic here from the first epoch, within CONTROL_FACTOR x the CPU's drift
-     * from itself under this config */
-    drift_scale reg_drift;
-    control_drift(&f, &reg, "anneal_ent and weight_decay", &reg_drift);
-    compare_whole(&f, &reg, &g, 0, LATE_REL, &reg_drift, "anneal_ent and weight_decay");
+    /* without value clipping: with it, this config puts a sample of step 7 at the switch
+     * between the clipped and unclipped value loss (their max), and from there the critic
+     * drifts whatever computes it (session 18: the dev box's CPU against itself from
+     * weights 1e-7 apart, and the H200 against its host's CPU, both differed by 3.0e-3 in
+     * the first epoch's records and by 2.2e-1 in the critic's change, the actor within
+     * 2e-6); without it the CPU against itself stays within 3e-7 through epoch 3. The
+     * value clipping itself is covered by "whole update". */
+    reg.clip_vloss = 0;
+    compare_whole(&f, &reg, &g, 0, LATE_REL, "anneal_ent and weight_decay");
     test_iteration_metrics(&f);
 
     fh_gpu_batch_free(&g);
