@@ -160,6 +160,10 @@ double fh_train_config_lr(const fh_train_config *cfg, int64_t iteration);
 /* The entropy coefficient of (1-based) iteration `iteration`: cfg->ent_coef, or with
  * anneal_ent the same linear decay (1 - (iteration - 1) / iterations) * ent_coef. */
 double fh_train_config_ent_coef(const fh_train_config *cfg, int64_t iteration);
+/* FH_ERR_INPUT when AdamW's per-step factor 1 - lr * weight_decay (as the optimisers
+ * compute it, in float) is not positive: the check of the config, and of a learning rate
+ * given on its own (foxhunt update --lr). */
+fh_status fh_train_config_check_decay(double lr, double weight_decay, fh_error *err);
 /* The resolved config as a JSON object text (malloc'd): {"run":{...},"ppo":{...},"env":{...}}. */
 char *fh_train_config_to_json(const fh_train_config *cfg);
 /* Parses what fh_train_config_to_json wrote (checkpoints carry it). */

@@ -149,6 +149,10 @@ int fh_cmd_update(int argc, char **argv)
                      "%d", (long long)iteration, cfg.iterations, lr, cfg.iterations);
         goto fail;
     }
+    if (fh_train_config_check_decay(lr, cfg.weight_decay, &err) != FH_OK) {
+        fh_error_prefix(&err, "--lr %g: ", lr);
+        goto fail;
+    }
 
     fh_ppo_stats stats;
     if (fh_ppo_trace_init(&trace, &cfg, (int64_t)cfg.episodes * cfg.steps, &err) != FH_OK)

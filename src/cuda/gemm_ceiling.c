@@ -31,9 +31,9 @@ fh_status fh_gemm_ceiling_tflops(int tf32, int repeats, double *tflops, fh_error
     CUDA_CHECK(cudaMemset(b, 0x3c, bytes), err);
     CUDA_CHECK(cudaEventCreate(&ev[0]), err);
     CUDA_CHECK(cudaEventCreate(&ev[1]), err);
+    have_gemm = 1; /* fh_gemm_init zeroes g first: freeing after a failed init is safe */
     if (fh_gemm_init(&g, tf32, 1, 8, NULL, err) != FH_OK)
         goto fail;
-    have_gemm = 1;
     /* the first call tunes the shape (times its candidates) and warms up */
     if (fh_gemm_dense(&g, 0, c, a, b, NULL, (int)side, (int)side, side, 0, err) != FH_OK)
         goto fail;

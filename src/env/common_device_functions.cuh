@@ -510,7 +510,9 @@ FH_DEVICE void env_observe(const fh_env_config *cfg, const fh_env_market *m,
  * the policy sees. The noise is a pure function of (noise_seed, the slot's stream, the
  * slot's episode count, the episode's step, the feature): a counter-based hash, never
  * the episode's rng, so obs_noise = 0 changes no draw, and every mapping of episodes to
- * threads (CPU, reference and fast kernels) adds the same noise to the same state. */
+ * threads (CPU, reference and fast kernels) draws the same noise for the same state, equal
+ * up to rounding (logf/cosf differ by an ulp or two between glibc and CUDA, and the fast
+ * kernels may fuse the add into an FMA): the parity tests compare with tolerances. */
 #define FH_NOISE_GOLDEN 0x9E3779B97F4A7C15ULL /* splitmix64's increment (Steele et al. 2014) */
 #define FH_NOISE_UNIFORM_BITS 24              /* each uniform from 24 bits: exact in float */
 #define FH_NOISE_TWO_PI 6.28318530717958647692f

@@ -3,6 +3,7 @@
 #include "foxhunt/train_config.h"
 #include "foxhunt/format.h"
 #include "foxhunt/learner.h"
+#include "foxhunt/nn.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -497,10 +498,13 @@ fh_split_spec fh_train_config_split_spec(const fh_train_config *cfg)
     return s;
 }
 
-/* CleanRL's annealing fraction of (1-based) iteration: 1 at the first, 1/K at the last. */
+/* CleanRL's annealing fraction of (1-based) iteration: 1 at the first, 1/K at the last;
+ * 0 past the run's end (foxhunt update --iteration K > iterations), never negative: a
+ * negative entropy coefficient would penalise exploration. */
 static double anneal_fraction(const fh_train_config *cfg, int64_t iteration)
 {
-    return 1.0 - (double)(iteration - 1) / (double)cfg->iterations;
+    double f = 1.0 - (double)(iteration - 1) / (double)cfg->iterations;
+    return f > 0.0 ? f : 0.0;
 }
 
 double fh_train_config_lr(const fh_train_config *cfg, int64_t iteration)
@@ -513,17 +517,26 @@ double fh_train_config_ent_coef(const fh_train_config *cfg, int64_t iteration)
     return cfg->anneal_ent ? anneal_fraction(cfg, iteration) * cfg->ent_coef : cfg->ent_coef;
 }
 
+fh_status fh_train_config_check_decay(double lr, double weight_decay, fh_error *err)
+{
+    /* lr * weight_decay < 1, and the factor as the optimisers compute it (from floats) > 0:
+     * else every step flips (or zeroes) the weights' signs */
+    if (weight_decay > 0.0 && (!(lr * weight_decay < 1.0) ||
+                               !(fh_adam_decay_factor((float)lr, (float)weight_decay) > 0.0f)))
+        return fh_error_set(err, FH_ERR_INPUT,
+                            "weight_decay %g with lr %g: each step multiplies the weights by "
+                            "1 - lr * weight_decay = %g; lower weight_decay below 1 / lr = %g",
+                            weight_decay, lr, 1.0 - lr * weight_decay, 1.0 / lr);
+    return FH_OK;
+}
+
 fh_status fh_train_config_validate(const fh_train_config *cfg, fh_error *err)
 {
     if (!fh_learner_find(cfg->algo))
         return fh_error_set(err, FH_ERR_INPUT, "algo = %s: expected one of %s", cfg->algo,
                             FH_LEARNER_CHOICES);
-    if (cfg->lr * cfg->weight_decay >= 1.0) /* AdamW's factor 1 - lr wd would flip signs */
-        return fh_error_set(err, FH_ERR_INPUT,
-                            "weight_decay %g with lr %g: each step multiplies the weights by "
-                            "1 - lr * weight_decay = %g; lower weight_decay below 1 / lr = %g",
-                            cfg->weight_decay, cfg->lr, 1.0 - cfg->lr * cfg->weight_decay,
-                            1.0 / cfg->lr);
+    if (fh_train_config_check_decay(cfg->lr, cfg->weight_decay, err) != FH_OK)
+        return err->status;
     long batch = (long)cfg->episodes * cfg->steps;
     if (cfg->minibatch > batch)
         return fh_error_set(err, FH_ERR_INPUT,

@@ -5,7 +5,8 @@
  *  A. the mid-run checkpoint: run A trains 4 iterations with --checkpoint-every 2;
  *     run B is a new process `--resume A/checkpoint_000002.safetensors` (every setting
  *     comes from the checkpoint) into a fresh directory: its rows 3 and 4 must equal A's.
- *     A runs with --anneal-ent 1 and --weight-decay 0.01 (issue 34), so the resumed run
+ *     A runs with --anneal-ent 1, --weight-decay 0.01 and --obs-noise 0.1 (issue 34), so
+ *     the resumed run
  *     must also continue the entropy schedule and AdamW's decay from iteration 3.
  *  B. a run that ended: run C trains --iterations 2 (final.safetensors at iteration 2);
  *     then `--resume C/final.safetensors --iterations 4 --out C` continues it in place;
@@ -93,7 +94,8 @@ static void test_resume_mid_run_checkpoint(void)
     snprintf(out_a, sizeof out_a, "%s/A", g_dir);
     snprintf(out_b, sizeof out_b, "%s/B", g_dir);
     const char *run_a[] = {"--iterations", "4", "--checkpoint-every", "2", "--anneal-ent", "1",
-                           "--weight-decay", "0.01", "--out", out_a, NULL};
+                           "--weight-decay", "0.01", "--obs-noise", "0.1", "--out", out_a,
+                           NULL};
     if (train("A", run_a, 1) != 0) {
         CHECK_MSG(0, "run A failed");
         return;

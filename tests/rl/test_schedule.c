@@ -39,6 +39,9 @@ static void test_schedules(void)
     CHECK_CLOSE(fh_train_config_lr(&cfg, 7), 1e-3 * 0.4, 0, 1e-15);
     CHECK_CLOSE(fh_train_config_ent_coef(&cfg, 7), 0.02 * 0.4, 0, 1e-15);
     CHECK_CLOSE(fh_train_config_ent_coef(&cfg, 10), 0.002, 0, 1e-15); /* last: 1/K of it */
+    /* past the run's end (foxhunt update --iteration K > iterations): 0, never negative */
+    CHECK(fh_train_config_ent_coef(&cfg, 11) == 0.0 && fh_train_config_lr(&cfg, 11) == 0.0);
+    CHECK(fh_train_config_ent_coef(&cfg, 25) == 0.0 && fh_train_config_lr(&cfg, 25) == 0.0);
 }
 
 static void test_ranges(void)
@@ -73,6 +76,13 @@ static void test_ranges(void)
                   strstr(err.message, "below 1 / lr = 100"), "%s", err.message);
     cfg.weight_decay = 99.0;
     CHECK(fh_train_config_validate(&cfg, &err) == FH_OK);
+    /* a learning rate given on its own (foxhunt update --lr) is checked the same way, in
+     * the float arithmetic the optimisers use: 1 - 0.5 * 2 = 0, and a product a hair
+     * below 1 in double that rounds to 1 in float */
+    CHECK(fh_train_config_check_decay(0.5, 2.0, &err) == FH_ERR_INPUT);
+    CHECK(fh_train_config_check_decay(0.5, 2.0 - 1e-12, &err) == FH_ERR_INPUT);
+    CHECK(fh_train_config_check_decay(0.5, 1.9, &err) == FH_OK);
+    CHECK(fh_train_config_check_decay(1.0, 0.0, &err) == FH_OK); /* no decay: no check */
 }
 
 int main(void)
