@@ -518,6 +518,69 @@ static void test_pqn(const fixture *f)
 
 /* ---- (j): PQN with the Huber loss ---- */
 
+/* A PQN whole update with one setting on (cfg, qc) on the GPU and on the CPU, and on the
+ * CPU with it off (off: qc less the setting), from the same start (orthogonal init
+ * init_seed), collection (collector seed collect_seed) and minibatch stream (rng_seed,
+ * rng_stream). *out: the GPU's change off the CPU's (relative, cosine), how far the
+ * setting moved the CPU's change, the three runs' stats; 0 if a run could not start. */
+typedef struct {
+    double r, cosv, r_off;
+    fh_q_stats cs, cs_off, gs;
+} pqn_setting_result;
+
+static int pqn_setting_case(const fixture *f, const fh_train_config *cfg,
+                            const fh_q_update_config *qc, const fh_q_update_config *off,
+                            uint64_t init_seed, uint64_t collect_seed, uint64_t rng_seed,
+                            uint64_t rng_stream, pqn_setting_result *out)
+{
+    fh_error err;
+    int ran = 0;
+    fh_mlp start;
+    CHECK(fh_mlp_init(&start, FH_NET_PQN, &err) == FH_OK);
+    fh_mlp_init_orthogonal(&start, init_seed);
+    const size_t P = start.n_params, n = (size_t)N_EPISODES * N_STEPS;
+    fh_gpu_q_update *u = NULL;
+    fh_gpu_dqn_collector *c = NULL;
+    CHECK_MSG(fh_gpu_q_update_create(&u, &g_dev, FH_NET_PQN, N_EPISODES, N_STEPS,
+                                     fh_gpu_q_settings_of(cfg), &err) == FH_OK,
+              "%s", err.message);
+    CHECK_MSG(fh_gpu_dqn_collector_create(&c, &g_dev, N_EPISODES, N_STEPS, &cfg->env, &f->view,
+                                          collect_seed, 1, &err) == FH_OK, "%s", err.message);
+    fh_transition_batch hb;
+    memset(&hb, 0, sizeof hb);
+    if (u && c && fh_gpu_q_update_upload(u, &start, NULL, &err) == FH_OK &&
+        gpu_collection(c, u, f, &hb, &err) == FH_OK) {
+        fh_dqn_device_batch db = fh_gpu_dqn_collector_batch(c);
+        fh_rng rng;
+        fh_pcg32_seed(&rng, rng_seed, rng_stream);
+        fh_q_workspace w;
+        CHECK(fh_q_workspace_init(&w, FH_NET_PQN, MINIBATCH, (int64_t)n, &err) == FH_OK);
+        fh_mlp cpu, cpu_off, got;
+        clone(&cpu, &start);
+        clone(&cpu_off, &start);
+        fh_rng r1 = rng, r2 = rng;
+        CHECK_MSG(fh_pqn_update(&out->cs, &cpu, &w, &hb, qc, &r1, &err) == FH_OK, "%s",
+                  err.message);
+        CHECK_MSG(fh_pqn_update(&out->cs_off, &cpu_off, &w, &hb, off, &r2, &err) == FH_OK, "%s",
+                  err.message);
+        CHECK_MSG(gpu_pqn(&got, &out->gs, u, &start, &db, qc, rng, 0, &err) == FH_OK, "%s",
+                  err.message);
+        out->r = fh_delta_rel(got.params, cpu.params, start.params, P);
+        out->cosv = fh_delta_cosine(got.params, cpu.params, start.params, P);
+        out->r_off = fh_delta_rel(cpu_off.params, cpu.params, start.params, P);
+        ran = 1;
+        fh_mlp_free(&cpu);
+        fh_mlp_free(&cpu_off);
+        fh_mlp_free(&got);
+        fh_q_workspace_free(&w);
+    }
+    fh_transition_batch_free(&hb);
+    fh_gpu_dqn_collector_destroy(c);
+    fh_gpu_q_update_destroy(u);
+    fh_mlp_free(&start);
+    return ran;
+}
+
 /* configs/pqn.ini trains PQN with the Huber loss (pqn_huber). Its GPU path is the loss
  * kernel's Huber branch, which (h) checks for DQN's targets; here the whole PQN update
  * through the graphs against the CPU's fh_pqn_update on the same collection, with the
@@ -526,66 +589,26 @@ static void test_pqn(const fixture *f)
 #define HUBER_DELTA 0.05
 static void test_pqn_huber(const fixture *f)
 {
-    fh_error err;
     fh_train_config cfg = f->cfg;
     cfg.pqn_huber = 1;
     cfg.huber_delta = HUBER_DELTA;
-    fh_mlp start;
-    CHECK(fh_mlp_init(&start, FH_NET_PQN, &err) == FH_OK);
-    fh_mlp_init_orthogonal(&start, 43);
-    const size_t P = start.n_params, n = (size_t)N_EPISODES * N_STEPS;
-    fh_gpu_q_update *u = NULL;
-    fh_gpu_dqn_collector *c = NULL;
-    CHECK_MSG(fh_gpu_q_update_create(&u, &g_dev, FH_NET_PQN, N_EPISODES, N_STEPS,
-                                     fh_gpu_q_settings_of(&cfg), &err) == FH_OK,
-              "%s", err.message);
-    CHECK_MSG(fh_gpu_dqn_collector_create(&c, &g_dev, N_EPISODES, N_STEPS, &cfg.env, &f->view, 7,
-                                          1, &err) == FH_OK, "%s", err.message);
-    fh_transition_batch hb;
-    memset(&hb, 0, sizeof hb);
-    if (u && c && fh_gpu_q_update_upload(u, &start, NULL, &err) == FH_OK &&
-        gpu_collection(c, u, f, &hb, &err) == FH_OK) {
-        fh_dqn_device_batch db = fh_gpu_dqn_collector_batch(c);
-        fh_q_update_config qc = q_config(&cfg), mse = qc;
-        mse.pqn_huber = 0;
-        fh_rng rng;
-        fh_pcg32_seed(&rng, 9, 0x52);
-        fh_q_workspace w;
-        CHECK(fh_q_workspace_init(&w, FH_NET_PQN, MINIBATCH, (int64_t)n, &err) == FH_OK);
-        fh_mlp cpu, cpu_mse, got;
-        fh_q_stats cs, cs_mse, gs;
-        clone(&cpu, &start);
-        clone(&cpu_mse, &start);
-        fh_rng r1 = rng, r2 = rng;
-        CHECK_MSG(fh_pqn_update(&cs, &cpu, &w, &hb, &qc, &r1, &err) == FH_OK, "%s", err.message);
-        CHECK_MSG(fh_pqn_update(&cs_mse, &cpu_mse, &w, &hb, &mse, &r2, &err) == FH_OK, "%s",
-                  err.message);
-        CHECK_MSG(gpu_pqn(&got, &gs, u, &start, &db, &qc, rng, 0, &err) == FH_OK, "%s",
-                  err.message);
-        double r = fh_delta_rel(got.params, cpu.params, start.params, P);
-        double cosv = fh_delta_cosine(got.params, cpu.params, start.params, P);
-        double r_mse = fh_delta_rel(cpu_mse.params, cpu.params, start.params, P);
-        CHECK_MSG(r <= LATE_REL && cosv >= COSINE, "PQN Huber whole update: the change is off "
-                  "by %.3g (cosine %.9f)", r, cosv);
-        CHECK_MSG(gs.minibatches == cs.minibatches && fh_rel(gs.loss, cs.loss) <= LATE_REL &&
-                      fh_rel(gs.grad_norm, cs.grad_norm) <= LATE_REL,
-                  "PQN Huber: %d / %d steps, loss %.9g / %.9g, norm %.9g / %.9g", gs.minibatches,
-                  cs.minibatches, gs.loss, cs.loss, gs.grad_norm, cs.grad_norm);
-        CHECK_MSG(r_mse > 100 * LATE_REL && fh_rel(cs.loss, cs_mse.loss) > 0.1,
-                  "the squared loss's update is as the Huber one's (change %.3g apart, loss "
-                  "%.9g / %.9g): pqn_huber did nothing", r_mse, cs.loss, cs_mse.loss);
-        printf("PQN Huber (delta %.2f) whole update: the change off by %.2g, cosine %.9f; loss "
-               "GPU %.6g CPU %.6g (squared loss %.6g, its change %.2g apart)\n", HUBER_DELTA, r,
-               cosv, gs.loss, cs.loss, cs_mse.loss, r_mse);
-        fh_mlp_free(&cpu);
-        fh_mlp_free(&cpu_mse);
-        fh_mlp_free(&got);
-        fh_q_workspace_free(&w);
-    }
-    fh_transition_batch_free(&hb);
-    fh_gpu_dqn_collector_destroy(c);
-    fh_gpu_q_update_destroy(u);
-    fh_mlp_free(&start);
+    fh_q_update_config qc = q_config(&cfg), mse = qc;
+    mse.pqn_huber = 0;
+    pqn_setting_result x;
+    if (!pqn_setting_case(f, &cfg, &qc, &mse, 43, 7, 9, 0x52, &x))
+        return;
+    CHECK_MSG(x.r <= LATE_REL && x.cosv >= COSINE, "PQN Huber whole update: the change is off "
+              "by %.3g (cosine %.9f)", x.r, x.cosv);
+    CHECK_MSG(x.gs.minibatches == x.cs.minibatches && fh_rel(x.gs.loss, x.cs.loss) <= LATE_REL &&
+                  fh_rel(x.gs.grad_norm, x.cs.grad_norm) <= LATE_REL,
+              "PQN Huber: %d / %d steps, loss %.9g / %.9g, norm %.9g / %.9g", x.gs.minibatches,
+              x.cs.minibatches, x.gs.loss, x.cs.loss, x.gs.grad_norm, x.cs.grad_norm);
+    CHECK_MSG(x.r_off > 100 * LATE_REL && fh_rel(x.cs.loss, x.cs_off.loss) > 0.1,
+              "the squared loss's update is as the Huber one's (change %.3g apart, loss "
+              "%.9g / %.9g): pqn_huber did nothing", x.r_off, x.cs.loss, x.cs_off.loss);
+    printf("PQN Huber (delta %.2f) whole update: the change off by %.2g, cosine %.9f; loss "
+           "GPU %.6g CPU %.6g (squared loss %.6g, its change %.2g apart)\n", HUBER_DELTA, x.r,
+           x.cosv, x.gs.loss, x.cs.loss, x.cs_off.loss, x.r_off);
 }
 
 /* (k) weight_decay (AdamW, issue 34): PQN's whole update with weight_decay 1 on the GPU
@@ -594,60 +617,20 @@ static void test_pqn_huber(const fixture *f)
 #define PQN_WEIGHT_DECAY 1.0
 static void test_pqn_weight_decay(const fixture *f)
 {
-    fh_error err;
     fh_train_config cfg = f->cfg;
     cfg.weight_decay = PQN_WEIGHT_DECAY;
-    fh_mlp start;
-    CHECK(fh_mlp_init(&start, FH_NET_PQN, &err) == FH_OK);
-    fh_mlp_init_orthogonal(&start, 44);
-    const size_t P = start.n_params, n = (size_t)N_EPISODES * N_STEPS;
-    fh_gpu_q_update *u = NULL;
-    fh_gpu_dqn_collector *c = NULL;
-    CHECK_MSG(fh_gpu_q_update_create(&u, &g_dev, FH_NET_PQN, N_EPISODES, N_STEPS,
-                                     fh_gpu_q_settings_of(&cfg), &err) == FH_OK,
-              "%s", err.message);
-    CHECK_MSG(fh_gpu_dqn_collector_create(&c, &g_dev, N_EPISODES, N_STEPS, &cfg.env, &f->view, 8,
-                                          1, &err) == FH_OK, "%s", err.message);
-    fh_transition_batch hb;
-    memset(&hb, 0, sizeof hb);
-    if (u && c && fh_gpu_q_update_upload(u, &start, NULL, &err) == FH_OK &&
-        gpu_collection(c, u, f, &hb, &err) == FH_OK) {
-        fh_dqn_device_batch db = fh_gpu_dqn_collector_batch(c);
-        fh_q_update_config qc = q_config(&cfg), plain = qc;
-        plain.adam.weight_decay = 0.0f;
-        CHECK(qc.adam.weight_decay == (float)PQN_WEIGHT_DECAY);
-        fh_rng rng;
-        fh_pcg32_seed(&rng, 10, 0x53);
-        fh_q_workspace w;
-        CHECK(fh_q_workspace_init(&w, FH_NET_PQN, MINIBATCH, (int64_t)n, &err) == FH_OK);
-        fh_mlp cpu, cpu_plain, got;
-        fh_q_stats cs, cs_plain, gs;
-        clone(&cpu, &start);
-        clone(&cpu_plain, &start);
-        fh_rng r1 = rng, r2 = rng;
-        CHECK_MSG(fh_pqn_update(&cs, &cpu, &w, &hb, &qc, &r1, &err) == FH_OK, "%s", err.message);
-        CHECK_MSG(fh_pqn_update(&cs_plain, &cpu_plain, &w, &hb, &plain, &r2, &err) == FH_OK,
-                  "%s", err.message);
-        CHECK_MSG(gpu_pqn(&got, &gs, u, &start, &db, &qc, rng, 0, &err) == FH_OK, "%s",
-                  err.message);
-        double r = fh_delta_rel(got.params, cpu.params, start.params, P);
-        double cosv = fh_delta_cosine(got.params, cpu.params, start.params, P);
-        double r_plain = fh_delta_rel(cpu_plain.params, cpu.params, start.params, P);
-        CHECK_MSG(r <= LATE_REL && cosv >= COSINE, "PQN weight_decay whole update: the change "
-                  "is off by %.3g (cosine %.9f)", r, cosv);
-        CHECK_MSG(r_plain > 10 * LATE_REL, "weight_decay %g moved the update by %.3g only",
-                  PQN_WEIGHT_DECAY, r_plain);
-        printf("PQN weight_decay %g whole update: the change off by %.2g, cosine %.9f (without "
-               "decay %.2g apart)\n", PQN_WEIGHT_DECAY, r, cosv, r_plain);
-        fh_mlp_free(&cpu);
-        fh_mlp_free(&cpu_plain);
-        fh_mlp_free(&got);
-        fh_q_workspace_free(&w);
-    }
-    fh_transition_batch_free(&hb);
-    fh_gpu_dqn_collector_destroy(c);
-    fh_gpu_q_update_destroy(u);
-    fh_mlp_free(&start);
+    fh_q_update_config qc = q_config(&cfg), plain = qc;
+    plain.adam.weight_decay = 0.0f;
+    CHECK(qc.adam.weight_decay == (float)PQN_WEIGHT_DECAY);
+    pqn_setting_result x;
+    if (!pqn_setting_case(f, &cfg, &qc, &plain, 44, 8, 10, 0x53, &x))
+        return;
+    CHECK_MSG(x.r <= LATE_REL && x.cosv >= COSINE, "PQN weight_decay whole update: the change "
+              "is off by %.3g (cosine %.9f)", x.r, x.cosv);
+    CHECK_MSG(x.r_off > 10 * LATE_REL, "weight_decay %g moved the update by %.3g only",
+              PQN_WEIGHT_DECAY, x.r_off);
+    printf("PQN weight_decay %g whole update: the change off by %.2g, cosine %.9f (without "
+           "decay %.2g apart)\n", PQN_WEIGHT_DECAY, x.r, x.cosv, x.r_off);
 }
 
 /* ---- (i): a timing at the PPO throughput configuration's size ---- */

@@ -81,7 +81,7 @@ static int ptx_has_entry(const char *ptx, const char *name)
     return strstr(ptx, needle) != NULL;
 }
 
-#define MAX_PUBLIC_HEADERS 8
+#define MAX_PUBLIC_HEADERS 16
 
 /* Compiles common header + k_test_kernel; returns malloc'd PTX or NULL. */
 static char *compile_test_kernel(int fmad)
@@ -91,19 +91,21 @@ static char *compile_test_kernel(int fmad)
           fh_embedded_source_find("foxhunt/env_types.h") != NULL);
     if (!common)
         return NULL;
-    /* the public headers the common header includes, by their path under include/
-     * ("foxhunt/shapes.h", "foxhunt/env_types.h"), as fh_nvrtc_compile names them */
+    /* the headers the common header includes, named as fh_nvrtc_compile names them:
+     * the public ones by their path under include/ ("foxhunt/shapes.h",
+     * "foxhunt/env_types.h"), the shared device code by base name ("obs_noise.cuh") */
     const char *hdr_text[MAX_PUBLIC_HEADERS];
     const char *hdr_name[MAX_PUBLIC_HEADERS];
     int n_hdr = 0;
     for (const fh_embedded_source *s = fh_embedded_sources; s->path; s++) {
-        if (strncmp(s->path, "include/", 8) != 0)
+        int pub = strncmp(s->path, "include/", 8) == 0;
+        if (!pub && strncmp(s->path, "src/env/", 8) != 0)
             continue;
         CHECK(n_hdr < MAX_PUBLIC_HEADERS);
         if (n_hdr == MAX_PUBLIC_HEADERS)
             return NULL;
         hdr_text[n_hdr] = s->text;
-        hdr_name[n_hdr++] = s->path + 8;
+        hdr_name[n_hdr++] = s->path + 8; /* past "include/" or "src/env/" */
     }
     size_t klen = strlen(k_test_kernel);
     char *text = malloc(common->size + klen + 2);
