@@ -21,11 +21,6 @@ enum { G_PPO_FULL, G_PPO_TAIL, G_CUR_FULL, G_CUR_TAIL }; /* eng's graph slots */
 _Static_assert(G_CUR_TAIL < FH_UPDATE_ENGINE_MAX_GRAPHS && K_COUNT <= FH_UPDATE_ENGINE_MAX_KERNELS,
                "the engine holds every graph and kernel");
 
-static long long ppo_params_count(void)
-{
-    return FH_ACTOR_N_PARAMS + FH_CRITIC_N_PARAMS;
-}
-
 /* grad_sumsq_kernel then adam_kernel over one phase's buffer. */
 static fh_status optimizer_step(fh_gpu_ppo_update *u, int curiosity, fh_error *err)
 {
@@ -366,8 +361,8 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
     CUDA_CHECK(cudaMallocHost((void **)&u->h_summary, sizeof *u->h_summary), err);
     if ((st = fh_device_mlp_init(&u->actor, FH_NET_ACTOR, u->ppo_mem, u->ppo_mem + P, (int)M,
                                  err)) != FH_OK ||
-        (st = fh_device_mlp_init(&u->critic, FH_NET_CRITIC, u->ppo_mem + FH_ACTOR_N_PARAMS,
-                                 u->ppo_mem + P + FH_ACTOR_N_PARAMS, (int)M, err)) != FH_OK ||
+        (st = fh_device_mlp_init(&u->critic, FH_NET_CRITIC, u->ppo_mem + p->critic_offset,
+                                 u->ppo_mem + P + p->critic_offset, (int)M, err)) != FH_OK ||
         (st = fh_device_mlp_init(&u->curiosity, FH_NET_CURIOSITY, u->cur_mem, u->cur_mem + C,
                                  (int)M, err)) != FH_OK)
         goto fail_status;
@@ -392,7 +387,7 @@ float fh_gpu_ppo_update_last_ms(const fh_gpu_ppo_update *u)
 
 fh_gpu_weights fh_gpu_ppo_update_weights(const fh_gpu_ppo_update *u)
 {
-    fh_gpu_weights w = {u->ppo_mem, u->ppo_mem + FH_ACTOR_N_PARAMS, u->cur_mem};
+    fh_gpu_weights w = {u->ppo_mem, u->ppo_mem + u->plan.critic_offset, u->cur_mem};
     return w;
 }
 
@@ -500,8 +495,8 @@ fh_status fh_gpu_ppo_update_upload(fh_gpu_ppo_update *u, const fh_mlp *actor,
     long long P = u->plan.ppo_params, C = u->plan.curiosity_params;
     fh_update_engine *e = &u->eng;
     if ((st = fh_update_engine_copy_net(e, u->ppo_mem, P, 0, (fh_mlp *)actor, 1, err)) != FH_OK ||
-        (st = fh_update_engine_copy_net(e, u->ppo_mem, P, FH_ACTOR_N_PARAMS, (fh_mlp *)critic, 1,
-                                        err)) != FH_OK ||
+        (st = fh_update_engine_copy_net(e, u->ppo_mem, P, u->plan.critic_offset,
+                                        (fh_mlp *)critic, 1, err)) != FH_OK ||
         (st = fh_update_engine_copy_net(e, u->cur_mem, C, 0, (fh_mlp *)curiosity, 1,
                                         err)) != FH_OK)
         return st;
@@ -522,7 +517,7 @@ fh_status fh_gpu_ppo_update_download(fh_gpu_ppo_update *u, fh_mlp *actor, fh_mlp
     long long P = u->plan.ppo_params, C = u->plan.curiosity_params;
     fh_update_engine *e = &u->eng;
     if ((st = fh_update_engine_copy_net(e, u->ppo_mem, P, 0, actor, 0, err)) != FH_OK ||
-        (st = fh_update_engine_copy_net(e, u->ppo_mem, P, FH_ACTOR_N_PARAMS, critic, 0,
+        (st = fh_update_engine_copy_net(e, u->ppo_mem, P, u->plan.critic_offset, critic, 0,
                                         err)) != FH_OK ||
         (st = fh_update_engine_copy_net(e, u->cur_mem, C, 0, curiosity, 0, err)) != FH_OK)
         return st;
@@ -543,7 +538,7 @@ fh_status fh_gpu_ppo_update_download_grads(fh_gpu_ppo_update *u, float *actor, f
     cudaStream_t stream = u->eng.stream;
     CUDA_CHECK(cudaMemcpyAsync(actor, u->ppo_mem + P, FH_ACTOR_N_PARAMS * sizeof(float),
                                cudaMemcpyDeviceToHost, stream), err);
-    CUDA_CHECK(cudaMemcpyAsync(critic, u->ppo_mem + P + FH_ACTOR_N_PARAMS,
+    CUDA_CHECK(cudaMemcpyAsync(critic, u->ppo_mem + P + u->plan.critic_offset,
                                FH_CRITIC_N_PARAMS * sizeof(float), cudaMemcpyDeviceToHost,
                                stream), err);
     CUDA_CHECK(cudaMemcpyAsync(curiosity, u->cur_mem + C, C * sizeof(float),

@@ -68,11 +68,14 @@ struct fh_gpu_q_update {
     /* PQN's step plan */
     int minibatches_per_epoch, full_steps, tail_rows, graph_steps;
     long long P;               /* the Q-network's params */
+    long long stride;          /* P rounded up to 64 floats: each block of mem starts
+                                  256-byte aligned (cuBLAS's vectorised kernels), the
+                                  padding zero (no gradient, no step) */
     int adam_grid;
     fh_update_engine eng;      /* the module, its kernels, the main stream, the graphs */
     cudaStream_t side;
     fh_update_blas blas, blas_dw;
-    float *mem;                /* (4, P): params | grads | m | v */
+    float *mem;                /* (4, stride): params | grads | m | v */
     float *target;             /* (P) DQN's target network */
     fh_device_mlp train;       /* the online network, minibatch rows, with gradients */
     fh_device_mlp eval;        /* forward only: PQN's next-state pass, DQN's online Q(s') */
@@ -117,7 +120,7 @@ static fh_status launch_rows(fh_gpu_q_update *u, kernel_id id, long long rows, v
 static fh_status optimizer_step(fh_gpu_q_update *u, fh_error *err)
 {
     fh_update_optimizer o = {
-        .sumsq_kernel = K_SUMSQ, .adam_kernel = K_ADAM, .mem = u->mem, .n = u->P,
+        .sumsq_kernel = K_SUMSQ, .adam_kernel = K_ADAM, .mem = u->mem, .n = u->stride,
         .partials = u->partials, .sumsq_blocks = SUMSQ_BLOCKS, .reduce_threads = REDUCE_THREADS,
         .adam_grid = u->adam_grid, .adam_threads = ADAM_THREADS, .state = &u->state->base,
         .curiosity = 0,
@@ -337,8 +340,9 @@ fh_status fh_gpu_q_update_create(fh_gpu_q_update **out, const fh_device_info *de
     u->minibatch = s.minibatch;
     u->epochs = s.epochs;
     u->P = (long long)fh_net_desc_get(net)->n_params;
+    u->stride = ceil_div(u->P, 64) * 64;
     int waves = dev->sm_count > 0 ? 4 * dev->sm_count : 4;
-    long long adam_blocks = ceil_div(u->P, ADAM_THREADS);
+    long long adam_blocks = ceil_div(u->stride, ADAM_THREADS);
     u->adam_grid = (int)(adam_blocks < waves ? adam_blocks : waves);
     fh_status st = u->pqn ? plan_pqn(u, err) : FH_OK;
     if (st != FH_OK)
@@ -361,8 +365,8 @@ fh_status fh_gpu_q_update_create(fh_gpu_q_update **out, const fh_device_info *de
     fh_update_blas_set_hidden(&u->blas, k[K_HIDDEN_FWD], k[K_HIDDEN_BWD]);
     fh_update_blas_set_hidden(&u->blas_dw, k[K_HIDDEN_FWD], k[K_HIDDEN_BWD]);
 
-    CUDA_CHECK(cudaMalloc((void **)&u->mem, 4 * (size_t)P * sizeof(float)), err);
-    CUDA_CHECK(cudaMemset(u->mem, 0, 4 * (size_t)P * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->mem, 4 * (size_t)u->stride * sizeof(float)), err);
+    CUDA_CHECK(cudaMemset(u->mem, 0, 4 * (size_t)u->stride * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->mb_states, M * FH_STATE_DIM * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->mb_targets, M * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->mb_actions, M * sizeof(int)), err);
@@ -376,7 +380,7 @@ fh_status fh_gpu_q_update_create(fh_gpu_q_update **out, const fh_device_info *de
     CUDA_CHECK(cudaMalloc((void **)&u->summary, sizeof *u->summary), err);
     CUDA_CHECK(cudaMallocHost((void **)&u->h_state, sizeof *u->h_state), err);
     CUDA_CHECK(cudaMallocHost((void **)&u->h_summary, sizeof *u->h_summary), err);
-    if ((st = fh_device_mlp_init(&u->train, net, u->mem, u->mem + P, (int)M, err)) != FH_OK)
+    if ((st = fh_device_mlp_init(&u->train, net, u->mem, u->mem + u->stride, (int)M, err)) != FH_OK)
         goto fail_status;
     if (u->pqn) {
         int keys = u->epochs;
@@ -476,7 +480,7 @@ static fh_status copy_nets(fh_gpu_q_update *u, fh_mlp *q, fh_mlp *target, int up
     if (st == FH_OK && target && !u->pqn)
         st = check_net(u, target, "target network", err);
     if (st == FH_OK)
-        st = fh_update_engine_copy_net(&u->eng, u->mem, u->P, 0, q, upload, err);
+        st = fh_update_engine_copy_net(&u->eng, u->mem, u->stride, 0, q, upload, err);
     if (st != FH_OK)
         return st;
     const size_t bytes = (size_t)u->P * sizeof(float);
@@ -535,7 +539,7 @@ fail:
 
 fh_status fh_gpu_q_update_download_grads(fh_gpu_q_update *u, float *grads, fh_error *err)
 {
-    CUDA_CHECK(cudaMemcpyAsync(grads, u->mem + u->P, (size_t)u->P * sizeof(float),
+    CUDA_CHECK(cudaMemcpyAsync(grads, u->mem + u->stride, (size_t)u->P * sizeof(float),
                                cudaMemcpyDeviceToHost, u->eng.stream), err);
     CUDA_CHECK(cudaStreamSynchronize(u->eng.stream), err);
     return FH_OK;

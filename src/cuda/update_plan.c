@@ -17,6 +17,8 @@
 #define SUMSQ_BLOCKS 128
 #define REDUCE_THREADS 256
 #define ADAM_THREADS 256
+/* Each network's parameters start on a 256-byte boundary (update_plan.h). */
+#define PARAM_ALIGN_FLOATS 64
 
 static long long ceil_div(long long a, long long b)
 {
@@ -59,7 +61,9 @@ fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out
     out->mse_threads = MSE_THREADS;
     out->sumsq_blocks = SUMSQ_BLOCKS;
     out->reduce_threads = REDUCE_THREADS;
-    out->ppo_params = FH_ACTOR_N_PARAMS + FH_CRITIC_N_PARAMS;
+    out->critic_offset = ceil_div(FH_ACTOR_N_PARAMS, PARAM_ALIGN_FLOATS) * PARAM_ALIGN_FLOATS;
+    out->ppo_params = out->critic_offset +
+                      ceil_div(FH_CRITIC_N_PARAMS, PARAM_ALIGN_FLOATS) * PARAM_ALIGN_FLOATS;
     out->curiosity_params = FH_CURIOSITY_N_PARAMS;
     out->adam_threads = ADAM_THREADS;
     int waves = prob->sm_count > 0 ? prob->sm_count : 1;
@@ -87,6 +91,8 @@ void fh_update_plan_print(FILE *f, const fh_update_plan *p)
     fprintf(f, "  kernels:   gather %d x %d, loss %d x %d, norm %d blocks, Adam %d x %d "
             "(curiosity %d)\n", p->gather_grid, p->gather_threads, p->loss_grid, p->loss_threads,
             p->sumsq_blocks, p->adam_grid, p->adam_threads, p->curiosity_adam_grid);
+    fprintf(f, "  buffer:    %lld floats a block (actor at 0, critic at %lld, 256-byte "
+            "aligned)\n", p->ppo_params, p->critic_offset);
     fprintf(f, "  NVRTC:    ");
     for (int i = 0; i < p->n_options; i++)
         fprintf(f, " %s", p->options[i]);

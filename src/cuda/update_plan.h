@@ -40,7 +40,12 @@ typedef struct {
     int sumsq_blocks;          /* grad_sumsq_kernel's partial sums (fixed: determinism) */
     int reduce_threads;        /* grad_sumsq, explained variance */
     int adam_threads, adam_grid, curiosity_adam_grid;
-    long long ppo_params, curiosity_params;
+    /* the (4, ppo_params) buffer: params | grads | Adam m | v, the actor at 0 and the
+     * critic at critic_offset: the actor's count rounded up to 64 floats, and ppo_params
+     * the critic's end rounded likewise, so that every tensor and each of the four
+     * blocks starts 256-byte aligned (unaligned, the critic took cuBLAS's align1 matmul
+     * kernels: session 19's profile). The padding stays zero: no gradient, no step. */
+    long long critic_offset, ppo_params, curiosity_params;
     /* NVRTC options, in the order passed */
     int n_options;
     const char *options[4];

@@ -33,7 +33,12 @@ static void test_hand_computed(void)
     CHECK(p.gather_grid == 64 && p.gather_threads == 256); /* 512 rows x 32 lanes / 256 */
     CHECK(p.loss_grid == 64 && p.loss_threads == 256);     /* a warp a row, 8 a block */
     CHECK(p.loss_threads == FH_LOSS_ROWS * 32);            /* the kernel's own constant */
-    CHECK(p.ppo_params == FH_ACTOR_N_PARAMS + FH_CRITIC_N_PARAMS);
+    /* the critic and each of the buffer's four blocks start 256-byte aligned, with no
+     * more padding than that needs */
+    CHECK(p.critic_offset >= FH_ACTOR_N_PARAMS && p.critic_offset % 64 == 0 &&
+          p.critic_offset - FH_ACTOR_N_PARAMS < 64);
+    CHECK(p.ppo_params >= p.critic_offset + FH_CRITIC_N_PARAMS && p.ppo_params % 64 == 0 &&
+          p.ppo_params - (p.critic_offset + FH_CRITIC_N_PARAMS) < 64);
     CHECK(p.adam_grid == 4 * 132); /* ~383k params / 256 = 1,497 blocks, capped at 4 waves */
     CHECK(p.curiosity_adam_grid == (FH_CURIOSITY_N_PARAMS + 255) / 256);
     int fmad = 0;
