@@ -25,6 +25,7 @@
 #if FH_HAVE_CUDA
 #include "cuda/gemm_ceiling.h"
 #include "cuda/gpu_ppo_update.h"
+#include "foxhunt/precision.h"
 #endif
 
 #define MAX_TRAIN_REPEATS 64
@@ -240,7 +241,7 @@ fh_status fh_bench_train(const fh_bench_train_options *o, int use_gpu, int with_
     double ceiling = 0.0; /* TFLOP/s of one large matmul at the update's precision */
 #if FH_HAVE_CUDA
     if (use_gpu) {
-        st = fh_gemm_ceiling_tflops(strcmp(o->precision, "tf32") == 0, CEILING_REPEATS,
+        st = fh_gemm_ceiling_tflops(fh_precision_parse(o->precision), CEILING_REPEATS,
                                     &ceiling, err);
         if (st != FH_OK)
             return st;

@@ -3,6 +3,7 @@
  * collections after a warm-up (issue 6/7). FLOPs per transition count the three
  * networks' multiply-adds (actor 17,984 + critic 363,584 + curiosity 4,288) x 2. */
 #include <errno.h>
+#include "foxhunt/precision.h"
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -116,8 +117,9 @@ static fh_status bench_gpu(bench_row *row, const fh_device_info *dev, const char
     }
     if (st == FH_OK) {
         snprintf(row->device, sizeof row->device, "cuda");
-        snprintf(row->kernel, sizeof row->kernel, "%s%s", kernel,
-                 strcmp(precision, "tf32") == 0 ? "/tf32" : "");
+        int tensor_cores = fh_precision_parse(precision) > 0;
+        snprintf(row->kernel, sizeof row->kernel, "%s%s%s", kernel, tensor_cores ? "/" : "",
+                 tensor_cores ? precision : "");
         row->n = n;
         row->l = l;
         row->repeats = repeats;

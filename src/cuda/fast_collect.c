@@ -57,7 +57,7 @@ static fh_status make_plan(fh_gpu_ppo_collector *c, fh_error *err)
     fh_plan_device dev = {c->dev.name, c->dev.sm_count, c->dev.shared_mem_per_block_optin,
                           free_bytes};
     fh_plan_problem prob = {c->n_episodes, c->n_steps, c->d_market.n_bars, c->cfg.horizon,
-                            c->tf32, c->rollout_mapping, c->cfg.obs_noise > 0.0f};
+                            c->precision, c->rollout_mapping, c->cfg.obs_noise > 0.0f};
     return fh_fast_plan_make(&dev, &prob, &c->overrides, &c->fast.plan, err);
 fail:
     return err->status;
@@ -182,7 +182,7 @@ fh_status fh_fast_path_init(fh_gpu_ppo_collector *c, fh_error *err)
         fh_gemm_cache_path(algo_file, sizeof algo_file, dir, c->dev.name, cublasLtGetVersion());
     if ((st = make_plan(c, err)) != FH_OK || (st = load_kernels(c, err)) != FH_OK ||
         (st = allocate(c, err)) != FH_OK ||
-        (st = fh_gemm_init(&f->gemm, c->tf32, f->plan.gemm_tune, f->plan.gemm_tune_candidates,
+        (st = fh_gemm_init(&f->gemm, c->precision, f->plan.gemm_tune, f->plan.gemm_tune_candidates,
                            algo_file, err)) != FH_OK ||
         (f->plan.gemm_tune && (st = fh_fast_tune_gemms(c, err)) != FH_OK))
         return st;

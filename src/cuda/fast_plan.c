@@ -7,6 +7,7 @@
 #include "cuda/critic_chunks.h"
 #include "cuda/kernels/fast_layout.h"
 #include "foxhunt/shapes.h"
+#include "foxhunt/precision.h"
 
 /* Mapping crossovers (H200, session 2): the block mapping up to 2 episodes per SM (a
  * step's latency sets the time), the lane mapping from 72 (the SMs' issue rate does). */
@@ -175,7 +176,7 @@ static fh_status plan_critic(const fh_plan_device *dev, const fh_plan_problem *p
         return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_CRITIC_FACTOR=1 with obs_noise > 0: the "
                             "market projection holds the noiseless features; unset it");
     p->critic_factor = pick(ov->critic_factor,
-                            !prob->noisy_obs && !prob->tf32 &&
+                            !prob->noisy_obs && !prob->precision &&
                                 prob->n_bars <= FACTOR_MAX_BARS_PER_ROW * (double)p->critic_rows &&
                                 proj_bytes <= FACTOR_MAX_TABLE_BYTES);
     p->l0_slices = 1;
@@ -258,7 +259,7 @@ void fh_fast_plan_print(FILE *f, const fh_fast_plan *p)
     const fh_plan_problem *prob = &p->problem;
     const fh_plan_device *dev = &p->device;
     fprintf(f, "plan: N %d x L %d, %d bars, %s, on %s (%d SMs, %zu KB shared a block, %.1f GB "
-            "free)\n", prob->n_episodes, prob->n_steps, prob->n_bars, prob->tf32 ? "tf32" : "fp32",
+            "free)\n", prob->n_episodes, prob->n_steps, prob->n_bars, fh_precision_name(prob->precision),
             dev->name, dev->sm_count, dev->shared_mem_per_block_optin >> 10,
             (double)dev->free_bytes / 1e9);
     fprintf(f, "  rollout:   %s mapping%s%s (%s), %d blocks x %d threads, %d episodes and %zu B "
@@ -281,7 +282,7 @@ void fh_fast_plan_print(FILE *f, const fh_fast_plan *p)
     fprintf(f, "  curiosity: %d blocks x %d threads; GAE: %d blocks of %d warps%s\n",
             p->curiosity_grid, FH_CUR_THREADS, p->gae_grid, p->gae_warps,
             p->gae_staged ? ", rows staged in shared memory" : "");
-    fprintf(f, "  matmuls:   %s, %s\n", prob->tf32 ? "TF32" : "fp32",
+    fprintf(f, "  matmuls:   %s, %s\n", fh_precision_name(prob->precision),
             p->gemm_tune ? "algorithms timed per shape once per GPU model (the cache's gemm-*.bin)"
                         : "cublasLt's first heuristic");
     fprintf(f, "  NVRTC:    ");

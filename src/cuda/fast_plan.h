@@ -37,7 +37,7 @@ typedef struct {
     int n_episodes, n_steps;
     int n_bars;      /* the market's */
     int horizon;     /* the environment's truncation horizon */
-    int tf32;        /* the critic's matmuls on TF32 tensor cores */
+    int precision;        /* fh_precision of the critic's matmuls (0: fp32) */
     fh_rollout_mapping mapping; /* FH_ROLLOUT_AUTO, or forced by --kernel */
     int noisy_obs;   /* obs_noise > 0: a state's market features are not its bar's, so
                         neither first layer can be factored through the market */

@@ -11,11 +11,18 @@
 #define GEMM_TUNE_REPEATS 4 /* back to back per candidate */
 #define LT_CHECK(call, err) CUBLAS_CHECK(call, err)
 
-fh_status fh_gemm_init(fh_gemm *g, int tf32, int tune, int candidates, const char *cache_path,
+cublasComputeType_t fh_gemm_compute_type(int precision)
+{
+    return precision == FH_PRECISION_TF32   ? CUBLAS_COMPUTE_32F_FAST_TF32
+           : precision == FH_PRECISION_BF16 ? CUBLAS_COMPUTE_32F_FAST_16BF
+                                            : CUBLAS_COMPUTE_32F;
+}
+
+fh_status fh_gemm_init(fh_gemm *g, int precision, int tune, int candidates, const char *cache_path,
                        fh_error *err)
 {
     memset(g, 0, sizeof *g);
-    g->tf32 = tf32;
+    g->precision = precision;
     g->tune = tune;
     g->candidates = candidates < 1 ? 1 : candidates > FH_GEMM_MAX_CANDIDATES
                                              ? FH_GEMM_MAX_CANDIDATES : candidates;
@@ -150,7 +157,7 @@ static fh_gemm_cache_entry cache_entry(const fh_gemm *f, const fh_gemm_key *key,
     e.rows = key->rows;
     e.relu = key->relu;
     e.bias = key->bias;
-    e.tf32 = f->tf32;
+    e.precision = f->precision;
     e.align_w = key->align_w;
     e.align_x = key->align_x;
     e.align_y = key->align_y;
@@ -232,7 +239,7 @@ static void settle_algo(fh_gemm *f, const fh_gemm_key *key, cublasLtMatmulDesc_t
  * in cuBLAS's column-major terms y^T = W x^T. One cublasLt matmul whose epilogue adds
  * the bias and applies the ReLU, so activations are written once (a separate bias
  * pass cost 39 ms of 217 at N 16384); b NULL: no bias and no ReLU (relu is ignored).
- * Compute type fp32 or TF32 (--precision). */
+ * Compute type fh_gemm_compute_type's (--precision). */
 fh_status fh_gemm_dense(fh_gemm *f, cudaStream_t stream, float *y, const float *x,
                         const float *w, const float *b, int n_in, int n_out, long long rows,
                         int relu, fh_error *err)
@@ -254,8 +261,7 @@ fh_status fh_gemm_dense(fh_gemm *f, cudaStream_t stream, float *y, const float *
     uint32_t align_y = pointer_alignment(y);
     fh_gemm_key key = {n_in, n_out, rows, relu, b != NULL, align_w, align_x, align_y};
     const cublasLtMatmulAlgo_t *algo = tuned_algo(f, &key);
-    LT_CHECK(cublasLtMatmulDescCreate(&op, f->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                                    : CUBLAS_COMPUTE_32F, CUDA_R_32F), err);
+    LT_CHECK(cublasLtMatmulDescCreate(&op, fh_gemm_compute_type(f->precision), CUDA_R_32F), err);
     LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), err);
     LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), err);
     LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
@@ -328,7 +334,7 @@ fh_status fh_gemm_dense(fh_gemm *f, cudaStream_t stream, float *y, const float *
     if (run != CUBLAS_STATUS_SUCCESS)
         st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: cublasLtMatmul of a %d x %lld x %d matmul "
                           "(%s, %s epilogue, alignments w %u x %u y %u) failed: %s", __FILE__,
-                          __LINE__, n_out, rows, n_in, f->tf32 ? "TF32" : "fp32",
+                          __LINE__, n_out, rows, n_in, fh_precision_name(f->precision),
                           !b ? "no" : relu ? "bias+ReLU" : "bias", align_w, align_x, align_y,
                           cublasGetStatusString(run));
     goto done;

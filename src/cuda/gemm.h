@@ -10,6 +10,7 @@
 
 #include "cuda/gemm_cache.h"
 #include "foxhunt/error.h"
+#include "foxhunt/precision.h"
 
 #define FH_GEMM_TUNED_MAX 64
 #define FH_GEMM_MAX_CANDIDATES 32
@@ -26,7 +27,7 @@ typedef struct {
 typedef struct {
     cublasLtHandle_t lt;
     void *workspace;
-    int tf32;       /* CUBLAS_COMPUTE_32F_FAST_TF32 instead of CUBLAS_COMPUTE_32F */
+    int precision;  /* fh_precision: fh_gemm_compute_type's compute type */
     int tune;       /* time the candidates of a shape first met outside a graph capture */
     int candidates; /* how many */
     int n_tuned;
@@ -43,9 +44,14 @@ typedef struct {
     int warned;               /* the file could not be updated: said once, not tried again */
 } fh_gemm;
 
+/* cuBLAS's compute type for a precision code (precision.h): CUBLAS_COMPUTE_32F,
+ * CUBLAS_COMPUTE_32F_FAST_TF32 or CUBLAS_COMPUTE_32F_FAST_16BF (fp32 operands and
+ * accumulation; the tensor cores' inputs rounded to TF32 or bf16). */
+cublasComputeType_t fh_gemm_compute_type(int precision);
+
 /* tune: time the candidates of a shape (else the heuristic's first); cache_path: the
  * algorithm file (gemm_cache.h) to read and extend when tuning, NULL or "" for none. */
-fh_status fh_gemm_init(fh_gemm *g, int tf32, int tune, int candidates, const char *cache_path,
+fh_status fh_gemm_init(fh_gemm *g, int precision, int tune, int candidates, const char *cache_path,
                        fh_error *err);
 void fh_gemm_free(fh_gemm *g);
 /* y (rows, n_out) row-major = act(x (rows, n_in) W^T + b), W (n_out, n_in) row-major; b

@@ -14,6 +14,7 @@
 
 #include "foxhunt/hash.h"
 #include "foxhunt/timing.h"
+#include "foxhunt/precision.h"
 
 /* File: MAGIC (8 bytes), the format version and the count (uint32 each), the FNV-1a of
  * the records (uint64), then count records of RECORD_BYTES, fields in the order of
@@ -26,7 +27,7 @@ static const char MAGIC[8] = {'F', 'H', 'G', 'E', 'M', 'M', 'C', '\0'};
 
 static void pack(unsigned char *p, const fh_gemm_cache_entry *e)
 {
-    int32_t ints[5] = {e->n_in, e->n_out, e->relu, e->bias, e->tf32};
+    int32_t ints[5] = {e->n_in, e->n_out, e->relu, e->bias, e->precision};
     uint32_t aligns[3] = {e->align_w, e->align_x, e->align_y};
     memcpy(p, ints, sizeof ints);
     memcpy(p + 20, &e->rows, 8);
@@ -46,7 +47,7 @@ static void unpack(fh_gemm_cache_entry *e, const unsigned char *p)
     e->n_out = ints[1];
     e->relu = ints[2];
     e->bias = ints[3];
-    e->tf32 = ints[4];
+    e->precision = ints[4];
     e->align_w = aligns[0];
     e->align_x = aligns[1];
     e->align_y = aligns[2];
@@ -62,7 +63,7 @@ static int power_of_two_upto_256(uint32_t a)
 static int plausible(const fh_gemm_cache_entry *e)
 {
     return e->n_in > 0 && e->n_out > 0 && e->rows > 0 && (e->relu == 0 || e->relu == 1) &&
-           (e->bias == 0 || e->bias == 1) && (e->tf32 == 0 || e->tf32 == 1) &&
+           (e->bias == 0 || e->bias == 1) && (e->precision >= FH_PRECISION_FP32 && e->precision <= FH_PRECISION_BF16) &&
            power_of_two_upto_256(e->align_w) && power_of_two_upto_256(e->align_x) &&
            power_of_two_upto_256(e->align_y);
 }
@@ -70,7 +71,7 @@ static int plausible(const fh_gemm_cache_entry *e)
 int fh_gemm_cache_same_shape(const fh_gemm_cache_entry *a, const fh_gemm_cache_entry *b)
 {
     return a->n_in == b->n_in && a->n_out == b->n_out && a->rows == b->rows &&
-           a->relu == b->relu && a->bias == b->bias && a->tf32 == b->tf32 &&
+           a->relu == b->relu && a->bias == b->bias && a->precision == b->precision &&
            a->align_w == b->align_w && a->align_x == b->align_x && a->align_y == b->align_y;
 }
 

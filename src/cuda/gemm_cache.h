@@ -21,7 +21,7 @@
  * cublasLtMatmulAlgo_t's 64 bytes (cuBLASLt documents them as serialisable for the same
  * library version). */
 typedef struct {
-    int32_t n_in, n_out, relu, bias, tf32;
+    int32_t n_in, n_out, relu, bias, precision;
     int64_t rows;
     uint32_t align_w, align_x, align_y;
     uint64_t algo[8];

@@ -11,7 +11,7 @@
 #define CEILING_MAX_REPEATS 32
 
 
-fh_status fh_gemm_ceiling_tflops(int tf32, int repeats, double *tflops, fh_error *err)
+fh_status fh_gemm_ceiling_tflops(int precision, int repeats, double *tflops, fh_error *err)
 {
     const long long side = FH_GEMM_CEILING_SIDE;
     const size_t bytes = (size_t)(side * side) * sizeof(float);
@@ -32,7 +32,7 @@ fh_status fh_gemm_ceiling_tflops(int tf32, int repeats, double *tflops, fh_error
     CUDA_CHECK(cudaEventCreate(&ev[0]), err);
     CUDA_CHECK(cudaEventCreate(&ev[1]), err);
     have_gemm = 1; /* fh_gemm_init zeroes g first: freeing after a failed init is safe */
-    if (fh_gemm_init(&g, tf32, 1, 8, NULL, err) != FH_OK)
+    if (fh_gemm_init(&g, precision, 1, 8, NULL, err) != FH_OK)
         goto fail;
     /* the first call tunes the shape (times its candidates) and warms up */
     if (fh_gemm_dense(&g, 0, c, a, b, NULL, (int)side, (int)side, side, 0, err) != FH_OK)

@@ -10,7 +10,9 @@
 
 /* *tflops = the median over `repeats` timed runs (after a warm-up and cublasLt's tuning)
  * of one FH_GEMM_CEILING_SIDE^3 fp32 matmul (2 side^3 FLOP) on the current device, in
- * fp32 or (tf32 = 1) TF32 tensor-core arithmetic, the precisions the update runs in. */
-fh_status fh_gemm_ceiling_tflops(int tf32, int repeats, double *tflops, fh_error *err);
+ * at `precision` (precision.h): fp32 operands in and out, the compute type the update's
+ * matmuls use (bf16: fp32 operands rounded to bf16 in the kernel, as the update runs,
+ * not bf16 operands in memory). */
+fh_status fh_gemm_ceiling_tflops(int precision, int repeats, double *tflops, fh_error *err);
 
 #endif

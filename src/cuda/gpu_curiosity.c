@@ -39,7 +39,7 @@ struct fh_gpu_curiosity {
     fh_device_info dev;
     int64_t max_rows;
     int minibatch;             /* s.minibatch, at most max_rows */
-    int epochs, tf32;
+    int epochs, precision;
     float lr;
     fh_adam_config adam;       /* betas and eps: fh_adam_config_default_curiosity's */
     fh_update_plan plan;       /* for the bound n (plan.problem.batch) */
@@ -97,7 +97,7 @@ static fh_status fit_step(void *ctx, int rows, fh_error *err)
 static fh_status make_plan(fh_update_plan *p, const fh_gpu_curiosity *c, int64_t n, fh_error *err)
 {
     fh_update_problem prob = {c->dev.sm_count, (long long)n,
-                              (int)(c->minibatch < n ? c->minibatch : n), 1, c->epochs, c->tf32};
+                              (int)(c->minibatch < n ? c->minibatch : n), 1, c->epochs, c->precision};
     return fh_update_plan_make(&prob, p, err);
 }
 
@@ -164,7 +164,7 @@ fh_status fh_gpu_curiosity_create(fh_gpu_curiosity **out, const fh_device_info *
     c->max_rows = max_rows;
     c->minibatch = (int)(s.minibatch < max_rows ? s.minibatch : max_rows);
     c->epochs = s.curiosity_epochs;
-    c->tf32 = s.tf32;
+    c->precision = s.precision;
     fh_adam_config_default_curiosity(&c->adam);
     c->lr = (float)s.curiosity_lr;
     /* the plan for max_rows: the module's options and the buffers' sizes (a fit of
@@ -175,7 +175,7 @@ fh_status fh_gpu_curiosity_create(fh_gpu_curiosity **out, const fh_device_info *
     const fh_update_plan *p = &c->plan;
     if ((st = fh_update_engine_init(&c->eng, dev, FH_GPU_CURIOSITY_KERNEL_FILE, p->options,
                                     p->n_options, kernel_names, K_COUNT, err)) != FH_OK ||
-        (st = fh_update_blas_init(&c->blas, c->eng.stream, c->tf32, c->eng.k[K_BIAS_GRAD],
+        (st = fh_update_blas_init(&c->blas, c->eng.stream, c->precision, c->eng.k[K_BIAS_GRAD],
                                   c->eng.k[K_BIAS_ACT], err)) != FH_OK)
         goto fail_status;
     const long long C = p->curiosity_params;

@@ -17,8 +17,8 @@
  * before that step, naming it, its epoch and minibatch (the steps before it stay
  * applied, as on the CPU). Sums run in other orders and the matmuls are cuBLAS's, so
  * results agree with the CPU within tests/dqn/test_gpu_curiosity.c's tolerances; on one
- * GPU a fit is bit-identical to the next. TF32 matmuls only when the run's precision is
- * "tf32". Steps are captured into CUDA graphs (one of graph_steps full steps, one tail
+ * GPU a fit is bit-identical to the next. Tensor-core matmuls only when the run's precision
+ * is "tf32" or "bf16". Steps are captured into CUDA graphs (one of graph_steps full steps, one tail
  * step) and replayed, their position on the device (update_args.h). Available when
  * FH_HAVE_CUDA. */
 #ifndef FOXHUNT_CUDA_GPU_CURIOSITY_H
@@ -42,7 +42,7 @@ typedef struct fh_gpu_curiosity fh_gpu_curiosity;
 
 /* A fit over collections of at most max_rows rows, minibatches of s.minibatch rows
  * (fewer when the collection is smaller), s.curiosity_epochs epochs at s.curiosity_lr,
- * TF32 matmuls when s.tf32. */
+ * Matmuls at s.precision (precision.h). */
 fh_status fh_gpu_curiosity_create(fh_gpu_curiosity **out, const fh_device_info *dev,
                                   int64_t max_rows, fh_gpu_curiosity_settings s, fh_error *err);
 void fh_gpu_curiosity_destroy(fh_gpu_curiosity *c);

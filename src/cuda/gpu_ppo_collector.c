@@ -6,6 +6,7 @@
 
 #include "cuda/gpu_market.h"
 #include "cuda/gpu_ppo_collector_internal.h"
+#include "foxhunt/precision.h"
 
 #define KERNEL_FILE "ppo_experience_kernel.cu"
 #define REFERENCE_ENTRY "ppo_full_experience_kernel"
@@ -70,8 +71,9 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
     else if (strcmp(kernel, "reference") != 0 && strcmp(kernel, "fast") != 0)
         return fh_error_set(err, FH_ERR_INPUT, "--kernel %s: expected fast, reference, fast/warp, "
                             "fast/block or fast/lane", kernel);
-    if (strcmp(precision, "fp32") != 0 && strcmp(precision, "tf32") != 0)
-        return fh_error_set(err, FH_ERR_INPUT, "--precision %s: expected fp32 or tf32", precision);
+    if (fh_precision_parse(precision) < 0)
+        return fh_error_set(err, FH_ERR_INPUT, "--precision %s: expected fp32, tf32 or bf16",
+                            precision);
     fh_gpu_overrides from_env;
     if (!overrides) { /* the product's path: the user's settings */
         fh_status ost = fh_gpu_overrides_from_env(&from_env, err);
@@ -90,7 +92,7 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
     c->cfg.noise_seed = seed; /* obs_noise's key, as the CPU collector's */
     c->use_fast = strncmp(kernel, "fast", 4) == 0;
     c->rollout_mapping = mapping;
-    c->tf32 = strcmp(precision, "tf32") == 0;
+    c->precision = fh_precision_parse(precision);
     size_t nl = (size_t)n_episodes * (size_t)n_steps;
     fh_env_market host_market = fh_env_market_from_view(market);
     fh_status st = fh_env_market_validate(&host_market, err);

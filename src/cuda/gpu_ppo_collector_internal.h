@@ -49,7 +49,7 @@ struct fh_gpu_ppo_collector {
     fh_env_config cfg;
     int use_fast;
     fh_rollout_mapping rollout_mapping; /* forced by --kernel fast/..., or AUTO */
-    int tf32;
+    int precision;
     fh_gpu_overrides overrides;
     int profile;            /* 1: run the fast path eagerly with phase events */
     cudaStream_t stream;

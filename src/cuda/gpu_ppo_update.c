@@ -298,7 +298,7 @@ void fh_gpu_ppo_update_destroy(fh_gpu_ppo_update *u)
 }
 
 fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info *dev,
-                                   fh_gpu_ppo_settings s, long long batch_size, int tf32,
+                                   fh_gpu_ppo_settings s, long long batch_size, int precision,
                                    fh_error *err)
 {
     *out = NULL;
@@ -308,7 +308,7 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
     u->dev = *dev;
     u->cfg = s;
     fh_update_problem prob = {dev->sm_count, batch_size, s.minibatch, s.epochs,
-                              s.curiosity_epochs, tf32};
+                              s.curiosity_epochs, precision};
     fh_status st = fh_update_plan_make(&prob, &u->plan, err);
     if (st != FH_OK)
         goto fail_status;
@@ -322,9 +322,9 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         CUDA_CHECK(cudaEventCreateWithFlags(evs[i], cudaEventDisableTiming), err);
     cudaKernel_t bg = u->eng.k[K_BIAS_GRAD], ba = u->eng.k[K_BIAS_ACT];
-    if ((st = fh_update_blas_init(&u->blas, u->eng.stream, tf32, bg, ba, err)) != FH_OK ||
-        (st = fh_update_blas_init(&u->blas_actor, u->side[0], tf32, bg, ba, err)) != FH_OK ||
-        (st = fh_update_blas_init(&u->blas_dw, u->side[1], tf32, bg, ba, err)) != FH_OK)
+    if ((st = fh_update_blas_init(&u->blas, u->eng.stream, precision, bg, ba, err)) != FH_OK ||
+        (st = fh_update_blas_init(&u->blas_actor, u->side[0], precision, bg, ba, err)) != FH_OK ||
+        (st = fh_update_blas_init(&u->blas_dw, u->side[1], precision, bg, ba, err)) != FH_OK)
         goto fail_status;
     long long P = p->ppo_params, C = p->curiosity_params;
     size_t M = (size_t)p->problem.minibatch;

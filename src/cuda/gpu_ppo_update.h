@@ -31,9 +31,9 @@
 typedef struct fh_gpu_ppo_update fh_gpu_ppo_update;
 
 /* For updates of s (minibatch, epochs, losses' coefficients) over batches of
- * batch_size samples; tf32: the matmuls on TF32 tensor cores. */
+ * batch_size samples; precision: the matmuls' (precision.h). */
 fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info *dev,
-                                   fh_gpu_ppo_settings s, long long batch_size, int tf32,
+                                   fh_gpu_ppo_settings s, long long batch_size, int precision,
                                    fh_error *err);
 void fh_gpu_ppo_update_destroy(fh_gpu_ppo_update *u);
 const fh_update_plan *fh_gpu_ppo_update_plan(const fh_gpu_ppo_update *u);

@@ -347,7 +347,7 @@ fh_status fh_gpu_q_update_create(fh_gpu_q_update **out, const fh_device_info *de
     fh_status st = u->pqn ? plan_pqn(u, err) : FH_OK;
     if (st != FH_OK)
         goto fail_status;
-    const int tf32 = s.tf32;
+    const int precision = s.precision;
     const long long P = u->P;
     const size_t M = (size_t)u->minibatch, n = (size_t)u->batch;
     const char *const options[] = FH_Q_UPDATE_OPTIONS;
@@ -357,9 +357,9 @@ fh_status fh_gpu_q_update_create(fh_gpu_q_update **out, const fh_device_info *de
         goto fail_status;
     CUDA_CHECK(cudaStreamCreateWithFlags(&u->side, cudaStreamNonBlocking), err);
     const cudaKernel_t *k = u->eng.k;
-    if ((st = fh_update_blas_init(&u->blas, u->eng.stream, tf32, k[K_BIAS_GRAD], k[K_BIAS_ACT],
+    if ((st = fh_update_blas_init(&u->blas, u->eng.stream, precision, k[K_BIAS_GRAD], k[K_BIAS_ACT],
                                   err)) != FH_OK ||
-        (st = fh_update_blas_init(&u->blas_dw, u->side, tf32, k[K_BIAS_GRAD], k[K_BIAS_ACT],
+        (st = fh_update_blas_init(&u->blas_dw, u->side, precision, k[K_BIAS_GRAD], k[K_BIAS_ACT],
                                   err)) != FH_OK)
         goto fail_status;
     fh_update_blas_set_hidden(&u->blas, k[K_HIDDEN_FWD], k[K_HIDDEN_BWD]);

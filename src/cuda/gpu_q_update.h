@@ -24,8 +24,8 @@
  *    before that step's Adam, naming it and its position.
  * Sums run in other orders and the matmuls are cuBLAS's, so results agree with the CPU
  * within tests/dqn/test_gpu_q_update.c's tolerances; on one GPU a run is bit-identical
- * to the next (fixed reduction trees, fixed cuBLAS algorithms). TF32 matmuls only when
- * the run's precision is "tf32". Steps are captured into CUDA graphs (as gpu_ppo_update.c
+ * to the next (fixed reduction trees, fixed cuBLAS algorithms). Tensor-core matmuls only
+ * when the run's precision is "tf32" or "bf16". Steps are captured into CUDA graphs (as gpu_ppo_update.c
  * does) and replayed; their position lives on the device (q_update_args.h). The
  * curiosity fit stays the caller's (fh_curiosity_fit on the host batch). Available when
  * FH_HAVE_CUDA. */
@@ -53,7 +53,7 @@ typedef struct fh_gpu_q_update fh_gpu_q_update;
 /* An update of net (FH_NET_PQN: PQN; FH_NET_QNET: DQN, with its target network and a
  * ring of s.replay_capacity) for collections of n_episodes x n_steps, with s's
  * minibatch, epochs (PQN), n_step, gamma, replay_ratio, learning_starts,
- * target_update_every, tau and tf32. */
+ * target_update_every, tau and precision. */
 fh_status fh_gpu_q_update_create(fh_gpu_q_update **out, const fh_device_info *dev,
                                  fh_net_kind net, int n_episodes, int n_steps,
                                  fh_gpu_q_settings s, fh_error *err);

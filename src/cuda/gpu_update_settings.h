@@ -18,17 +18,17 @@ typedef struct {
 } fh_gpu_ppo_settings;
 
 /* fh_gpu_q_update_create's: PQN's minibatches and epochs, DQN's ring, n-step returns,
- * replay ratio and target schedule; tf32: the config's precision is "tf32". */
+ * replay ratio and target schedule; precision: the config's, as a code (precision.h). */
 typedef struct {
-    int minibatch, epochs, tf32;
+    int minibatch, epochs, precision;
     int n_step, replay_capacity, learning_starts, target_update_every;
     double gamma, replay_ratio, tau;
 } fh_gpu_q_settings;
 
 /* fh_gpu_curiosity_create's: the config's minibatch, curiosity_epochs and curiosity_lr;
- * tf32 as above. */
+ * precision as above. */
 typedef struct {
-    int minibatch, curiosity_epochs, tf32;
+    int minibatch, curiosity_epochs, precision;
     double curiosity_lr;
 } fh_gpu_curiosity_settings;
 

@@ -10,14 +10,14 @@
 #define BLAS_WORKSPACE_BYTES (32u << 20)
 #define ELEMENTWISE_THREADS 256
 
-fh_status fh_update_blas_init(fh_update_blas *b, cudaStream_t stream, int tf32,
+fh_status fh_update_blas_init(fh_update_blas *b, cudaStream_t stream, int precision,
                               cudaKernel_t bias_grad, cudaKernel_t bias_act, fh_error *err)
 {
     memset(b, 0, sizeof *b);
     b->stream = stream;
     b->bias_grad = bias_grad;
     b->bias_act = bias_act;
-    fh_status st = fh_gemm_init(&b->lt, tf32, 0, 1, NULL, err); /* no timing: determinism */
+    fh_status st = fh_gemm_init(&b->lt, precision, 0, 1, NULL, err); /* no timing: determinism */
     if (st != FH_OK) {
         fh_update_blas_free(b);
         return st;
@@ -26,8 +26,10 @@ fh_status fh_update_blas_init(fh_update_blas *b, cudaStream_t stream, int tf32,
     CUBLAS_CHECK(cublasCreate(&b->blas), err);
     CUBLAS_CHECK(cublasSetStream(b->blas, stream), err);
     CUBLAS_CHECK(cublasSetWorkspace(b->blas, b->workspace, BLAS_WORKSPACE_BYTES), err);
-    CUBLAS_CHECK(cublasSetMathMode(b->blas, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                 : CUBLAS_DEFAULT_MATH), err);
+    /* every matmul names its compute type (gemm below), so the handle's math mode adds
+     * nothing */
+    b->compute = fh_gemm_compute_type(precision);
+    CUBLAS_CHECK(cublasSetMathMode(b->blas, CUBLAS_DEFAULT_MATH), err);
     CUBLAS_CHECK(cublasSetAtomicsMode(b->blas, CUBLAS_ATOMICS_NOT_ALLOWED), err);
     return FH_OK;
 fail:
@@ -48,6 +50,16 @@ void fh_update_blas_free(fh_update_blas *b)
     cudaFree(b->workspace);
     fh_gemm_free(&b->lt);
     memset(b, 0, sizeof *b);
+}
+
+/* C (m, n) = op(A) op(B), column-major, fp32 operands, at the handle's precision. */
+static cublasStatus_t gemm(const fh_update_blas *b, cublasOperation_t ta, cublasOperation_t tb,
+                           int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                           float *C, int ldc)
+{
+    const float one = 1.0f, zero = 0.0f;
+    return cublasGemmEx(b->blas, ta, tb, m, n, k, &one, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb,
+                        &zero, C, CUDA_R_32F, ldc, b->compute, CUBLAS_GEMM_DEFAULT);
 }
 
 /* A column sum's scratch for `width` columns of max_rows rows (bias_grad_kernel's). */
@@ -149,9 +161,8 @@ static fh_status dense_any_width(fh_update_blas *b, float *y, const float *x, co
                                  const float *bias, int in, int out, int rows, int relu,
                                  fh_error *err)
 {
-    const float one = 1.0f, zero = 0.0f;
-    CUBLAS_CHECK(cublasSgemm(b->blas, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one, w, in, x,
-                             in, &zero, y, out), err);
+    CUBLAS_CHECK(gemm(b, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, w, in, x, in, y, out),
+                 err);
     fh_bias_act_args a = {.y = y, .b = bias, .rows = rows, .width = out, .relu = relu};
     void *params[] = {&a};
     long long n = (long long)rows * out;
@@ -314,7 +325,6 @@ fh_status fh_device_mlp_backward(fh_update_blas *b, fh_update_blas *dw, fh_devic
     if (!m->grads)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: a backward pass through a "
                             "forward-only network", __FILE__, __LINE__, d->name);
-    const float one = 1.0f, zero = 0.0f;
     fh_update_blas *wb = dw ? dw : b;
     float *g = dout;
     for (int l = d->n_layers - 1; l >= 0; l--) {
@@ -328,13 +338,13 @@ fh_status fh_device_mlp_backward(fh_update_blas *b, fh_update_blas *dw, fh_devic
             CUDA_CHECK(cudaEventRecord(m->ev[l], b->stream), err);
             CUDA_CHECK(cudaStreamWaitEvent(dw->stream, m->ev[l], 0), err);
         }
-        CUBLAS_CHECK(cublasSgemm(wb->blas, CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, &one, x, in,
-                                 g, out, &zero, dwt, in), err);
+        CUBLAS_CHECK(gemm(wb, CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, x, in, g, out,
+                          dwt, in), err);
         if (l == 0)
             break;
         float *gin = m->dz[l - 1];
-        CUBLAS_CHECK(cublasSgemm(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, &one, w, in,
-                                 g, out, &zero, gin, in), err);
+        CUBLAS_CHECK(gemm(b, CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, w, in, g, out, gin,
+                          in), err);
         if (m->q_hidden) {
             if ((st = hidden_backward(b, m, l - 1, gin, rows, &g, err)) != FH_OK)
                 return st;

@@ -29,9 +29,10 @@ typedef struct {
     cudaKernel_t bias_grad, bias_act;
     cudaKernel_t hidden_fwd, hidden_bwd; /* the Q-networks' (q_update.cu), or NULL */
     cudaStream_t stream;
+    cublasComputeType_t compute; /* the run's precision's (fh_gemm_compute_type) */
 } fh_update_blas;
 
-fh_status fh_update_blas_init(fh_update_blas *b, cudaStream_t stream, int tf32,
+fh_status fh_update_blas_init(fh_update_blas *b, cudaStream_t stream, int precision,
                               cudaKernel_t bias_grad, cudaKernel_t bias_act, fh_error *err);
 void fh_update_blas_free(fh_update_blas *b);
 /* The Q-networks' hidden-layer kernels: q_hidden_forward_kernel, q_hidden_backward_kernel. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "foxhunt/shapes.h"
+#include "foxhunt/precision.h"
 
 /* One warp gathers a row; 8 rows a block. */
 #define GATHER_THREADS 256
@@ -85,7 +86,7 @@ void fh_update_plan_print(FILE *f, const fh_update_plan *p)
     fprintf(f, "update plan: %lld samples, %d epochs x %d minibatches of %d%s, %d curiosity "
             "epochs, %s\n", q->batch, q->epochs, p->minibatches_per_epoch, q->minibatch,
             p->tail_rows ? " (the last short)" : "", q->curiosity_epochs,
-            q->tf32 ? "TF32" : "fp32");
+            fh_precision_name(q->precision));
     fprintf(f, "  graphs:    %d steps a graph, %d launches an epoch%s\n", p->graph_steps,
             p->graph_launches, p->tail_rows ? " and a tail step" : "");
     fprintf(f, "  kernels:   gather %d x %d, loss %d x %d, norm %d blocks, Adam %d x %d "

@@ -21,7 +21,7 @@ typedef struct {
     int minibatch;          /* rows per step (the last of an epoch may have fewer) */
     int epochs;             /* PPO epochs */
     int curiosity_epochs;   /* the curiosity fit's */
-    int tf32;               /* matmuls on TF32 tensor cores */
+    int precision;               /* fh_precision of the matmuls (0: fp32) */
 } fh_update_problem;
 
 typedef struct {

@@ -2,10 +2,13 @@
 #include "rl/gpu_update_settings.h"
 
 #include <string.h>
+#include "foxhunt/precision.h"
 
-static int is_tf32(const fh_train_config *cfg)
+/* the config's precision as a code (fh_precision; the config checked it) */
+static int precision_of(const fh_train_config *cfg)
 {
-    return strcmp(cfg->precision, "tf32") == 0;
+    int p = fh_precision_parse(cfg->precision);
+    return p < 0 ? FH_PRECISION_FP32 : p;
 }
 
 fh_gpu_ppo_settings fh_gpu_ppo_settings_of(const fh_train_config *cfg)
@@ -22,7 +25,7 @@ fh_gpu_ppo_settings fh_gpu_ppo_settings_of(const fh_train_config *cfg)
 fh_gpu_q_settings fh_gpu_q_settings_of(const fh_train_config *cfg)
 {
     return (fh_gpu_q_settings){
-        .minibatch = cfg->minibatch, .epochs = cfg->epochs, .tf32 = is_tf32(cfg),
+        .minibatch = cfg->minibatch, .epochs = cfg->epochs, .precision = precision_of(cfg),
         .n_step = cfg->n_step, .replay_capacity = cfg->replay_capacity,
         .learning_starts = cfg->learning_starts,
         .target_update_every = cfg->target_update_every, .gamma = cfg->gamma,
@@ -33,6 +36,6 @@ fh_gpu_curiosity_settings fh_gpu_curiosity_settings_of(const fh_train_config *cf
 {
     return (fh_gpu_curiosity_settings){.minibatch = cfg->minibatch,
                                        .curiosity_epochs = cfg->curiosity_epochs,
-                                       .tf32 = is_tf32(cfg),
+                                       .precision = precision_of(cfg),
                                        .curiosity_lr = cfg->curiosity_lr};
 }

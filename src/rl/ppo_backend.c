@@ -8,6 +8,7 @@
 #include "cuda/gpu_ppo_collector.h"
 #include "cuda/gpu_ppo_update.h"
 #include "rl/gpu_update_settings.h"
+#include "foxhunt/precision.h"
 #endif
 
 fh_status fh_ppo_backend_create(fh_trainer *t, fh_error *err)
@@ -27,7 +28,7 @@ fh_status fh_ppo_backend_create(fh_trainer *t, fh_error *err)
             settings.minibatch = t->share.minibatch;
             st = fh_gpu_ppo_update_create(&t->gpu_update, &t->device, settings,
                                           (long long)t->share.episodes * cfg->steps,
-                                          strcmp(cfg->precision, "tf32") == 0, err);
+                                          fh_precision_parse(cfg->precision), err);
             if (st != FH_OK)
                 return st;
             fh_gpu_weights w = fh_gpu_ppo_update_weights(t->gpu_update);

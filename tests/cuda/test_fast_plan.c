@@ -128,7 +128,7 @@ static void test_h200_n16384(void)
     CHECK(!has_option(&p, "-DFH_WARP_EPISODES=2"));
 
     /* TF32: the factored layer does not pay, and without it no automatic pipeline */
-    pr.tf32 = 1;
+    pr.precision = 1;
     if (!make_ok(&H200, &pr, NULL, &p))
         return;
     CHECK(p.critic_factor == 0);
@@ -428,7 +428,7 @@ static void test_plan_overrides(void)
         CHECK(p.critic_factor == 0 && p.l0_slices == 1 && p.pipeline == 0);
     /* critic_factor 1 in TF32: forced on, slices as in fp32 */
     ov.critic_factor = 1;
-    pr.tf32 = 1;
+    pr.precision = 1;
     if (make_ok(&H200, &pr, &ov, &p))
         CHECK(p.critic_factor == 1 && p.l0_slices == 4 && p.pipeline == 1 && p.n_chunks == 5);
 

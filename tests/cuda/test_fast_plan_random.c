@@ -102,7 +102,7 @@ static void test_random_properties(void)
             fprintf(stderr, "trial %d (N %d L %d bars %d horizon %d, %d SMs, %zu B, "    \
                     "%zu free, tf32 %d, mapping %d): %s\n", trial, N, L, pr.n_bars,      \
                     pr.horizon, d.sm_count, d.shared_mem_per_block_optin, d.free_bytes,  \
-                    pr.tf32, (int)pr.mapping, #cond);                                    \
+                    pr.precision, (int)pr.mapping, #cond);                                    \
         }                                                                                \
     } while (0)
         /* rollout */
@@ -165,7 +165,7 @@ static void test_random_properties(void)
             PROP(p.chunk_rows % 4096 == 0 &&
                  (unsigned long long)(p.chunk_rows + 4096) * 4096 > d.free_bytes / 4);
         if (ov.critic_factor == FH_AUTO)
-            PROP(p.critic_factor == (!pr.tf32 && pr.n_bars <= 0.5 * (double)p.critic_rows &&
+            PROP(p.critic_factor == (!pr.precision && pr.n_bars <= 0.5 * (double)p.critic_rows &&
                                      (unsigned long long)pr.n_bars * 2048 <= (1ull << 30)));
         else
             PROP(p.critic_factor == ov.critic_factor);

@@ -28,8 +28,8 @@
  *  (e) target KL 1e-12 stops both updates after the first epoch (16 minibatches);
  *  (f) a minibatch that does not divide the batch (1000 of 8192: a tail of 192), 2
  *      epochs: as (b) within DRIFT_REL;
- *  (g) TF32 (--precision tf32): each network's change points the CPU's way (cosine >=
- *      TF32_COSINE; measured drift printed);
+ *  (g) TF32 and bf16 (--precision tf32, bf16): each network's change points the CPU's
+ *      way (cosine >= TF32_COSINE, BF16_COSINE; measured drift printed);
  *  (h) the iteration's metrics computed on the device from a GPU collection against the
  *      host's sums of the same collection, two collections in a row;
  *  (i) the regularisers (issue 34): anneal_ent (iteration PARITY_ITERATION 3 of 4: half
@@ -56,6 +56,7 @@
 #include "rl/iteration_sums.h"
 #include "test_norms.h"
 #include "test_util.h"
+#include "foxhunt/precision.h"
 
 #define N_EPISODES 64
 #define N_STEPS 128
@@ -69,6 +70,9 @@
 #define CRITIC_COSINE 0.999
 #define TF32_FIRST_REL 5e-2
 #define TF32_COSINE 0.9
+/* bf16 keeps 8 bits of the matmuls' inputs to TF32's 11: rounding 8 times TF32's */
+#define BF16_FIRST_REL 1e-1
+#define BF16_COSINE 0.8
 #define PARITY_ITERATION 3 /* whose (annealed) entropy coefficient the updates use */
 
 typedef struct {
@@ -195,7 +199,7 @@ static void run_result_free(run_result *r)
 }
 
 static void gpu_run(run_result *r, const fixture *f, const fh_train_config *cfg,
-                    const fh_gpu_batch *g, int tf32, int max_steps, float *grads_out[3])
+                    const fh_gpu_batch *g, int precision, int max_steps, float *grads_out[3])
 {
     fh_error err;
     memset(r, 0, sizeof *r);
@@ -203,7 +207,7 @@ static void gpu_run(run_result *r, const fixture *f, const fh_train_config *cfg,
     fh_rng rng = f->rng;
     fh_gpu_ppo_update *u = NULL;
     r->st = fh_gpu_ppo_update_create(&u, &g_dev,
-                                     fh_gpu_ppo_settings_of(cfg), g->view.n, tf32, &err);
+                                     fh_gpu_ppo_settings_of(cfg), g->view.n, precision, &err);
     if (r->st == FH_OK)
         r->st = fh_ppo_trace_init(&r->trace, cfg, g->view.n, &err);
     if (r->st == FH_OK)
@@ -248,7 +252,7 @@ static void cpu_run(run_result *r, const fixture *f, const fh_train_config *cfg)
 }
 
 /* (a) the first step's loss terms and gradients (fp32: within `rel`; TF32 looser) */
-static void test_first_step(const fixture *f, const fh_gpu_batch *g, int tf32, double tol)
+static void test_first_step(const fixture *f, const fh_gpu_batch *g, int precision, double tol)
 {
     const fh_train_config *cfg = &f->cfg;
     int M = cfg->minibatch;
@@ -300,15 +304,17 @@ static void test_first_step(const fixture *f, const fh_gpu_batch *g, int tf32, d
                     malloc(FH_CRITIC_N_PARAMS * sizeof(float)),
                     malloc(FH_CURIOSITY_N_PARAMS * sizeof(float))};
     run_result r;
-    gpu_run(&r, f, cfg, g, tf32, 1, gg);
-    const char *label = tf32 ? "first step (tf32)" : "first step";
+    gpu_run(&r, f, cfg, g, precision, 1, gg);
+    char label[64];
+    snprintf(label, sizeof label, precision ? "first step (%s)" : "first step",
+             fh_precision_name(precision));
     CHECK_MSG(r.st == FH_OK, "GPU first step: %s", r.message);
     CHECK_MSG(r.trace.n_records == 1, "%d records after one step", r.trace.n_records);
     const double *row = r.trace.records;
     printf("%s: clip fraction %.4f (CPU %.4f), approx kl %.3g, policy loss %.9g (CPU %.9g)\n",
            label, row[FH_PPO_TRACE_CLIP_FRACTION], ls.clipfrac, ls.approx_kl,
            row[FH_PPO_TRACE_POLICY_LOSS], ls.pg_loss);
-    CHECK_MSG(fabs(row[FH_PPO_TRACE_POLICY_LOSS] - ls.pg_loss) <= (tf32 ? tol : POLICY_ABS),
+    CHECK_MSG(fabs(row[FH_PPO_TRACE_POLICY_LOSS] - ls.pg_loss) <= (precision ? tol : POLICY_ABS),
               "%s: policy loss %.9g vs CPU %.9g", label, row[FH_PPO_TRACE_POLICY_LOSS], ls.pg_loss);
     struct { int col; double cpu; const char *name; } terms[] = {
         {FH_PPO_TRACE_VALUE_LOSS, ls.v_loss, "value loss"},
@@ -324,7 +330,7 @@ static void test_first_step(const fixture *f, const fh_gpu_batch *g, int tf32, d
                   row[terms[k].col], terms[k].cpu, e, tol);
     }
     /* a ratio within rounding of the band's edge may fall either side: one sample */
-    CHECK_MSG(fabs(row[FH_PPO_TRACE_CLIP_FRACTION] - ls.clipfrac) <= (tf32 ? 0.01 : 1.0 / M + 1e-12),
+    CHECK_MSG(fabs(row[FH_PPO_TRACE_CLIP_FRACTION] - ls.clipfrac) <= (precision ? 0.01 : 1.0 / M + 1e-12),
               "%s: clip fraction %.6f vs %.6f", label, row[FH_PPO_TRACE_CLIP_FRACTION], ls.clipfrac);
     CHECK_MSG(ls.clipfrac > 0.0, "the perturbation left every ratio inside the clip band");
     for (int k = 0; k < 2; k++)
@@ -351,11 +357,11 @@ static void test_first_step(const fixture *f, const fh_gpu_batch *g, int tf32, d
  * CRITIC_COSINE; TF32: each change's direction within TF32_COSINE of the CPU's. Prints
  * the drift epoch by epoch and the first step whose record differs by more than 1e-4. */
 static void compare_whole(const fixture *f, const fh_train_config *cfg, const fh_gpu_batch *g,
-                          int tf32, double bound, const char *label)
+                          int precision, double bound, const char *label)
 {
     run_result c, r;
     cpu_run(&c, f, cfg);
-    gpu_run(&r, f, cfg, g, tf32, 0, NULL);
+    gpu_run(&r, f, cfg, g, precision, 0, NULL);
     CHECK_MSG(c.st == FH_OK, "%s: CPU update: %s", label, c.message);
     CHECK_MSG(r.st == FH_OK, "%s: GPU update: %s", label, r.message);
     if (c.st != FH_OK || r.st != FH_OK)
@@ -385,7 +391,7 @@ static void compare_whole(const fixture *f, const fh_train_config *cfg, const fh
         printf("%s: epoch %d: largest relative difference of a step's value loss, entropy, "
                "grad norm, loss: %.2e\n", label, e + 1, worst);
         double limit = e < 2 ? fmin(EARLY_REL, bound) : bound;
-        if (!tf32)
+        if (!precision)
             CHECK_MSG(worst <= limit, "%s: epoch %d: step records differ by %.2e > %.0e", label,
                       e + 1, worst, limit);
     }
@@ -399,9 +405,10 @@ static void compare_whole(const fixture *f, const fh_train_config *cfg, const fh
         printf("%s: %s: ||dW_gpu - dW_cpu|| / ||dW_cpu|| = %.2e, cosine %.6f\n", label,
                names[k], d, cosine);
         double limit = k == 1 ? bound : fmin(EARLY_REL, bound);
-        if (tf32)
-            CHECK_MSG(cosine >= TF32_COSINE, "%s: the %s's change is at cosine %.4f < %.2f of "
-                      "the CPU's", label, names[k], cosine, TF32_COSINE);
+        double min_cosine = precision == FH_PRECISION_BF16 ? BF16_COSINE : TF32_COSINE;
+        if (precision)
+            CHECK_MSG(cosine >= min_cosine, "%s: the %s's change is at cosine %.4f < %.2f of "
+                      "the CPU's", label, names[k], cosine, min_cosine);
         else
             CHECK_MSG(d <= limit && (k != 1 || cosine >= CRITIC_COSINE), "%s: the %s's change "
                       "differs by %.2e (limit %.0e), cosine %.6f", label, names[k], d, limit,
@@ -415,7 +422,7 @@ static void compare_whole(const fixture *f, const fh_train_config *cfg, const fh
         {r.stats.grad_norm, c.stats.grad_norm, "grad norm"},
         {r.stats.explained_variance, c.stats.explained_variance, "explained variance"},
         {r.stats.curiosity_loss, c.stats.curiosity_loss, "curiosity loss"}};
-    for (size_t k = 0; k < sizeof st / sizeof st[0] && !tf32; k++)
+    for (size_t k = 0; k < sizeof st / sizeof st[0] && !precision; k++)
         CHECK_MSG(fh_rel(st[k].a, st[k].b) <= bound, "%s: %s %.9g vs CPU %.9g", label, st[k].name,
                   st[k].a, st[k].b);
     CHECK_MSG(r.stats.minibatches == c.stats.minibatches && r.stats.epochs_run == c.stats.epochs_run,
@@ -573,7 +580,8 @@ int main(void)
     CHECK_MSG(fh_gpu_batch_upload(&g, &f.batch, &f.market, &err) == FH_OK, "%s", err.message);
 
     test_first_step(&f, &g, 0, FIRST_REL);
-    test_first_step(&f, &g, 1, TF32_FIRST_REL);
+    test_first_step(&f, &g, FH_PRECISION_TF32, TF32_FIRST_REL);
+    test_first_step(&f, &g, FH_PRECISION_BF16, BF16_FIRST_REL);
     compare_whole(&f, &f.cfg, &g, 0, LATE_REL, "whole update");
     fh_train_config novclip = f.cfg;
     novclip.clip_vloss = 0;
@@ -602,7 +610,8 @@ int main(void)
     tail.minibatch = 1000;
     tail.epochs = 2;
     compare_whole(&f, &tail, &g, 0, DRIFT_REL, "tail minibatch");
-    compare_whole(&f, &f.cfg, &g, 1, 0, "tf32");
+    compare_whole(&f, &f.cfg, &g, FH_PRECISION_TF32, 0, "tf32");
+    compare_whole(&f, &f.cfg, &g, FH_PRECISION_BF16, 0, "bf16");
     fh_train_config reg = f.cfg;
     reg.anneal_ent = 1;
     reg.iterations = 4; /* PARITY_ITERATION 3 of 4: half the entropy coefficient */
