@@ -22,7 +22,7 @@ set(below_cli report rl dist cuda io env nn data common)
 set(below_capi report rl dist cuda io env nn data common)
 
 # The layer of each public header (include/foxhunt/NAME.h); a new header needs a line.
-set(header_common error files format hash shapes text tfevents timing)
+set(header_common error files format hash precision shapes text tfevents timing)
 set(header_data data)
 set(header_env env env_types)
 set(header_nn nn)

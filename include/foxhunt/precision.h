@@ -11,23 +11,23 @@
 
 typedef enum { FH_PRECISION_FP32 = 0, FH_PRECISION_TF32 = 1, FH_PRECISION_BF16 = 2 } fh_precision;
 
-#define FH_PRECISION_CHOICES "fp32|precision|bf16"
+#define FH_PRECISION_CHOICES "fp32|tf32|bf16"
 
-/* The code of "fp32", "precision" or "bf16"; -1 for anything else. */
+/* The code of "fp32", "tf32" or "bf16"; -1 for anything else. */
 static inline int fh_precision_parse(const char *name)
 {
-    static const char *const names[] = {"fp32", "precision", "bf16"};
+    static const char *const names[] = {"fp32", "tf32", "bf16"};
     for (int i = 0; i < 3; i++)
         if (name && strcmp(name, names[i]) == 0)
             return i;
     return -1;
 }
 
-/* "fp32", "precision", "bf16" ("?" outside the codes). */
+/* "fp32", "tf32", "bf16" ("?" outside the codes). */
 static inline const char *fh_precision_name(int precision)
 {
     return precision == FH_PRECISION_FP32   ? "fp32"
-           : precision == FH_PRECISION_TF32 ? "precision"
+           : precision == FH_PRECISION_TF32 ? "tf32"
            : precision == FH_PRECISION_BF16 ? "bf16"
                                             : "?";
 }
