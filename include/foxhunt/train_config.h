@@ -22,8 +22,8 @@ typedef struct {
     char algo[16];                     /* a learner's name (learner.h) */
     char device[8];                    /* auto | cpu | cuda */
     char kernel[16];                   /* fast | reference (GPU collection) */
-    char precision[8];                 /* fp32 | tf32 | bf16 (GPU matmuls: batched
-                                          critic and curiosity, the update; precision.h) */
+    char precision[8];                 /* fp32 | tf32 (GPU matmuls: batched critic and
+                                          curiosity, the update; precision.h) */
     char update_device[8];             /* same (the collection's device) | cpu */
     char out[FH_CONFIG_STRING_MAX];    /* run directory */
     char resume[FH_CONFIG_STRING_MAX]; /* checkpoint to resume from; "" = fresh */

@@ -13,9 +13,7 @@
 
 cublasComputeType_t fh_gemm_compute_type(int precision)
 {
-    return precision == FH_PRECISION_TF32   ? CUBLAS_COMPUTE_32F_FAST_TF32
-           : precision == FH_PRECISION_BF16 ? CUBLAS_COMPUTE_32F_FAST_16BF
-                                            : CUBLAS_COMPUTE_32F;
+    return precision == FH_PRECISION_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
 fh_status fh_gemm_init(fh_gemm *g, int precision, int tune, int candidates, const char *cache_path,

@@ -44,9 +44,9 @@ typedef struct {
     int warned;               /* the file could not be updated: said once, not tried again */
 } fh_gemm;
 
-/* cuBLAS's compute type for a precision code (precision.h): CUBLAS_COMPUTE_32F,
- * CUBLAS_COMPUTE_32F_FAST_TF32 or CUBLAS_COMPUTE_32F_FAST_16BF (fp32 operands and
- * accumulation; the tensor cores' inputs rounded to TF32 or bf16). */
+/* cuBLAS's compute type for a precision code (precision.h): CUBLAS_COMPUTE_32F or
+ * CUBLAS_COMPUTE_32F_FAST_TF32 (fp32 operands and accumulation; the tensor cores'
+ * inputs rounded to TF32). */
 cublasComputeType_t fh_gemm_compute_type(int precision);
 
 /* tune: time the candidates of a shape (else the heuristic's first); cache_path: the

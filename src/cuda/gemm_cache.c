@@ -63,7 +63,7 @@ static int power_of_two_upto_256(uint32_t a)
 static int plausible(const fh_gemm_cache_entry *e)
 {
     return e->n_in > 0 && e->n_out > 0 && e->rows > 0 && (e->relu == 0 || e->relu == 1) &&
-           (e->bias == 0 || e->bias == 1) && (e->precision >= FH_PRECISION_FP32 && e->precision <= FH_PRECISION_BF16) &&
+           (e->bias == 0 || e->bias == 1) && (e->precision == FH_PRECISION_FP32 || e->precision == FH_PRECISION_TF32) &&
            power_of_two_upto_256(e->align_w) && power_of_two_upto_256(e->align_x) &&
            power_of_two_upto_256(e->align_y);
 }

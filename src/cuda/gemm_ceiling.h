@@ -11,8 +11,7 @@
 /* *tflops = the median over `repeats` timed runs (after a warm-up and cublasLt's tuning)
  * of one FH_GEMM_CEILING_SIDE^3 fp32 matmul (2 side^3 FLOP) on the current device, in
  * at `precision` (precision.h): fp32 operands in and out, the compute type the update's
- * matmuls use (bf16: fp32 operands rounded to bf16 in the kernel, as the update runs,
- * not bf16 operands in memory). */
+ * matmuls use. */
 fh_status fh_gemm_ceiling_tflops(int precision, int repeats, double *tflops, fh_error *err);
 
 #endif

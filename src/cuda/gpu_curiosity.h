@@ -18,7 +18,7 @@
  * applied, as on the CPU). Sums run in other orders and the matmuls are cuBLAS's, so
  * results agree with the CPU within tests/dqn/test_gpu_curiosity.c's tolerances; on one
  * GPU a fit is bit-identical to the next. Tensor-core matmuls only when the run's precision
- * is "tf32" or "bf16". Steps are captured into CUDA graphs (one of graph_steps full steps, one tail
+ * is "tf32". Steps are captured into CUDA graphs (one of graph_steps full steps, one tail
  * step) and replayed, their position on the device (update_args.h). Available when
  * FH_HAVE_CUDA. */
 #ifndef FOXHUNT_CUDA_GPU_CURIOSITY_H

@@ -72,7 +72,7 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
         return fh_error_set(err, FH_ERR_INPUT, "--kernel %s: expected fast, reference, fast/warp, "
                             "fast/block or fast/lane", kernel);
     if (fh_precision_parse(precision) < 0)
-        return fh_error_set(err, FH_ERR_INPUT, "--precision %s: expected fp32, tf32 or bf16",
+        return fh_error_set(err, FH_ERR_INPUT, "--precision %s: expected fp32 or tf32",
                             precision);
     fh_gpu_overrides from_env;
     if (!overrides) { /* the product's path: the user's settings */

@@ -25,7 +25,7 @@
  * Sums run in other orders and the matmuls are cuBLAS's, so results agree with the CPU
  * within tests/dqn/test_gpu_q_update.c's tolerances; on one GPU a run is bit-identical
  * to the next (fixed reduction trees, fixed cuBLAS algorithms). Tensor-core matmuls only
- * when the run's precision is "tf32" or "bf16". Steps are captured into CUDA graphs (as gpu_ppo_update.c
+ * when the run's precision is "tf32". Steps are captured into CUDA graphs (as gpu_ppo_update.c
  * does) and replayed; their position lives on the device (q_update_args.h). The
  * curiosity fit stays the caller's (fh_curiosity_fit on the host batch). Available when
  * FH_HAVE_CUDA. */

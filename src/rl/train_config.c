@@ -48,7 +48,7 @@ const fh_config_field fh_train_config_fields[] = {
     RUN("algo", FH_FIELD_CHOICE, algo, FH_LEARNER_CHOICES, 0, 0, "the learner (src/rl/learners.c; docs/LEARNERS.md): ppo, dqn (Double DQN with a replay ring and a target network), pqn (Q(lambda), LayerNorm, no replay; Gallici et al. 2024) or constant (the best constant action: a baseline)"),
     RUN("device", FH_FIELD_CHOICE, device, "auto|cpu|cuda", 0, 0, "where to collect experience"),
     RUN("kernel", FH_FIELD_CHOICE, kernel, "fast|reference|fast/warp|fast/block|fast/lane", 0, 0, "GPU collection kernel (fast: its rollout mapping chosen from N; fast/warp, /block, /lane force one)"),
-    RUN("precision", FH_FIELD_CHOICE, precision, FH_PRECISION_CHOICES, 0, 0, "GPU matmul precision: fp32, or tensor cores with inputs rounded to tf32 or bf16 (fp32 accumulation, weights, moments and losses)"),
+    RUN("precision", FH_FIELD_CHOICE, precision, FH_PRECISION_CHOICES, 0, 0, "GPU matmul precision: fp32, or TF32 tensor cores (fp32 operands and accumulation) (the batched critic and curiosity model, the update)"),
     RUN("update_device", FH_FIELD_CHOICE, update_device, "same|cpu", 0, 0, "where the PPO update runs: same (the collection's device: the GPU under --device cuda) or cpu (the reference)"),
     RUN("out", FH_FIELD_STRING, out, NULL, 0, 0, "where to write: train's and walkforward's run directory (config, metrics, checkpoints; empty: a new runs/<data>__<algo>__<seed>__<UTC time> each run), the other commands' output file"),
     RUN("resume", FH_FIELD_STRING, resume, NULL, 0, 0, "checkpoint to resume from"),

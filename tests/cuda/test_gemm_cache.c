@@ -52,7 +52,7 @@ static fh_gemm_cache_entry random_entry(fh_rng *r)
     e.rows = 1 + (int64_t)fh_pcg32_next(r) * 4;
     e.relu = fh_pcg32_uniform_int(r, 2);
     e.bias = fh_pcg32_uniform_int(r, 2);
-    e.precision = fh_pcg32_uniform_int(r, 3); /* fp32, tf32, bf16 */
+    e.precision = fh_pcg32_uniform_int(r, 2); /* fp32, tf32 */
     e.align_w = 1u << (2 + fh_pcg32_uniform_int(r, 7));
     e.align_x = 1u << (2 + fh_pcg32_uniform_int(r, 7));
     e.align_y = 1u << (2 + fh_pcg32_uniform_int(r, 7));

@@ -4,7 +4,8 @@
  *    minibatch that does not divide the batch (64,000 / 600: 106 full steps and a tail of
  *    400 rows; 106 = 2 x 53, graphs of 53 steps launched twice);
  *  - 3,000 random problems: the steps cover the batch exactly, every graph holds a whole
- *    number of steps within FH_UPDATE_GRAPH_MAX_STEPS, the gathers cover their rows;
+ *    number of steps within FH_UPDATE_GRAPH_MAX_STEPS, the gathers cover their rows
+ *    within their cap (4 blocks an SM);
  *  - refused problems name the field. */
 #include <stdint.h>
 #include <string.h>
@@ -55,6 +56,8 @@ static void test_hand_computed(void)
     p = plan_of(524288, 16384, 2, &st); /* the throughput configuration */
     CHECK(st == FH_OK);
     CHECK(p.full_steps == 32 && p.graph_steps == 32 && p.graph_launches == 1 && !p.tail_rows);
+    /* the gather's grid capped at 4 blocks an SM: 4,224 warps, chunks of 4 rows */
+    CHECK(p.gather_grid == 4 * 132);
 }
 
 static void test_random(void)
@@ -76,8 +79,12 @@ static void test_random(void)
         CHECK(p.tail_rows >= 0 && p.tail_rows < minibatch);
         CHECK(p.graph_steps >= 1 && p.graph_steps <= FH_UPDATE_GRAPH_MAX_STEPS);
         CHECK(p.full_steps == 0 || p.graph_steps * p.graph_launches == p.full_steps);
-        CHECK((long long)p.gather_grid * p.gather_threads >= (long long)minibatch * 32);
-        CHECK((long long)p.tail_gather_grid * p.gather_threads >= (long long)p.tail_rows * 32);
+        /* a warp takes chunks of at most 32 rows: its lanes compute their rows' order */
+        CHECK(p.gather_grid >= 1 && p.gather_grid <= 4 * 132 && p.gather_threads % 32 == 0);
+        CHECK((long long)p.gather_grid * p.gather_threads >= minibatch);
+        CHECK(p.tail_gather_grid <= 4 * 132 &&
+              (long long)p.tail_gather_grid * p.gather_threads >= p.tail_rows);
+        CHECK((p.tail_rows == 0) == (p.tail_gather_grid == 0));
         CHECK(p.loss_threads % 32 == 0 && p.loss_threads <= 1024 && p.mse_threads <= 1024);
         CHECK((long long)p.loss_grid * (p.loss_threads / 32) >= minibatch);
         CHECK((long long)p.tail_loss_grid * (p.loss_threads / 32) >= p.tail_rows);

@@ -11,7 +11,7 @@
  *  - the reason (why) names the file, accepted or not;
  *  - a file read as k > 0 entries is exactly the 24-byte header (magic "FHGEMMC\0",
  *    version 1, count k) and k records of 104 bytes, and every entry is one a matmul can
- *    have: n_in, n_out, rows > 0, relu, bias in {0, 1}, precision in {0, 1, 2}, each
+ *    have: n_in, n_out, rows > 0, relu, bias in {0, 1}, precision in {0, 1}, each
  *    alignment a power of two up to 256; the entries are the records' bytes field for field;
  *  - the entries written back (fh_gemm_cache_merge into a fresh file) read back as the
  *    same entries, the first of each shape (a merge keeps one entry per shape); with no
@@ -74,7 +74,7 @@ static void check_read(const char *path, const uint8_t *data, size_t size)
         FUZZ_REQUIRE(x->n_in > 0 && x->n_out > 0 && x->rows > 0, "entry %d: %d x %d x %lld", i,
                      x->n_in, x->n_out, (long long)x->rows);
         FUZZ_REQUIRE((x->relu == 0 || x->relu == 1) && (x->bias == 0 || x->bias == 1) &&
-                         (x->precision >= 0 && x->precision <= 2),
+                         (x->precision == 0 || x->precision == 1),
                      "entry %d: relu %d bias %d precision %d", i, x->relu, x->bias, x->precision);
         FUZZ_REQUIRE(power_of_two_upto_256(x->align_w) && power_of_two_upto_256(x->align_x) &&
                          power_of_two_upto_256(x->align_y),

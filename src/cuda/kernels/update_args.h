@@ -84,7 +84,7 @@ typedef struct {
     long long n;
 } fh_device_batch;
 
-/* ppo_gather_kernel: rows [0, rows) of this step's minibatch, one warp a row. */
+/* ppo_gather_kernel: rows [0, rows) of this step's minibatch, a warp a chunk of rows. */
 typedef struct {
     fh_device_batch batch;
     fh_update_state *state;
