@@ -7,7 +7,7 @@
 
 #include "cuda/cuda_check.h"
 
-#define BLAS_WORKSPACE_BYTES (32u << 20)
+#define BLAS_WORKSPACE_BYTES FH_GEMM_WORKSPACE_BYTES
 #define GEMM_TUNE_REPEATS 4 /* back to back per candidate */
 #define LT_CHECK(call, err) CUBLAS_CHECK(call, err)
 
@@ -55,8 +55,7 @@ void fh_gemm_free(fh_gemm *g)
  * every shape of a collection once at init (fh_fast_tune_gemms), so the captured graph
  * uses tuned algorithms; a shape first met inside a capture takes the heuristic's first
  * choice. */
-/* The largest power of two up to 256 that divides the address. */
-static uint32_t pointer_alignment(const void *p)
+uint32_t fh_gemm_pointer_alignment(const void *p)
 {
     uintptr_t a = (uintptr_t)p;
     uint32_t align = 256;
@@ -255,8 +254,8 @@ fh_status fh_gemm_dense(fh_gemm *f, cudaStream_t stream, float *y, const float *
     fh_status st = FH_OK;
     /* the operands' alignments, told to cublasLt (it assumes 256 bytes otherwise) and
      * part of the tuning key, so an algorithm is only reused where it may run */
-    uint32_t align_w = pointer_alignment(w), align_x = pointer_alignment(x);
-    uint32_t align_y = pointer_alignment(y);
+    uint32_t align_w = fh_gemm_pointer_alignment(w), align_x = fh_gemm_pointer_alignment(x);
+    uint32_t align_y = fh_gemm_pointer_alignment(y);
     fh_gemm_key key = {n_in, n_out, rows, relu, b != NULL, align_w, align_x, align_y};
     const cublasLtMatmulAlgo_t *algo = tuned_algo(f, &key);
     LT_CHECK(cublasLtMatmulDescCreate(&op, fh_gemm_compute_type(f->precision), CUDA_R_32F), err);

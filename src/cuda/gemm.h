@@ -14,6 +14,7 @@
 
 #define FH_GEMM_TUNED_MAX 64
 #define FH_GEMM_MAX_CANDIDATES 32
+#define FH_GEMM_WORKSPACE_BYTES (32u << 20)
 
 /* A matmul shape and its operands' address alignments (bytes): an algorithm is reused
  * only where it may run. */
@@ -23,6 +24,13 @@ typedef struct {
     int relu, bias;
     uint32_t align_w, align_x, align_y;
 } fh_gemm_key;
+
+/* A general matmul's shape (fh_gemm_matmul): operations, sizes, leading dimensions and
+ * the operands' address alignments. */
+typedef struct {
+    int ta, tb, m, n, k, lda, ldb, ldc;
+    uint32_t align_a, align_b, align_c;
+} fh_gemm_matmul_key;
 
 typedef struct {
     cublasLtHandle_t lt;
@@ -42,6 +50,11 @@ typedef struct {
     int n_disk;
     int n_from_disk, n_timed; /* shapes taken from the file, timed here */
     int warned;               /* the file could not be updated: said once, not tried again */
+    int n_matmuls;            /* fh_gemm_matmul's shapes met, each with its algorithm */
+    struct {
+        fh_gemm_matmul_key key;
+        cublasLtMatmulAlgo_t algo;
+    } matmuls[FH_GEMM_TUNED_MAX];
 } fh_gemm;
 
 /* cuBLAS's compute type for a precision code (precision.h): CUBLAS_COMPUTE_32F or
@@ -59,5 +72,16 @@ void fh_gemm_free(fh_gemm *g);
 fh_status fh_gemm_dense(fh_gemm *g, cudaStream_t stream, float *y, const float *x,
                         const float *w, const float *b, int n_in, int n_out, long long rows,
                         int relu, fh_error *err);
+
+/* C (m, n) = op(A) op(B), column-major fp32 operands (cuBLAS's gemm terms, alpha 1,
+ * beta 0), at g's precision, no epilogue: the heuristic's first algorithm that runs,
+ * kept per shape (no timing). *ran = 0 when cublasLt has no algorithm that runs for the
+ * shape (nothing was launched: the caller takes another path); FH_ERR_FAILURE on any
+ * other failure. Only one stream at a time may use g. */
+fh_status fh_gemm_matmul(fh_gemm *g, cudaStream_t stream, cublasOperation_t ta,
+                         cublasOperation_t tb, int m, int n, int k, const float *A, int lda,
+                         const float *B, int ldb, float *C, int ldc, int *ran, fh_error *err);
+/* The largest power of two up to 256 that divides the address (at least 4). */
+uint32_t fh_gemm_pointer_alignment(const void *p);
 
 #endif

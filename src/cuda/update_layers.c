@@ -62,6 +62,23 @@ static cublasStatus_t gemm(const fh_update_blas *b, cublasOperation_t ta, cublas
                         &zero, C, CUDA_R_32F, ldc, b->compute, CUBLAS_GEMM_DEFAULT);
 }
 
+/* The same through cublasLt (fh_gemm_matmul, b's own handle and workspace), or through
+ * cuBLAS where cublasLt has no algorithm that runs for the shape. */
+static fh_status matmul(fh_update_blas *b, cublasOperation_t ta, cublasOperation_t tb, int m,
+                        int n, int k, const float *A, int lda, const float *B, int ldb, float *C,
+                        int ldc, fh_error *err)
+{
+    int ran = 0;
+    fh_status st = fh_gemm_matmul(&b->lt, b->stream, ta, tb, m, n, k, A, lda, B, ldb, C, ldc,
+                                  &ran, err);
+    if (st != FH_OK || ran)
+        return st;
+    CUBLAS_CHECK(gemm(b, ta, tb, m, n, k, A, lda, B, ldb, C, ldc), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
 /* A column sum's scratch for `width` columns of max_rows rows (bias_grad_kernel's). */
 static fh_status alloc_column_sums(double **partials, unsigned **counters, int width,
                                    int max_rows, fh_error *err)
@@ -155,8 +172,10 @@ static fh_status check_rows(const fh_device_mlp *m, int rows, fh_error *err)
     return FH_OK;
 }
 
-/* y (rows, out) = act(x (rows, in) W^T + b) through cuBLAS and bias_act_kernel, for
- * widths cublasLt's kernels cannot take: y^T = W x^T is gemm(T, N, out, rows, in). */
+/* y (rows, out) = act(x (rows, in) W^T + b) through cuBLAS and bias_act_kernel, for a
+ * shape cublasLt refuses: y^T = W x^T is gemm(T, N, out, rows, in). (Widths that are not
+ * multiples of 4 floats, 54 inputs, 45 or 1 outputs, went this way until session 19;
+ * cublasLt runs them: dev/cuda/update_epilogues.) */
 static fh_status dense_any_width(fh_update_blas *b, float *y, const float *x, const float *w,
                                  const float *bias, int in, int out, int rows, int relu,
                                  fh_error *err)
@@ -233,8 +252,6 @@ fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float
          * follows as a kernel */
         int relu = hidden && !m->q_hidden;
         float *y = has_norm(d, l) ? m->norm_in[l] : m->act[l + 1];
-        if (n_in % 4 != 0 || n_out % 4 != 0)
-            m->any_width[l] = 1;
         if (!m->any_width[l]) {
             /* cublasLt refuses some shapes at run time (it did a TF32 one at 16,384 rows):
              * such a layer goes through cuBLAS from then on (the refusal launches nothing,
@@ -338,13 +355,15 @@ fh_status fh_device_mlp_backward(fh_update_blas *b, fh_update_blas *dw, fh_devic
             CUDA_CHECK(cudaEventRecord(m->ev[l], b->stream), err);
             CUDA_CHECK(cudaStreamWaitEvent(dw->stream, m->ev[l], 0), err);
         }
-        CUBLAS_CHECK(gemm(wb, CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, x, in, g, out,
-                          dwt, in), err);
+        if ((st = matmul(wb, CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, x, in, g, out, dwt, in,
+                         err)) != FH_OK)
+            return st;
         if (l == 0)
             break;
         float *gin = m->dz[l - 1];
-        CUBLAS_CHECK(gemm(b, CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, w, in, g, out, gin,
-                          in), err);
+        if ((st = matmul(b, CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, w, in, g, out, gin, in,
+                         err)) != FH_OK)
+            return st;
         if (m->q_hidden) {
             if ((st = hidden_backward(b, m, l - 1, gin, rows, &g, err)) != FH_OK)
                 return st;

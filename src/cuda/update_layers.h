@@ -22,9 +22,9 @@
 
 /* The matmul engines of one stream. */
 typedef struct {
-    fh_gemm lt;          /* forward, layers whose widths are multiples of 4 floats */
-    cublasHandle_t blas; /* backward, and the forward of the other layers (cublasLt's
-                            kernels need 16-byte rows; cuBLAS takes any) + bias_act */
+    fh_gemm lt;          /* forward (bias and ReLU in the epilogue) and backward matmuls */
+    cublasHandle_t blas; /* what cublasLt refuses: a layer's forward + bias_act, a
+                            backward matmul */
     void *workspace;     /* cuBLAS's, set explicitly (graph capture allocates nothing) */
     cudaKernel_t bias_grad, bias_act;
     cudaKernel_t hidden_fwd, hidden_bwd; /* the Q-networks' (q_update.cu), or NULL */
@@ -56,8 +56,7 @@ typedef struct {
                                             may still read it */
     cudaEvent_t ev[FH_NN_MAX_LAYERS + 1];/* ev[l]: dz of layer l ready; ev[L]: all done */
     int any_width[FH_NN_MAX_LAYERS];     /* 1: layer l's forward through cuBLAS +
-                                            bias_act_kernel (its widths are not multiples
-                                            of 4, or cublasLt refused its shape) */
+                                            bias_act_kernel (cublasLt refused its shape) */
     double *bias_partials[FH_NN_MAX_LAYERS]; /* bias_grad_kernel's, layer l's bias */
     unsigned *bias_counters[FH_NN_MAX_LAYERS];
     /* LayerNorm nets, hidden layer l (NULL otherwise): */
