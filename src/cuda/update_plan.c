@@ -6,13 +6,11 @@
 #include "foxhunt/shapes.h"
 #include "foxhunt/precision.h"
 
-/* ppo_gather_kernel and ppo_loss_kernel: 8 warps a block, a warp a row, at most
- * ROW_KERNEL_BLOCKS_PER_SM blocks an SM: beyond that a warp takes several rows (4 at
- * 16,384 rows on 132 SMs; the gather's lanes then compute their rows' Feistel order
- * once each), so that the last block's sum over the blocks' partials stays short
- * (uncapped, 2,048 blocks: 35 and 28 us a step, session 19's profile). */
+/* ppo_gather_kernel: 8 warps a block, at most GATHER_WAVES blocks an SM (each warp then
+ * takes a chunk of consecutive rows: 4 a warp at 16,384 rows on 132 SMs), so that the
+ * Feistel order is computed once a row by a lane and the last block sums few partials. */
 #define GATHER_THREADS 256
-#define ROW_KERNEL_BLOCKS_PER_SM 4
+#define GATHER_WAVES 4
 /* ppo_loss_kernel: one warp a row, 8 rows a block (= FH_LOSS_ROWS of update_args.h; one
  * block of 1024 threads over the whole minibatch took 53 us a step at 512 rows, session
  * 9's ncu profile). mse_loss_kernel stays one block (once a minibatch of the curiosity
@@ -31,12 +29,11 @@ static long long ceil_div(long long a, long long b)
     return (a + b - 1) / b;
 }
 
-/* The gather's or the loss's blocks for `rows` rows (8 a block): a warp a row up to
- * the cap. */
-static int row_blocks(long long rows, int sm_count)
+/* ppo_gather_kernel's blocks for `rows` rows: a warp a row up to the cap. */
+static int gather_blocks(long long rows, int sm_count)
 {
-    long long blocks = ceil_div(rows, 8);
-    long long cap = (long long)ROW_KERNEL_BLOCKS_PER_SM * (sm_count > 0 ? sm_count : 1);
+    long long blocks = ceil_div(rows * 32, GATHER_THREADS);
+    long long cap = (long long)GATHER_WAVES * (sm_count > 0 ? sm_count : 1);
     return (int)(blocks < cap ? blocks : cap);
 }
 
@@ -68,11 +65,11 @@ fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out
         }
     out->graph_launches = out->full_steps / out->graph_steps;
     out->gather_threads = GATHER_THREADS;
-    out->gather_grid = row_blocks(prob->minibatch, prob->sm_count);
-    out->tail_gather_grid = out->tail_rows ? row_blocks(out->tail_rows, prob->sm_count) : 0;
+    out->gather_grid = gather_blocks(prob->minibatch, prob->sm_count);
+    out->tail_gather_grid = out->tail_rows ? gather_blocks(out->tail_rows, prob->sm_count) : 0;
     out->loss_threads = LOSS_ROWS_PER_BLOCK * 32;
-    out->loss_grid = row_blocks(prob->minibatch, prob->sm_count);
-    out->tail_loss_grid = out->tail_rows ? row_blocks(out->tail_rows, prob->sm_count) : 0;
+    out->loss_grid = (int)ceil_div(prob->minibatch, LOSS_ROWS_PER_BLOCK);
+    out->tail_loss_grid = (int)ceil_div(out->tail_rows, LOSS_ROWS_PER_BLOCK);
     out->mse_threads = MSE_THREADS;
     out->sumsq_blocks = SUMSQ_BLOCKS;
     out->reduce_threads = REDUCE_THREADS;

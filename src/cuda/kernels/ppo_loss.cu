@@ -22,79 +22,70 @@ __device__ __forceinline__ float fh_clampf(float x, float lo, float hi)
 static_assert(32 < FH_N_ACTIONS && FH_N_ACTIONS <= 64,
               "ppo_loss_kernel: a row of logits in one warp, two columns a lane");
 
-/* Row i's loss terms and gradients; lane 0 adds the row's six statistics to st. */
-__device__ void ppo_loss_row(const fh_ppo_loss_args &a, int i, int lane, double *st)
-{
-    int B = a.rows;
-    const float *z = a.logits + (long long)i * FH_N_ACTIONS;
-    int has_hi = lane < FH_LOSS_HI;
-    float z0 = z[lane], z1 = has_hi ? z[lane + 32] : -__int_as_float(0x7f800000); /* -inf */
-    float m = fh_warp_max(fmaxf(z0, z1));
-    double se = fh_warp_sum(exp((double)(z0 - m)) + (has_hi ? exp((double)(z1 - m)) : 0.0));
-    float lse = m + (float)log(se);
-    float lp0 = z0 - lse, lp1 = z1 - lse;
-    float p0 = expf(lp0), p1 = has_hi ? expf(lp1) : 0.0f;
-    int act = a.actions[i];
-    float newlp = __shfl_sync(0xffffffffu, act < 32 ? lp0 : lp1, act & 31);
-    double h = -fh_warp_sum((double)p0 * lp0 + (has_hi ? (double)p1 * lp1 : 0.0));
-    float adv = a.norm_adv ? (float)((a.adv[i] - a.state->adv_mean) * a.state->adv_inv)
-                           : a.adv[i];
-    float old = a.old_logp[i];
-    double lrd = (double)newlp - old;
-    double rd = exp(lrd);
-    float r = expf(newlp - old);
-    float l1 = -adv * r, l2 = -adv * fh_clampf(r, 1.0f - a.clip_coef, 1.0f + a.clip_coef);
-    float c = 1.0f / (float)B, dent = -a.state->ent_coef / (float)B;
-    float dnewlp = l1 >= l2 ? c * (-adv * r) : 0.0f;
-    /* d/dlogp: the log-prob's (at the action) plus the entropy bonus's; then the
-     * log-softmax's backward */
-    float t0 = dent * (-p0 * (lp0 + 1.0f)), t1 = dent * (-p1 * (lp1 + 1.0f));
-    float g0 = act == lane ? dnewlp + t0 : t0;
-    float g1 = has_hi ? (act == lane + 32 ? dnewlp + t1 : t1) : 0.0f;
-    float gs = (float)fh_warp_sum((double)g0 + (double)g1);
-    float *dz = a.dlogits + (long long)i * FH_N_ACTIONS;
-    dz[lane] = g0 - p0 * gs;
-    if (has_hi)
-        dz[lane + 32] = g1 - p1 * gs;
-    /* the value loss and its gradient */
-    float v = a.values[i], ret = a.returns[i], cv = a.vf_coef / (float)B;
-    float e = v - ret, sq = e * e, dv, vterm;
-    if (a.vclip_coef > 0.0f) {
-        float dvo = v - a.old_values[i];
-        float vc = a.old_values[i] + fh_clampf(dvo, -a.vclip_coef, a.vclip_coef);
-        float ec = vc - ret, sqc = ec * ec;
-        vterm = sq > sqc ? sq : sqc;
-        dv = sq >= sqc ? cv * e
-             : (dvo >= -a.vclip_coef && dvo <= a.vclip_coef) ? cv * ec : 0.0f;
-    } else {
-        vterm = sq;
-        dv = cv * e;
-    }
-    if (lane == 0) {
-        a.dvalues[i] = dv;
-        st[0] += l1 > l2 ? l1 : l2;
-        st[1] += vterm;
-        st[2] += (float)h;
-        st[3] += (rd - 1.0) - lrd;
-        st[4] += -lrd;
-        st[5] += fabs(rd - 1.0) > a.clip_coef ? 1.0 : 0.0;
-    }
-}
-
-/* A warp a row at a time, FH_LOSS_ROWS warps a block; the plan caps the grid (4 blocks
- * an SM), so at 16,384 rows a warp takes 4 rows and the last block sums 528 partials,
- * not 2,048 (session 19's profile: 28 us a step uncapped). */
 extern "C" __global__ void ppo_loss_kernel(fh_ppo_loss_args a)
 {
     __shared__ double rows_stats[FH_LOSS_ROWS][FH_LOSS_STATS];
     fh_update_phase *ph = &a.state->ppo;
     int skip = ph->failed || ph->stopped; /* uniform: nobody writes before the last block */
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int i = blockIdx.x * FH_LOSS_ROWS + warp;
     double st[FH_LOSS_STATS] = {0, 0, 0, 0, 0, 0}; /* pg, v, entropy, kl, kl_old, clipped */
-    if (!skip)
-        for (int i = blockIdx.x * FH_LOSS_ROWS + warp; i < a.rows;
-             i += (int)gridDim.x * FH_LOSS_ROWS)
-            ppo_loss_row(a, i, lane, st);
+    if (!skip && i < a.rows) {
+        int B = a.rows;
+        const float *z = a.logits + (long long)i * FH_N_ACTIONS;
+        int has_hi = lane < FH_LOSS_HI;
+        float z0 = z[lane], z1 = has_hi ? z[lane + 32] : -__int_as_float(0x7f800000); /* -inf */
+        float m = fh_warp_max(fmaxf(z0, z1));
+        double se = fh_warp_sum(exp((double)(z0 - m)) + (has_hi ? exp((double)(z1 - m)) : 0.0));
+        float lse = m + (float)log(se);
+        float lp0 = z0 - lse, lp1 = z1 - lse;
+        float p0 = expf(lp0), p1 = has_hi ? expf(lp1) : 0.0f;
+        int act = a.actions[i];
+        float newlp = __shfl_sync(0xffffffffu, act < 32 ? lp0 : lp1, act & 31);
+        double h = -fh_warp_sum((double)p0 * lp0 + (has_hi ? (double)p1 * lp1 : 0.0));
+        float adv = a.norm_adv ? (float)((a.adv[i] - a.state->adv_mean) * a.state->adv_inv)
+                               : a.adv[i];
+        float old = a.old_logp[i];
+        double lrd = (double)newlp - old;
+        double rd = exp(lrd);
+        float r = expf(newlp - old);
+        float l1 = -adv * r, l2 = -adv * fh_clampf(r, 1.0f - a.clip_coef, 1.0f + a.clip_coef);
+        float c = 1.0f / (float)B, dent = -a.state->ent_coef / (float)B;
+        float dnewlp = l1 >= l2 ? c * (-adv * r) : 0.0f;
+        /* d/dlogp: the log-prob's (at the action) plus the entropy bonus's; then the
+         * log-softmax's backward */
+        float t0 = dent * (-p0 * (lp0 + 1.0f)), t1 = dent * (-p1 * (lp1 + 1.0f));
+        float g0 = act == lane ? dnewlp + t0 : t0;
+        float g1 = has_hi ? (act == lane + 32 ? dnewlp + t1 : t1) : 0.0f;
+        float gs = (float)fh_warp_sum((double)g0 + (double)g1);
+        float *dz = a.dlogits + (long long)i * FH_N_ACTIONS;
+        dz[lane] = g0 - p0 * gs;
+        if (has_hi)
+            dz[lane + 32] = g1 - p1 * gs;
+        /* the value loss and its gradient */
+        float v = a.values[i], ret = a.returns[i], cv = a.vf_coef / (float)B;
+        float e = v - ret, sq = e * e, dv, vterm;
+        if (a.vclip_coef > 0.0f) {
+            float dvo = v - a.old_values[i];
+            float vc = a.old_values[i] + fh_clampf(dvo, -a.vclip_coef, a.vclip_coef);
+            float ec = vc - ret, sqc = ec * ec;
+            vterm = sq > sqc ? sq : sqc;
+            dv = sq >= sqc ? cv * e
+                 : (dvo >= -a.vclip_coef && dvo <= a.vclip_coef) ? cv * ec : 0.0f;
+        } else {
+            vterm = sq;
+            dv = cv * e;
+        }
+        if (lane == 0) {
+            a.dvalues[i] = dv;
+            st[0] = l1 > l2 ? l1 : l2;
+            st[1] = vterm;
+            st[2] = (float)h;
+            st[3] = (rd - 1.0) - lrd;
+            st[4] = -lrd;
+            st[5] = fabs(rd - 1.0) > a.clip_coef ? 1.0 : 0.0;
+        }
+    }
     if (lane == 0)
         for (int k = 0; k < FH_LOSS_STATS; k++)
             rows_stats[warp][k] = st[k];
