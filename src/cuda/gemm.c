@@ -55,6 +55,22 @@ void fh_gemm_free(fh_gemm *g)
  * every shape of a collection once at init (fh_fast_tune_gemms), so the captured graph
  * uses tuned algorithms; a shape first met inside a capture takes the heuristic's first
  * choice. */
+void fh_gemm_release(cublasLtMatmulDesc_t op, cublasLtMatrixLayout_t la,
+                     cublasLtMatrixLayout_t lb, cublasLtMatrixLayout_t lc,
+                     cublasLtMatmulPreference_t pref)
+{
+    if (pref)
+        cublasLtMatmulPreferenceDestroy(pref);
+    if (lc)
+        cublasLtMatrixLayoutDestroy(lc);
+    if (lb)
+        cublasLtMatrixLayoutDestroy(lb);
+    if (la)
+        cublasLtMatrixLayoutDestroy(la);
+    if (op)
+        cublasLtMatmulDescDestroy(op);
+}
+
 uint32_t fh_gemm_pointer_alignment(const void *p)
 {
     uintptr_t a = (uintptr_t)p;
@@ -338,15 +354,6 @@ fh_status fh_gemm_dense(fh_gemm *f, cudaStream_t stream, float *y, const float *
 fail:
     st = err->status;
 done:
-    if (pref)
-        cublasLtMatmulPreferenceDestroy(pref);
-    if (lc)
-        cublasLtMatrixLayoutDestroy(lc);
-    if (lb)
-        cublasLtMatrixLayoutDestroy(lb);
-    if (la)
-        cublasLtMatrixLayoutDestroy(la);
-    if (op)
-        cublasLtMatmulDescDestroy(op);
+    fh_gemm_release(op, la, lb, lc, pref);
     return st;
 }

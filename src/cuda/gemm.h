@@ -81,6 +81,10 @@ fh_status fh_gemm_dense(fh_gemm *g, cudaStream_t stream, float *y, const float *
 fh_status fh_gemm_matmul(fh_gemm *g, cudaStream_t stream, cublasOperation_t ta,
                          cublasOperation_t tb, int m, int n, int k, const float *A, int lda,
                          const float *B, int ldb, float *C, int ldc, int *ran, fh_error *err);
+/* Destroys a matmul's descriptors (each NULL or created). */
+void fh_gemm_release(cublasLtMatmulDesc_t op, cublasLtMatrixLayout_t la,
+                     cublasLtMatrixLayout_t lb, cublasLtMatrixLayout_t lc,
+                     cublasLtMatmulPreference_t pref);
 /* The largest power of two up to 256 that divides the address (at least 4). */
 uint32_t fh_gemm_pointer_alignment(const void *p);
 
