@@ -8,6 +8,7 @@
 # so the timed choices are kept on disk (src/cuda/gemm_cache.c). Each setting starts from
 # an empty cache folder: the first run times and writes the algorithm file, the second
 # and the resume read it, and all three must agree.
+# DETERMINISM_ARGS: more train flags for every GPU run (e.g. "--precision bf16").
 # Called by scripts/gpu-check.sh (step determinism); exit 1 when a comparison fails.
 set -u
 FH=$1
@@ -16,7 +17,7 @@ rm -rf "$d"
 mkdir -p "$d"
 rc=0
 for tune in 1 0; do
-  T="env FOXHUNT_GEMM_TUNE=$tune FOXHUNT_CACHE_DIR=$d/cache$tune $FH train --device cuda --iterations 4 --checkpoint-every 2 --eval-at-end 0 --seed 5"
+  T="env FOXHUNT_GEMM_TUNE=$tune FOXHUNT_CACHE_DIR=$d/cache$tune $FH train --device cuda --iterations 4 --checkpoint-every 2 --eval-at-end 0 --seed 5 ${DETERMINISM_ARGS:-}"
   $T --out "$d/a$tune" >"$d/a$tune.log" 2>&1 && $T --out "$d/b$tune" >"$d/b$tune.log" 2>&1 &&
     $T --resume "$d/a$tune/checkpoint_000002.safetensors" --out "$d/c$tune" >"$d/c$tune.log" 2>&1 ||
     { echo "gemm_tune=$tune: a run failed"; tail -5 "$d"/*"$tune".log; rc=1; continue; }

@@ -4,7 +4,8 @@
 # peer (torch_ppo_update.py) at the same configurations, then the markdown table
 # (side_by_side_table.py) on stdout and in OUTDIR/table.md.
 #
-# CONFIGS: "spec throughput" (default), or one of them, so that each half fits a 10-minute
+# CONFIGS: "spec throughput" (default), or one of them, or throughput-bf16 (foxhunt
+# --precision bf16 against the peer's bf16 autocast rows), so that each half fits a 10-minute
 # device command; the table is made from whatever OUTDIR holds, so a second call with the
 # other half completes it. Environment: PYTHON (python3), REPEATS (5, both sides),
 # PEER_ARGS (more peer flags, e.g. "--bf16" or "--compile-mode default"), PEER_TIMEOUT
@@ -29,6 +30,7 @@ bench_flags() {
     case $1 in
     spec) echo "--episodes 128 --steps 500 --epochs 10 --minibatch 512 --precision fp32" ;;
     throughput) echo "--episodes 4096 --steps 128 --epochs 2 --minibatch 16384 --precision tf32" ;;
+    throughput-bf16) echo "--episodes 4096 --steps 128 --epochs 2 --minibatch 16384 --precision bf16" ;;
     *) return 1 ;;
     esac
 }
@@ -46,12 +48,15 @@ for name in $configs; do
     tail -n 2 "$outdir/foxhunt_$name.log"
     echo "== peer $name: $python $here/torch_ppo_update.py --configs $name --repeats $repeats ${PEER_ARGS:-}"
     # shellcheck disable=SC2086
-    timeout "$peer_timeout" "$python" "$here/torch_ppo_update.py" --configs "$name" \
-        --repeats "$repeats" --json "$outdir/peer_$name.json" ${PEER_ARGS:-} \
+    peer_config=$name peer_more=
+    [ "$name" = throughput-bf16 ] && peer_config=throughput peer_more="--bf16 --formulations compiled+graphed"
+    # shellcheck disable=SC2086
+    timeout "$peer_timeout" "$python" "$here/torch_ppo_update.py" --configs "$peer_config" \
+        --repeats "$repeats" --json "$outdir/peer_$name.json" ${PEER_ARGS:-} $peer_more \
         > "$outdir/peer_$name.log" 2>&1
     rc=$?
     [ $rc -eq 0 ] || { echo "peer exited $rc (124: timed out): $outdir/peer_$name.log" >&2; status=1; }
-    grep -E "^(torch |peer |$name )" "$outdir/peer_$name.log"
+    grep -E "^(torch |peer |$peer_config )" "$outdir/peer_$name.log"
 done
 echo
 "$python" "$here/side_by_side_table.py" "$outdir" | tee "$outdir/table.md"

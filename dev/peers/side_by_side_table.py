@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """side_by_side_table.py OUTDIR — issue 35's table from side_by_side.sh's files:
 OUTDIR/foxhunt_<config>.log (`foxhunt bench --train --device cuda --algos ppo` output) and
-OUTDIR/peer_<config>.json (torch_ppo_update.py --json), for config in spec, throughput.
+OUTDIR/peer_<config>.json (torch_ppo_update.py --json), for config in spec, throughput,
+throughput-bf16 (foxhunt --precision bf16 against the peer's --bf16 rows of throughput).
 
 Prints one markdown table: configuration | foxhunt update ms | peer update ms (formulation)
 | ratio, ratio = peer / foxhunt (above 1: foxhunt's update is faster). foxhunt's figure is
@@ -20,12 +21,15 @@ import math
 import os
 import sys
 
-# name: (label, N, L, epochs, minibatch, precision): torch_ppo_update.py's CONFIGS
+# name: (label, N, L, epochs, minibatch, precision, the peer's row: torch_ppo_update.py's
+# CONFIGS name/precision)
 CONFIGS = {
     "spec": ("SPEC defaults (N 128 x L 500, 10 epochs x minibatch 512), fp32", 128, 500, 10,
-             512, "fp32"),
+             512, "fp32", "spec/fp32"),
     "throughput": ("throughput (N 4096 x L 128, 2 epochs x 16,384), TF32", 4096, 128, 2,
-                   16384, "tf32"),
+                   16384, "tf32", "throughput/tf32"),
+    "throughput-bf16": ("throughput (N 4096 x L 128, 2 epochs x 16,384), bf16", 4096, 128, 2,
+                        16384, "bf16", "throughput/bf16"),
 }
 # `foxhunt bench --train`'s columns (src/cli/bench_train.c): algo device upd N L epochs|rr
 # mb prec iter collect update upd_dev tflops %ceil steps/s
@@ -35,7 +39,7 @@ COL_N, COL_L, COL_EPOCHS, COL_MB, COL_PREC, COL_UPDATE, COL_UPD_DEV, COL_TFLOPS 
 
 def parse_bench(text: str, cfg) -> dict:
     """The `ppo cuda` row of a bench --train output, checked against the configuration."""
-    _, n, l, epochs, mb, prec = cfg
+    _, n, l, epochs, mb, prec, _ = cfg
     for line in text.splitlines():
         f = line.split()
         if len(f) < 15 or f[0] != "ppo" or f[1] != "cuda":
@@ -61,12 +65,12 @@ def foxhunt_cell(outdir: str, name: str, cfg):
     return row, f"{row['update_ms']:.1f} ms ({row['tflops']:.2f} TFLOP/s)"
 
 
-def peer_cell(outdir: str, name: str, precision: str):
+def peer_cell(outdir: str, name: str, key: str):
     path = os.path.join(outdir, f"peer_{name}.json")
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
-        row = doc["best"][f"{name}/{precision}"]
+        row = doc["best"][key]
     except (OSError, ValueError, KeyError) as e:
         return None, f"– ({os.path.basename(path)}: {type(e).__name__} {e})"
     return row, f"{row['update_ms']:.1f} ms ({row['tflops']:.2f} TFLOP/s, {row['formulation']})"
@@ -78,12 +82,15 @@ def table(outdir: str) -> tuple[str, int]:
     missing = 0
     for name, cfg in CONFIGS.items():
         fox, fox_text = foxhunt_cell(outdir, name, cfg)
-        peer, peer_text = peer_cell(outdir, name, cfg[5])
+        if not os.path.exists(os.path.join(outdir, f"foxhunt_{name}.log")) and \
+                name == "throughput-bf16":
+            continue  # not run (side_by_side.sh's default configurations)
+        peer, peer_text = peer_cell(outdir, name, cfg[6])
         ratio = (f"{peer['update_ms'] / fox['update_ms']:.2f}×" if fox and peer else "–")
         missing += fox is None or peer is None
         lines.append(f"| {cfg[0]} | {fox_text} | {peer_text} | {ratio} |")
-        bf16, bf16_text = peer_cell(outdir, name, "bf16")  # the peer's --bf16 rows, if run
-        if bf16:
+        bf16, bf16_text = peer_cell(outdir, name, cfg[6].split("/")[0] + "/bf16")
+        if bf16 and cfg[5] != "bf16":  # the peer's --bf16 rows, if run
             lines.append(f"| the same, the peer in bf16 | – | {bf16_text} | – |")
     lines.append("")
     lines.append("ratio: peer / foxhunt (above 1: foxhunt's update is faster); foxhunt's time "

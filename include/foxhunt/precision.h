@@ -1,37 +1,46 @@
 /* precision.h — the GPU matmuls' precision (--precision, the config's `precision`):
- * fp32 (the default and the reference) or TF32 tensor cores (cuBLAS's
+ * fp32 (the default and the reference); TF32 tensor cores (cuBLAS's
  * CUBLAS_COMPUTE_32F_FAST_TF32: fp32 operands in memory, their inputs rounded to TF32
- * in the kernel, fp32 accumulation). A code is an int in the structs that carry it; 0
- * is fp32, so `if (precision)` reads "tensor cores".
+ * in the kernel, fp32 accumulation); or bf16 tensor cores for the PPO update (issue
+ * 35): bf16 copies of the weights (written by Adam beside the fp32 master weights),
+ * bf16 activations and backward gradients, fp32 accumulation, fp32 loss, gradients of
+ * the weights, Adam moments. A code is an int in the structs that carry it; 0 is fp32,
+ * so `if (precision)` reads "tensor cores".
  *
- * No bf16: CUBLAS_COMPUTE_32F_FAST_16BF over the same fp32 operands ran cuBLAS's TF32
- * kernels on the H200 (session 19: the same results to the last bit and the same
- * times as tf32, dev/cuda/update_epilogues and `bench --train`); bf16 tensor cores need
- * bf16 operands in memory (activations, weight copies), which the update does not keep
- * yet. */
+ * Under bf16 the matmuls whose operands stay fp32 in memory (the collection's batched
+ * critic and market projection) run TF32 (fh_precision_fp32_operands):
+ * CUBLAS_COMPUTE_32F_FAST_16BF over fp32 operands ran cuBLAS's TF32 kernels on the
+ * H200 (session 19: the same bits and times as tf32). PQN and DQN refuse bf16. */
 #ifndef FOXHUNT_PRECISION_H
 #define FOXHUNT_PRECISION_H
 
 #include <string.h>
 
-typedef enum { FH_PRECISION_FP32 = 0, FH_PRECISION_TF32 = 1 } fh_precision;
+typedef enum { FH_PRECISION_FP32 = 0, FH_PRECISION_TF32 = 1, FH_PRECISION_BF16 = 2 } fh_precision;
 
-#define FH_PRECISION_CHOICES "fp32|tf32"
+#define FH_PRECISION_CHOICES "fp32|tf32|bf16"
 
-/* The code of "fp32" or "tf32"; -1 for anything else. */
+static const char *const fh_precision_names[] = {"fp32", "tf32", "bf16"};
+
+/* The code of "fp32", "tf32" or "bf16"; -1 for anything else. */
 static inline int fh_precision_parse(const char *name)
 {
-    static const char *const names[] = {"fp32", "tf32"};
-    for (int i = 0; i < 2; i++)
-        if (name && strcmp(name, names[i]) == 0)
+    for (int i = 0; i < 3; i++)
+        if (name && strcmp(name, fh_precision_names[i]) == 0)
             return i;
     return -1;
 }
 
-/* "fp32", "tf32" ("?" outside the codes). */
+/* "fp32", "tf32", "bf16" ("?" outside the codes). */
 static inline const char *fh_precision_name(int precision)
 {
-    return precision == FH_PRECISION_FP32 ? "fp32" : precision == FH_PRECISION_TF32 ? "tf32" : "?";
+    return precision >= 0 && precision < 3 ? fh_precision_names[precision] : "?";
+}
+
+/* The precision of a matmul whose operands are fp32 in memory: bf16 takes TF32 there. */
+static inline int fh_precision_fp32_operands(int precision)
+{
+    return precision == FH_PRECISION_BF16 ? FH_PRECISION_TF32 : precision;
 }
 
 #endif

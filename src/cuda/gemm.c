@@ -16,6 +16,11 @@ cublasComputeType_t fh_gemm_compute_type(int precision)
     return precision == FH_PRECISION_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
+cudaDataType_t fh_gemm_operand_type(int precision)
+{
+    return precision == FH_PRECISION_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
 fh_status fh_gemm_init(fh_gemm *g, int precision, int tune, int candidates, const char *cache_path,
                        fh_error *err)
 {
@@ -84,7 +89,7 @@ static int same_key(const fh_gemm_key *k, const fh_gemm_key *key)
 {
     return k->n_in == key->n_in && k->n_out == key->n_out && k->rows == key->rows &&
            k->relu == key->relu && k->bias == key->bias && k->align_w == key->align_w &&
-           k->align_x == key->align_x && k->align_y == key->align_y;
+           k->align_x == key->align_x && k->align_y == key->align_y && k->y_bf16 == key->y_bf16;
 }
 
 static const cublasLtMatmulAlgo_t *tuned_algo(const fh_gemm *f, const fh_gemm_key *key)
@@ -113,8 +118,8 @@ static const cublasLtMatmulAlgo_t *remember_algo(fh_gemm *f, const fh_gemm_key *
 typedef struct {
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, lc;
-    const float *w, *x;
-    float *y;
+    const void *w, *x;
+    void *y;
     cudaStream_t stream;
 } gemm_call;
 
@@ -257,6 +262,13 @@ fh_status fh_gemm_dense(fh_gemm *f, cudaStream_t stream, float *y, const float *
                         const float *w, const float *b, int n_in, int n_out, long long rows,
                         int relu, fh_error *err)
 {
+    return fh_gemm_dense_typed(f, stream, y, 0, x, w, b, n_in, n_out, rows, relu, err);
+}
+
+fh_status fh_gemm_dense_typed(fh_gemm *f, cudaStream_t stream, void *y, int y_bf16,
+                              const void *x, const void *w, const void *b, int n_in, int n_out,
+                              long long rows, int relu, fh_error *err)
+{
     cublasLtMatmulDesc_t op = NULL;
     cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
     cublasLtMatmulPreference_t pref = NULL;
@@ -272,7 +284,8 @@ fh_status fh_gemm_dense(fh_gemm *f, cudaStream_t stream, float *y, const float *
      * part of the tuning key, so an algorithm is only reused where it may run */
     uint32_t align_w = fh_gemm_pointer_alignment(w), align_x = fh_gemm_pointer_alignment(x);
     uint32_t align_y = fh_gemm_pointer_alignment(y);
-    fh_gemm_key key = {n_in, n_out, rows, relu, b != NULL, align_w, align_x, align_y};
+    fh_gemm_key key = {n_in, n_out, rows, relu, b != NULL, align_w, align_x, align_y, y_bf16};
+    cudaDataType_t ab = fh_gemm_operand_type(f->precision), yt = y_bf16 ? CUDA_R_16BF : CUDA_R_32F;
     const cublasLtMatmulAlgo_t *algo = tuned_algo(f, &key);
     LT_CHECK(cublasLtMatmulDescCreate(&op, fh_gemm_compute_type(f->precision), CUDA_R_32F), err);
     LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), err);
@@ -282,9 +295,9 @@ fh_status fh_gemm_dense(fh_gemm *f, cudaStream_t stream, float *y, const float *
     if (b)
         LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b,
                                                 sizeof b), err);
-    LT_CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, n_in, n_out, n_in), err);
-    LT_CHECK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, n_in, rows, n_in), err);
-    LT_CHECK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, n_out, rows, n_out), err);
+    LT_CHECK(cublasLtMatrixLayoutCreate(&la, ab, n_in, n_out, n_in), err);
+    LT_CHECK(cublasLtMatrixLayoutCreate(&lb, ab, n_in, rows, n_in), err);
+    LT_CHECK(cublasLtMatrixLayoutCreate(&lc, yt, n_out, rows, n_out), err);
     LT_CHECK(cublasLtMatmulPreferenceCreate(&pref), err);
     LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                   &ws_bytes, sizeof ws_bytes), err);
@@ -300,7 +313,7 @@ fh_status fh_gemm_dense(fh_gemm *f, cudaStream_t stream, float *y, const float *
     cublasLtMatmulAlgo_t from_disk, settled;
     uint64_t refused_algo[8];
     int refused = 0;
-    if (!algo && f->n_disk)
+    if (!algo && f->n_disk && f->precision != FH_PRECISION_BF16) /* the file: fp32 operands */
         algo = algo_from_disk(f, &key, op, la, lb, lc, &from_disk, refused_algo, &refused);
     if (!algo) {
         LT_CHECK(cublasLtMatmulAlgoGetHeuristic(f->lt, op, la, lb, lc, lc, pref,
@@ -320,7 +333,7 @@ fh_status fh_gemm_dense(fh_gemm *f, cudaStream_t stream, float *y, const float *
             if ((st = fastest_algo(f, &call, heuristics, found, &best, err)) != FH_OK)
                 goto done;
             f->n_timed++;
-            if (f->cache_path[0]) {
+            if (f->cache_path[0] && f->precision != FH_PRECISION_BF16) {
                 settle_algo(f, &key, op, la, lb, lc, &heuristics[best].algo,
                             refused ? refused_algo : NULL, &settled);
                 heuristics[best].algo = settled;

@@ -23,6 +23,7 @@ typedef struct {
     long long rows;
     int relu, bias;
     uint32_t align_w, align_x, align_y;
+    int y_bf16; /* the output in bf16 (a bf16 gemm's hidden layers), else fp32 */
 } fh_gemm_key;
 
 /* A general matmul's shape (fh_gemm_matmul): operations, sizes, leading dimensions and
@@ -30,6 +31,7 @@ typedef struct {
 typedef struct {
     int ta, tb, m, n, k, lda, ldb, ldc;
     uint32_t align_a, align_b, align_c;
+    int c_bf16; /* C in bf16, else fp32 */
 } fh_gemm_matmul_key;
 
 typedef struct {
@@ -61,6 +63,9 @@ typedef struct {
  * CUBLAS_COMPUTE_32F_FAST_TF32 (fp32 operands and accumulation; the tensor cores'
  * inputs rounded to TF32). */
 cublasComputeType_t fh_gemm_compute_type(int precision);
+/* The element type of a matmul's A and B at a precision: bf16 for FH_PRECISION_BF16,
+ * else fp32. */
+cudaDataType_t fh_gemm_operand_type(int precision);
 
 /* tune: time the candidates of a shape (else the heuristic's first); cache_path: the
  * algorithm file (gemm_cache.h) to read and extend when tuning, NULL or "" for none. */
@@ -72,15 +77,21 @@ void fh_gemm_free(fh_gemm *g);
 fh_status fh_gemm_dense(fh_gemm *g, cudaStream_t stream, float *y, const float *x,
                         const float *w, const float *b, int n_in, int n_out, long long rows,
                         int relu, fh_error *err);
+/* The same with x and w of g's operand type (fh_gemm_operand_type: bf16 in a bf16 gemm)
+ * and y in bf16 (y_bf16) or fp32; b is of y's type. */
+fh_status fh_gemm_dense_typed(fh_gemm *g, cudaStream_t stream, void *y, int y_bf16,
+                              const void *x, const void *w, const void *b, int n_in, int n_out,
+                              long long rows, int relu, fh_error *err);
 
-/* C (m, n) = op(A) op(B), column-major fp32 operands (cuBLAS's gemm terms, alpha 1,
- * beta 0), at g's precision, no epilogue: the heuristic's first algorithm that runs,
+/* C (m, n) = op(A) op(B), column-major (cuBLAS's gemm terms, alpha 1, beta 0), A and B
+ * of g's operand type, C in bf16 (c_bf16) or fp32, at g's precision, no epilogue: the heuristic's first algorithm that runs,
  * kept per shape (no timing). *ran = 0 when cublasLt has no algorithm that runs for the
  * shape (nothing was launched: the caller takes another path); FH_ERR_FAILURE on any
  * other failure. Only one stream at a time may use g. */
 fh_status fh_gemm_matmul(fh_gemm *g, cudaStream_t stream, cublasOperation_t ta,
-                         cublasOperation_t tb, int m, int n, int k, const float *A, int lda,
-                         const float *B, int ldb, float *C, int ldc, int *ran, fh_error *err);
+                         cublasOperation_t tb, int m, int n, int k, const void *A, int lda,
+                         const void *B, int ldb, void *C, int ldc, int c_bf16, int *ran,
+                         fh_error *err);
 /* Destroys a matmul's descriptors (each NULL or created). */
 void fh_gemm_release(cublasLtMatmulDesc_t op, cublasLtMatrixLayout_t la,
                      cublasLtMatrixLayout_t lb, cublasLtMatrixLayout_t lc,

@@ -33,8 +33,9 @@ static void keep_algo(fh_gemm *g, const fh_gemm_matmul_key *key, const cublasLtM
 }
 
 fh_status fh_gemm_matmul(fh_gemm *g, cudaStream_t stream, cublasOperation_t ta,
-                         cublasOperation_t tb, int m, int n, int k, const float *A, int lda,
-                         const float *B, int ldb, float *C, int ldc, int *ran, fh_error *err)
+                         cublasOperation_t tb, int m, int n, int k, const void *A, int lda,
+                         const void *B, int ldb, void *C, int ldc, int c_bf16, int *ran,
+                         fh_error *err)
 {
     cublasLtMatmulDesc_t op = NULL;
     cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
@@ -54,16 +55,18 @@ fh_status fh_gemm_matmul(fh_gemm *g, cudaStream_t stream, cublasOperation_t ta,
     key.align_a = fh_gemm_pointer_alignment(A);
     key.align_b = fh_gemm_pointer_alignment(B);
     key.align_c = fh_gemm_pointer_alignment(C);
+    key.c_bf16 = c_bf16;
+    cudaDataType_t ab = fh_gemm_operand_type(g->precision), ct = c_bf16 ? CUDA_R_16BF : CUDA_R_32F;
     *ran = 0;
     fh_status st = FH_OK;
     LT_CHECK(cublasLtMatmulDescCreate(&op, fh_gemm_compute_type(g->precision), CUDA_R_32F), err);
     LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), err);
     LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), err);
-    LT_CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, ta == CUBLAS_OP_N ? m : k,
+    LT_CHECK(cublasLtMatrixLayoutCreate(&la, ab, ta == CUBLAS_OP_N ? m : k,
                                         ta == CUBLAS_OP_N ? k : m, lda), err);
-    LT_CHECK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, tb == CUBLAS_OP_N ? k : n,
+    LT_CHECK(cublasLtMatrixLayoutCreate(&lb, ab, tb == CUBLAS_OP_N ? k : n,
                                         tb == CUBLAS_OP_N ? n : k, ldb), err);
-    LT_CHECK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, m, n, ldc), err);
+    LT_CHECK(cublasLtMatrixLayoutCreate(&lc, ct, m, n, ldc), err);
     const cublasLtMatmulAlgo_t *algo = known_algo(g, &key);
     if (algo) {
         cublasStatus_t run = cublasLtMatmul(g->lt, op, &one, A, la, B, lb, &zero, C, lc, C, lc,

@@ -165,6 +165,11 @@ fh_status fh_gpu_curiosity_create(fh_gpu_curiosity **out, const fh_device_info *
     c->minibatch = (int)(s.minibatch < max_rows ? s.minibatch : max_rows);
     c->epochs = s.curiosity_epochs;
     c->precision = s.precision;
+    if (c->precision == FH_PRECISION_BF16) {
+        free(c);
+        return fh_error_set(err, FH_ERR_INPUT, "--precision bf16 is the PPO update's; the "
+                            "curiosity fit beside PQN and DQN takes fp32 or tf32");
+    }
     fh_adam_config_default_curiosity(&c->adam);
     c->lr = (float)s.curiosity_lr;
     /* the plan for max_rows: the module's options and the buffers' sizes (a fit of
@@ -191,7 +196,7 @@ fh_status fh_gpu_curiosity_create(fh_gpu_curiosity **out, const fh_device_info *
     CUDA_CHECK(cudaMalloc((void **)&c->keys, keys * sizeof(unsigned long long)), err);
     CUDA_CHECK(cudaMallocHost((void **)&c->h_state, sizeof *c->h_state), err);
     CUDA_CHECK(cudaMallocHost((void **)&c->h_keys, keys * sizeof(unsigned long long)), err);
-    if ((st = fh_device_mlp_init(&c->net, FH_NET_CURIOSITY, c->mem, c->mem + C, (int)M,
+    if ((st = fh_device_mlp_init(&c->net, FH_NET_CURIOSITY, c->mem, c->mem + C, NULL, (int)M,
                                  err)) != FH_OK)
         goto fail_status;
     CUDA_CHECK(cudaDeviceSynchronize(), err); /* the init's memsets, on any stream */

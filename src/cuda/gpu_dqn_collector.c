@@ -97,7 +97,7 @@ static fh_status stepped_init(fh_gpu_dqn_collector *c, const fh_device_info *dev
     fh_update_blas_set_hidden(&m->blas, m->hidden_fwd, m->hidden_bwd);
     /* params are set per collection (the caller's device weights) */
     if ((st = fh_device_mlp_init(&m->mlp, c->layer_norm ? FH_NET_PQN : FH_NET_QNET, NULL, NULL,
-                                 c->n_episodes, err)) != FH_OK)
+                                 NULL, c->n_episodes, err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaMalloc((void **)&m->d_x, (size_t)c->n_episodes * FH_STATE_DIM * sizeof(float)),
                err);

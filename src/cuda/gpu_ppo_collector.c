@@ -72,7 +72,7 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
         return fh_error_set(err, FH_ERR_INPUT, "--kernel %s: expected fast, reference, fast/warp, "
                             "fast/block or fast/lane", kernel);
     if (fh_precision_parse(precision) < 0)
-        return fh_error_set(err, FH_ERR_INPUT, "--precision %s: expected fp32 or tf32",
+        return fh_error_set(err, FH_ERR_INPUT, "--precision %s: expected fp32, tf32 or bf16",
                             precision);
     fh_gpu_overrides from_env;
     if (!overrides) { /* the product's path: the user's settings */
@@ -92,7 +92,8 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
     c->cfg.noise_seed = seed; /* obs_noise's key, as the CPU collector's */
     c->use_fast = strncmp(kernel, "fast", 4) == 0;
     c->rollout_mapping = mapping;
-    c->precision = fh_precision_parse(precision);
+    /* the collection's matmul operands are fp32 in memory: bf16 takes TF32 here */
+    c->precision = fh_precision_fp32_operands(fh_precision_parse(precision));
     size_t nl = (size_t)n_episodes * (size_t)n_steps;
     fh_env_market host_market = fh_env_market_from_view(market);
     fh_status st = fh_env_market_validate(&host_market, err);

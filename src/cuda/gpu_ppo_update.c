@@ -37,7 +37,8 @@ static fh_status optimizer_step(fh_gpu_ppo_update *u, int curiosity, fh_error *e
         .beta1 = 0.9f, .beta2 = 0.999f,
         .eps = curiosity ? 1e-8f : (float)u->cfg.adam_eps,
         .weight_decay = curiosity ? 0.0f : (float)u->cfg.weight_decay,
-        .records = curiosity ? NULL : u->records};
+        .records = curiosity ? NULL : u->records,
+        .params16 = curiosity ? u->cur16 : u->ppo16};
     return fh_update_engine_optimizer_step(&u->eng, &o, err);
 }
 
@@ -286,7 +287,8 @@ void fh_gpu_ppo_update_destroy(fh_gpu_ppo_update *u)
                     u->cur_in, u->cur_target, u->cur_dpred, u->partials, u->records, u->state,
                     u->keys, u->summary, u->gather_partials, u->loss_partials, u->counters,
                     u->episode_return, u->totals, u->metric_partials, u->episode_length,
-                    u->int_totals, u->metric_counter, u->sums, u->dist_sums};
+                    u->int_totals, u->metric_counter, u->sums, u->dist_sums, u->ppo16,
+                    u->cur16};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         cudaFree(bufs[i]);
     cudaFreeHost(u->h_state);
@@ -326,7 +328,14 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
         (st = fh_update_blas_init(&u->blas_actor, u->side[0], precision, bg, ba, err)) != FH_OK ||
         (st = fh_update_blas_init(&u->blas_dw, u->side[1], precision, bg, ba, err)) != FH_OK)
         goto fail_status;
+    fh_update_blas *engines[] = {&u->blas, &u->blas_actor, &u->blas_dw};
+    for (int i = 0; i < 3; i++)
+        fh_update_blas_set_bf16(engines[i], u->eng.k[K_TO_BF16], u->eng.k[K_BIAS_GRAD_BF16]);
     long long P = p->ppo_params, C = p->curiosity_params;
+    if (precision == FH_PRECISION_BF16) {
+        CUDA_CHECK(cudaMalloc((void **)&u->ppo16, (size_t)P * sizeof(unsigned short)), err);
+        CUDA_CHECK(cudaMalloc((void **)&u->cur16, (size_t)C * sizeof(unsigned short)), err);
+    }
     size_t M = (size_t)p->problem.minibatch;
     int total_keys = p->problem.epochs + p->problem.curiosity_epochs;
     size_t records = (size_t)p->problem.epochs * p->minibatches_per_epoch * FH_UREC_COLS;
@@ -359,12 +368,14 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
     CUDA_CHECK(cudaMallocHost((void **)&u->h_keys, (size_t)(total_keys > 0 ? total_keys : 1) *
                                                        sizeof(unsigned long long)), err);
     CUDA_CHECK(cudaMallocHost((void **)&u->h_summary, sizeof *u->h_summary), err);
-    if ((st = fh_device_mlp_init(&u->actor, FH_NET_ACTOR, u->ppo_mem, u->ppo_mem + P, (int)M,
-                                 err)) != FH_OK ||
+    if ((st = fh_device_mlp_init(&u->actor, FH_NET_ACTOR, u->ppo_mem, u->ppo_mem + P, u->ppo16,
+                                 (int)M, err)) != FH_OK ||
         (st = fh_device_mlp_init(&u->critic, FH_NET_CRITIC, u->ppo_mem + p->critic_offset,
-                                 u->ppo_mem + P + p->critic_offset, (int)M, err)) != FH_OK ||
+                                 u->ppo_mem + P + p->critic_offset,
+                                 u->ppo16 ? u->ppo16 + p->critic_offset : NULL, (int)M,
+                                 err)) != FH_OK ||
         (st = fh_device_mlp_init(&u->curiosity, FH_NET_CURIOSITY, u->cur_mem, u->cur_mem + C,
-                                 (int)M, err)) != FH_OK)
+                                 u->cur16, (int)M, err)) != FH_OK)
         goto fail_status;
     CUDA_CHECK(cudaDeviceSynchronize(), err); /* the memsets ran on the legacy stream */
     *out = u;
@@ -565,6 +576,22 @@ static const char *failure_name(int code)
     }
 }
 
+/* bf16: the weights' bf16 copies from the fp32 params (uploaded, or loaded, since the
+ * last update); Adam keeps them current from here. */
+static fh_status refresh_bf16_weights(fh_gpu_ppo_update *u, fh_error *err)
+{
+    if (!u->ppo16)
+        return FH_OK;
+    fh_to_bf16_args a = {.src = u->ppo_mem, .dst = u->ppo16, .n = u->plan.ppo_params};
+    fh_to_bf16_args c = {.src = u->cur_mem, .dst = u->cur16, .n = u->plan.curiosity_params};
+    fh_status st = fh_update_engine_launch(&u->eng, K_TO_BF16, (unsigned)u->plan.adam_grid,
+                                           (unsigned)u->plan.adam_threads, &a, err);
+    if (st == FH_OK)
+        st = fh_update_engine_launch(&u->eng, K_TO_BF16, (unsigned)u->plan.curiosity_adam_grid,
+                                     (unsigned)u->plan.adam_threads, &c, err);
+    return st;
+}
+
 /* The PPO epochs (or max_steps steps, eagerly), then the curiosity fit's. */
 static fh_status launch_epochs(fh_gpu_ppo_update *u, int max_steps, fh_error *err)
 {
@@ -675,6 +702,7 @@ fh_status fh_gpu_ppo_update_run(fh_gpu_ppo_update *u, fh_ppo_stats *stats,
     if ((st = fh_update_engine_begin(&u->eng, u->state, s, sizeof *s, u->keys, u->h_keys,
                                      (size_t)(epochs + cur_epochs) * sizeof(unsigned long long),
                                      err)) != FH_OK ||
+        (st = refresh_bf16_weights(u, err)) != FH_OK ||
         (st = launch_epochs(u, max_steps, err)) != FH_OK)
         return st;
     fh_update_summary_args sa = {.state = u->state, .records = u->records, .summary = u->summary};

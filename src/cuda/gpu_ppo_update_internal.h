@@ -18,14 +18,15 @@ _Static_assert(FH_UREC_COLS == FH_PPO_TRACE_COLS && FH_UREC_GRAD_NORM == FH_PPO_
 
 typedef enum {
     K_PPO_GATHER, K_CUR_GATHER, K_PPO_LOSS, K_MSE_LOSS, K_BIAS_GRAD, K_BIAS_ACT, K_SUMSQ,
-    K_ADAM, K_EXPLAINED_VARIANCE, K_SUMMARY, K_METRICS, K_ADV_FINISH, K_LOSS_FINISH, K_COUNT
+    K_ADAM, K_EXPLAINED_VARIANCE, K_SUMMARY, K_METRICS, K_ADV_FINISH, K_LOSS_FINISH,
+    K_TO_BF16, K_BIAS_GRAD_BF16, K_COUNT
 } kernel_id;
 
 static const char *const kernel_names[K_COUNT] = {
     "ppo_gather_kernel", "curiosity_gather_kernel", "ppo_loss_kernel", "mse_loss_kernel",
     "bias_grad_kernel", "bias_act_kernel", "grad_sumsq_kernel", "adam_kernel",
     "explained_variance_kernel", "update_summary_kernel", "iteration_metrics_kernel",
-    "adv_finish_kernel", "ppo_loss_finish_kernel"};
+    "adv_finish_kernel", "ppo_loss_finish_kernel", "to_bf16_kernel", "bias_grad_bf16_kernel"};
 
 /* The data-parallel sums' buffer (doubles): the advantages' (2), the loss's
  * (FH_LOSS_STATS), the explained variance's (4). */
@@ -48,6 +49,9 @@ struct fh_gpu_ppo_update {
     cudaEvent_t ev_fork, ev_actor_fwd, ev_loss, ev_actor_bwd;
     float *ppo_mem;            /* (4, P): params | grads | m | v, actor then critic */
     float *cur_mem;            /* (4, C) the curiosity model's */
+    unsigned short *ppo16, *cur16; /* bf16 (precision.h): the params' copies (P, C), written
+                                      at each update's start and by every Adam step; NULL
+                                      otherwise */
     fh_device_mlp actor, critic, curiosity;
     int64_t adam_step, curiosity_adam_step; /* the device's, mirrored */
     /* one minibatch (plan.problem.minibatch rows) */

@@ -348,6 +348,11 @@ fh_status fh_gpu_q_update_create(fh_gpu_q_update **out, const fh_device_info *de
     if (st != FH_OK)
         goto fail_status;
     const int precision = s.precision;
+    if (precision == FH_PRECISION_BF16) {
+        st = fh_error_set(err, FH_ERR_INPUT, "--precision bf16 is the PPO update's; PQN and "
+                          "DQN take fp32 or tf32");
+        goto fail_status;
+    }
     const long long P = u->P;
     const size_t M = (size_t)u->minibatch, n = (size_t)u->batch;
     const char *const options[] = FH_Q_UPDATE_OPTIONS;
@@ -380,7 +385,7 @@ fh_status fh_gpu_q_update_create(fh_gpu_q_update **out, const fh_device_info *de
     CUDA_CHECK(cudaMalloc((void **)&u->summary, sizeof *u->summary), err);
     CUDA_CHECK(cudaMallocHost((void **)&u->h_state, sizeof *u->h_state), err);
     CUDA_CHECK(cudaMallocHost((void **)&u->h_summary, sizeof *u->h_summary), err);
-    if ((st = fh_device_mlp_init(&u->train, net, u->mem, u->mem + u->stride, (int)M, err)) != FH_OK)
+    if ((st = fh_device_mlp_init(&u->train, net, u->mem, u->mem + u->stride, NULL, (int)M, err)) != FH_OK)
         goto fail_status;
     if (u->pqn) {
         int keys = u->epochs;
@@ -389,7 +394,7 @@ fh_status fh_gpu_q_update_create(fh_gpu_q_update **out, const fh_device_info *de
         CUDA_CHECK(cudaMalloc((void **)&u->next_max, n * sizeof(float)), err);
         CUDA_CHECK(cudaMalloc((void **)&u->returns, n * sizeof(float)), err);
         u->eval_rows = (int)(u->batch < EVAL_CHUNK ? u->batch : EVAL_CHUNK);
-        if ((st = fh_device_mlp_init(&u->eval, net, u->mem, NULL, u->eval_rows, err)) != FH_OK ||
+        if ((st = fh_device_mlp_init(&u->eval, net, u->mem, NULL, NULL, u->eval_rows, err)) != FH_OK ||
             (st = reserve_records(u, (long long)u->epochs * u->minibatches_per_epoch,
                                   err)) != FH_OK)
             goto fail_status;
@@ -403,8 +408,8 @@ fh_status fh_gpu_q_update_create(fh_gpu_q_update **out, const fh_device_info *de
         CUDA_CHECK(cudaMemset(u->mb_slots, 0, M * sizeof(int)), err);
         u->eval_rows = (int)M;
         long long per_iteration = llround(s.replay_ratio * (double)u->batch);
-        if ((st = fh_device_mlp_init(&u->eval, net, u->mem, NULL, (int)M, err)) != FH_OK ||
-            (st = fh_device_mlp_init(&u->teval, net, u->target, NULL, (int)M, err)) != FH_OK ||
+        if ((st = fh_device_mlp_init(&u->eval, net, u->mem, NULL, NULL, (int)M, err)) != FH_OK ||
+            (st = fh_device_mlp_init(&u->teval, net, u->target, NULL, NULL, (int)M, err)) != FH_OK ||
             (st = fh_gpu_replay_init(&u->ring, s.replay_capacity, err)) != FH_OK ||
             (st = reserve_records(u, per_iteration > 1 ? per_iteration : 1, err)) != FH_OK)
             goto fail_status;

@@ -70,6 +70,7 @@ typedef struct {
     float beta1, beta2, eps;
     float weight_decay;               /* AdamW's decoupled decay; 0: plain Adam */
     double *records;                  /* the step's row takes the norm; NULL: no record */
+    unsigned short *params16;         /* the bf16 update's weight copy (n), or NULL */
 } fh_update_optimizer;
 
 /* grad_sumsq_kernel over o's gradients, then adam_kernel over its params. */

@@ -29,6 +29,7 @@ fh_status fh_update_blas_init(fh_update_blas *b, cudaStream_t stream, int precis
     /* every matmul names its compute type (gemm below), so the handle's math mode adds
      * nothing */
     b->compute = fh_gemm_compute_type(precision);
+    b->operand = fh_gemm_operand_type(precision);
     CUBLAS_CHECK(cublasSetMathMode(b->blas, CUBLAS_DEFAULT_MATH), err);
     CUBLAS_CHECK(cublasSetAtomicsMode(b->blas, CUBLAS_ATOMICS_NOT_ALLOWED), err);
     return FH_OK;
@@ -43,6 +44,12 @@ void fh_update_blas_set_hidden(fh_update_blas *b, cudaKernel_t forward, cudaKern
     b->hidden_bwd = backward;
 }
 
+void fh_update_blas_set_bf16(fh_update_blas *b, cudaKernel_t to_bf16, cudaKernel_t bias_grad16)
+{
+    b->to_bf16 = to_bf16;
+    b->bias_grad16 = bias_grad16;
+}
+
 void fh_update_blas_free(fh_update_blas *b)
 {
     if (b->blas)
@@ -52,28 +59,30 @@ void fh_update_blas_free(fh_update_blas *b)
     memset(b, 0, sizeof *b);
 }
 
-/* C (m, n) = op(A) op(B), column-major, fp32 operands, at the handle's precision. */
+/* C (m, n) = op(A) op(B), column-major, A and B of the handle's operand type, C bf16
+ * (c_bf16) or fp32, at the handle's precision. */
 static cublasStatus_t gemm(const fh_update_blas *b, cublasOperation_t ta, cublasOperation_t tb,
-                           int m, int n, int k, const float *A, int lda, const float *B, int ldb,
-                           float *C, int ldc)
+                           int m, int n, int k, const void *A, int lda, const void *B, int ldb,
+                           void *C, int ldc, int c_bf16)
 {
     const float one = 1.0f, zero = 0.0f;
-    return cublasGemmEx(b->blas, ta, tb, m, n, k, &one, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb,
-                        &zero, C, CUDA_R_32F, ldc, b->compute, CUBLAS_GEMM_DEFAULT);
+    return cublasGemmEx(b->blas, ta, tb, m, n, k, &one, A, b->operand, lda, B, b->operand, ldb,
+                        &zero, C, c_bf16 ? CUDA_R_16BF : CUDA_R_32F, ldc, b->compute,
+                        CUBLAS_GEMM_DEFAULT);
 }
 
 /* The same through cublasLt (fh_gemm_matmul, b's own handle and workspace), or through
  * cuBLAS where cublasLt has no algorithm that runs for the shape. */
 static fh_status matmul(fh_update_blas *b, cublasOperation_t ta, cublasOperation_t tb, int m,
-                        int n, int k, const float *A, int lda, const float *B, int ldb, float *C,
-                        int ldc, fh_error *err)
+                        int n, int k, const void *A, int lda, const void *B, int ldb, void *C,
+                        int ldc, int c_bf16, fh_error *err)
 {
     int ran = 0;
     fh_status st = fh_gemm_matmul(&b->lt, b->stream, ta, tb, m, n, k, A, lda, B, ldb, C, ldc,
-                                  &ran, err);
+                                  c_bf16, &ran, err);
     if (st != FH_OK || ran)
         return st;
-    CUBLAS_CHECK(gemm(b, ta, tb, m, n, k, A, lda, B, ldb, C, ldc), err);
+    CUBLAS_CHECK(gemm(b, ta, tb, m, n, k, A, lda, B, ldb, C, ldc, c_bf16), err);
     return FH_OK;
 fail:
     return err->status;
@@ -99,21 +108,35 @@ static int has_norm(const fh_net_desc *d, int layer)
 }
 
 fh_status fh_device_mlp_init(fh_device_mlp *m, fh_net_kind kind, float *params, float *grads,
-                             int max_rows, fh_error *err)
+                             unsigned short *params16, int max_rows, fh_error *err)
 {
     memset(m, 0, sizeof *m);
     m->desc = fh_net_desc_get(kind);
     fh_net_tensors(m->tensors, m->desc);
     m->params = params;
     m->grads = grads;
+    m->params16 = params16;
     m->max_rows = max_rows;
     m->q_hidden = m->desc->hidden_act == FH_ACT_LEAKY_RELU || m->desc->layer_norm;
+    if (params16 && m->q_hidden)
+        return fh_error_set(err, FH_ERR_INPUT, "%s: bf16 is the PPO networks' precision (ReLU "
+                            "layers); this network takes fp32 or tf32", m->desc->name);
     int L = m->desc->n_layers;
     fh_status st = FH_OK;
+    size_t rows16 = (size_t)max_rows * sizeof(unsigned short);
+    if (params16)
+        CUDA_CHECK(cudaMalloc((void **)&m->input16, rows16 * m->desc->dims[0]), err);
     for (int l = 0; l < L; l++) {
-        int width = m->desc->dims[l + 1];
+        int width = m->desc->dims[l + 1], hidden = l < L - 1;
         size_t bytes = (size_t)max_rows * width * sizeof(float);
-        CUDA_CHECK(cudaMalloc((void **)&m->act[l + 1], bytes), err);
+        if (params16) { /* bf16: the hidden outputs and every pre-activation gradient */
+            if (hidden)
+                CUDA_CHECK(cudaMalloc((void **)&m->act16[l + 1], rows16 * width), err);
+            if (grads)
+                CUDA_CHECK(cudaMalloc((void **)&m->g16[l], rows16 * width), err);
+        }
+        if (!params16 || !hidden)
+            CUDA_CHECK(cudaMalloc((void **)&m->act[l + 1], bytes), err);
         if (has_norm(m->desc, l)) {
             CUDA_CHECK(cudaMalloc((void **)&m->norm_in[l], bytes), err);
             CUDA_CHECK(cudaMalloc((void **)&m->norm_mean[l], (size_t)max_rows * sizeof(float)), err);
@@ -121,7 +144,7 @@ fh_status fh_device_mlp_init(fh_device_mlp *m, fh_net_kind kind, float *params, 
         }
         if (!grads)
             continue; /* forward only */
-        if (l < L - 1)
+        if (hidden && !params16)
             CUDA_CHECK(cudaMalloc((void **)&m->dz[l], bytes), err);
         if ((st = alloc_column_sums(&m->bias_partials[l], &m->bias_counters[l], width, max_rows,
                                     err)) != FH_OK)
@@ -146,10 +169,13 @@ fail_status:
 
 void fh_device_mlp_free(fh_device_mlp *m)
 {
+    cudaFree(m->input16);
     for (int l = 0; l <= FH_NN_MAX_LAYERS; l++) {
         cudaFree(m->act[l]);
+        cudaFree(m->act16[l]);
         if (l < FH_NN_MAX_LAYERS) {
             cudaFree(m->dz[l]);
+            cudaFree(m->g16[l]);
             cudaFree(m->bias_partials[l]);
             cudaFree(m->bias_counters[l]);
             void *norm[] = {m->norm_in[l], m->norm_mean[l], m->norm_rstd[l], m->dxhat[l],
@@ -176,13 +202,14 @@ static fh_status check_rows(const fh_device_mlp *m, int rows, fh_error *err)
  * shape cublasLt refuses: y^T = W x^T is gemm(T, N, out, rows, in). (Widths that are not
  * multiples of 4 floats, 54 inputs, 45 or 1 outputs, went this way until session 19;
  * cublasLt runs them: dev/cuda/update_epilogues.) */
-static fh_status dense_any_width(fh_update_blas *b, float *y, const float *x, const float *w,
-                                 const float *bias, int in, int out, int rows, int relu,
-                                 fh_error *err)
+static fh_status dense_any_width(fh_update_blas *b, void *y, int y_bf16, const void *x,
+                                 const void *w, const float *bias, int in, int out, int rows,
+                                 int relu, fh_error *err)
 {
-    CUBLAS_CHECK(gemm(b, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, w, in, x, in, y, out),
+    CUBLAS_CHECK(gemm(b, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, w, in, x, in, y, out, y_bf16),
                  err);
-    fh_bias_act_args a = {.y = y, .b = bias, .rows = rows, .width = out, .relu = relu};
+    fh_bias_act_args a = {.y = y_bf16 ? NULL : y, .y16 = y_bf16 ? y : NULL, .b = bias,
+                          .rows = rows, .width = out, .relu = relu};
     void *params[] = {&a};
     long long n = (long long)rows * out;
     long long blocks = (n + ELEMENTWISE_THREADS - 1) / ELEMENTWISE_THREADS;
@@ -199,6 +226,27 @@ fail:
 static float *layer_tensor(const fh_device_mlp *m, float *buffer, int layer, int k)
 {
     return buffer + m->tensors[fh_net_layer_tensor(m->desc, layer) + k].offset;
+}
+
+/* The same tensor in the bf16 copy. */
+static unsigned short *layer_tensor16(const fh_device_mlp *m, int layer, int k)
+{
+    return m->params16 + m->tensors[fh_net_layer_tensor(m->desc, layer) + k].offset;
+}
+
+/* dst (n) = bf16(src) (to_bf16_kernel). */
+static fh_status to_bf16(fh_update_blas *b, unsigned short *dst, const float *src, long long n,
+                         fh_error *err)
+{
+    fh_to_bf16_args a = {.src = src, .dst = dst, .n = n};
+    void *params[] = {&a};
+    long long blocks = (n + ELEMENTWISE_THREADS - 1) / ELEMENTWISE_THREADS;
+    dim3 grid = {(unsigned)(blocks < 1024 ? blocks : 1024), 1, 1}, block = {ELEMENTWISE_THREADS, 1, 1};
+    CUDA_CHECK(cudaLaunchKernel((const void *)b->to_bf16, grid, block, params, 0, b->stream), err);
+    CUDA_CHECK(cudaGetLastError(), err);
+    return FH_OK;
+fail:
+    return err->status;
 }
 
 static fh_status launch_rows(fh_update_blas *b, cudaKernel_t kernel, void *args, int rows,
@@ -242,52 +290,72 @@ fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: the Q-network's layer kernels "
                             "were not set (fh_update_blas_set_hidden)", __FILE__, __LINE__,
                             d->name);
+    int bf16 = m->params16 != NULL;
+    if (bf16 && (!b->to_bf16 || !b->bias_grad16 || b->operand != CUDA_R_16BF))
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: a bf16 network on engines that are "
+                            "not bf16 (fh_update_blas_set_bf16, precision bf16)", __FILE__,
+                            __LINE__, d->name);
     m->input = x;
-    const float *in = x;
+    if (bf16 && (st = to_bf16(b, m->input16, x, (long long)rows * d->dims[0], err)) != FH_OK)
+        return st;
+    const void *in = bf16 ? (const void *)m->input16 : (const void *)x;
     for (int l = 0; l < d->n_layers; l++) {
-        const float *w = layer_tensor(m, m->params, l, 0);
-        const float *bias = layer_tensor(m, m->params, l, 1);
         int hidden = l < d->n_layers - 1, n_in = d->dims[l], n_out = d->dims[l + 1];
+        /* bf16: the weights' copy; a hidden layer's output (and so its bias, of the
+         * output's type) bf16, the output layer's fp32 */
+        int y_bf16 = bf16 && hidden;
+        const void *w = bf16 ? (const void *)layer_tensor16(m, l, 0)
+                             : (const void *)layer_tensor(m, m->params, l, 0);
+        const float *bias = layer_tensor(m, m->params, l, 1);
+        const void *lt_bias = y_bf16 ? (const void *)layer_tensor16(m, l, 1) : (const void *)bias;
         /* the PPO networks' ReLU is the epilogue's; a Q-network's activation (and norm)
          * follows as a kernel */
         int relu = hidden && !m->q_hidden;
-        float *y = has_norm(d, l) ? m->norm_in[l] : m->act[l + 1];
+        void *y = has_norm(d, l) ? (void *)m->norm_in[l]
+                  : y_bf16       ? (void *)m->act16[l + 1]
+                                 : (void *)m->act[l + 1];
         if (!m->any_width[l]) {
             /* cublasLt refuses some shapes at run time (it did a TF32 one at 16,384 rows):
              * such a layer goes through cuBLAS from then on (the refusal launches nothing,
              * so a graph being captured is unharmed) */
             fh_error lt_err;
-            if (fh_gemm_dense(&b->lt, b->stream, y, in, w, bias, n_in, n_out, rows, relu,
-                              &lt_err) != FH_OK)
+            if (fh_gemm_dense_typed(&b->lt, b->stream, y, y_bf16, in, w, lt_bias, n_in, n_out,
+                                    rows, relu, &lt_err) != FH_OK)
                 m->any_width[l] = 1;
         }
-        if (m->any_width[l] &&
-            (st = dense_any_width(b, y, in, w, bias, n_in, n_out, rows, relu, err)) != FH_OK)
+        if (m->any_width[l] && (st = dense_any_width(b, y, y_bf16, in, w, bias, n_in, n_out,
+                                                     rows, relu, err)) != FH_OK)
             return st;
         if (hidden && m->q_hidden && (st = hidden_forward(b, m, l, rows, err)) != FH_OK)
             return st;
-        in = m->act[l + 1];
+        in = y_bf16 ? (const void *)m->act16[l + 1] : (const void *)m->act[l + 1];
     }
     return FH_OK;
 }
 
 /* db = column sums of dz (rows, width), dz first masked by act > 0 when act != NULL,
  * with the given scratch (bias_grad_kernel). */
+static fh_status launch_column_sums(fh_update_blas *b, cudaKernel_t kernel, void *args,
+                                    int rows, int width, fh_error *err)
+{
+    void *params[] = {args};
+    dim3 grid = {(unsigned)((width + 31) / 32),
+                 (unsigned)((rows + FH_BIAS_GRAD_CHUNK - 1) / FH_BIAS_GRAD_CHUNK), 1};
+    dim3 block = {32, FH_BIAS_GRAD_ROWS, 1};
+    CUDA_CHECK(cudaLaunchKernel((const void *)kernel, grid, block, params, 0, b->stream), err);
+    CUDA_CHECK(cudaGetLastError(), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
 static fh_status column_sums(fh_update_blas *b, float *db, float *dz, const float *act,
                              int rows, int width, double *partials, unsigned *counters,
                              fh_error *err)
 {
     fh_bias_grad_args a = {.dz = dz, .act = act, .db = db, .rows = rows, .width = width,
                            .partials = partials, .counters = counters};
-    void *params[] = {&a};
-    dim3 grid = {(unsigned)((width + 31) / 32),
-                 (unsigned)((rows + FH_BIAS_GRAD_CHUNK - 1) / FH_BIAS_GRAD_CHUNK), 1};
-    dim3 block = {32, FH_BIAS_GRAD_ROWS, 1};
-    CUDA_CHECK(cudaLaunchKernel((const void *)b->bias_grad, grid, block, params, 0, b->stream), err);
-    CUDA_CHECK(cudaGetLastError(), err);
-    return FH_OK;
-fail:
-    return err->status;
+    return launch_column_sums(b, b->bias_grad, &a, rows, width, err);
 }
 
 /* The bias gradient of `layer` from dz (masked by act > 0 first when act != NULL). */
@@ -297,6 +365,21 @@ static fh_status bias_grad(fh_update_blas *b, const fh_device_mlp *m, int layer,
     return column_sums(b, layer_tensor(m, m->grads, layer, 1), dz, act, rows,
                        m->desc->dims[layer + 1], m->bias_partials[layer],
                        m->bias_counters[layer], err);
+}
+
+/* The bf16 network's bias gradient of `layer` (bias_grad_bf16_kernel): from dz32 (fp32,
+ * whose bf16 copy goes to dz16) or from dz16 in place, masked by act16 > 0 first when
+ * act16 != NULL. */
+static fh_status bias_grad16(fh_update_blas *b, const fh_device_mlp *m, int layer,
+                             const float *dz32, unsigned short *dz16,
+                             const unsigned short *act16, int rows, fh_error *err)
+{
+    int width = m->desc->dims[layer + 1];
+    fh_bias_grad_bf16_args a = {.dz32 = dz32, .dz16 = dz16, .act16 = act16,
+                                .db = layer_tensor(m, m->grads, layer, 1), .rows = rows,
+                                .width = width, .partials = m->bias_partials[layer],
+                                .counters = m->bias_counters[layer]};
+    return launch_column_sums(b, b->bias_grad16, &a, rows, width, err);
 }
 
 /* A Q-network's hidden layer l backward, from g (rows, dims[l + 1]) = d loss / d act[l + 1]
@@ -343,26 +426,31 @@ fh_status fh_device_mlp_backward(fh_update_blas *b, fh_update_blas *dw, fh_devic
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: a backward pass through a "
                             "forward-only network", __FILE__, __LINE__, d->name);
     fh_update_blas *wb = dw ? dw : b;
-    float *g = dout;
-    for (int l = d->n_layers - 1; l >= 0; l--) {
+    int bf16 = m->params16 != NULL, L = d->n_layers;
+    float *g = dout; /* fp32: the gradient at layer l's pre-activation (bf16: m->g16[l]) */
+    for (int l = L - 1; l >= 0; l--) {
         int in = d->dims[l], out = d->dims[l + 1];
-        const float *x = l == 0 ? m->input : m->act[l];
-        const float *w = layer_tensor(m, m->params, l, 0);
+        const void *x = bf16 ? (l == 0 ? (const void *)m->input16 : (const void *)m->act16[l])
+                             : (l == 0 ? (const void *)m->input : (const void *)m->act[l]);
+        const void *w = bf16 ? (const void *)layer_tensor16(m, l, 0)
+                             : (const void *)layer_tensor(m, m->params, l, 0);
         float *dwt = layer_tensor(m, m->grads, l, 0);
-        if (l == d->n_layers - 1 && (st = bias_grad(b, m, l, g, NULL, rows, err)) != FH_OK)
+        if (l == L - 1 && (st = bf16 ? bias_grad16(b, m, l, dout, m->g16[l], NULL, rows, err)
+                                     : bias_grad(b, m, l, g, NULL, rows, err)) != FH_OK)
             return st;
-        if (dw) { /* g is ready on b's stream */
+        const void *gl = bf16 ? (const void *)m->g16[l] : (const void *)g;
+        if (dw) { /* the gradient is ready on b's stream */
             CUDA_CHECK(cudaEventRecord(m->ev[l], b->stream), err);
             CUDA_CHECK(cudaStreamWaitEvent(dw->stream, m->ev[l], 0), err);
         }
-        if ((st = matmul(wb, CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, x, in, g, out, dwt, in,
+        if ((st = matmul(wb, CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, x, in, gl, out, dwt, in, 0,
                          err)) != FH_OK)
             return st;
         if (l == 0)
             break;
-        float *gin = m->dz[l - 1];
-        if ((st = matmul(b, CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, w, in, g, out, gin, in,
-                         err)) != FH_OK)
+        void *gin = bf16 ? (void *)m->g16[l - 1] : (void *)m->dz[l - 1];
+        if ((st = matmul(b, CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, w, in, gl, out, gin, in,
+                         bf16, err)) != FH_OK)
             return st;
         if (m->q_hidden) {
             if ((st = hidden_backward(b, m, l - 1, gin, rows, &g, err)) != FH_OK)
@@ -370,13 +458,14 @@ fh_status fh_device_mlp_backward(fh_update_blas *b, fh_update_blas *dw, fh_devic
             continue;
         }
         /* act[l] is layer l-1's ReLU output: its gradient, and layer l-1's bias's */
-        if ((st = bias_grad(b, m, l - 1, gin, m->act[l], rows, err)) != FH_OK)
+        if ((st = bf16 ? bias_grad16(b, m, l - 1, NULL, gin, m->act16[l], rows, err)
+                       : bias_grad(b, m, l - 1, gin, m->act[l], rows, err)) != FH_OK)
             return st;
         g = gin;
     }
     if (dw) {
-        CUDA_CHECK(cudaEventRecord(m->ev[d->n_layers], dw->stream), err);
-        CUDA_CHECK(cudaStreamWaitEvent(b->stream, m->ev[d->n_layers], 0), err);
+        CUDA_CHECK(cudaEventRecord(m->ev[L], dw->stream), err);
+        CUDA_CHECK(cudaStreamWaitEvent(b->stream, m->ev[L], 0), err);
     }
     return FH_OK;
 fail:

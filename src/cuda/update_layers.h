@@ -10,7 +10,13 @@
  * q_update.cu's q_hidden_forward_kernel; their backward runs q_hidden_backward_kernel
  * (the LeakyReLU's and LayerNorm's gradients) and bias_grad_kernel without a mask for
  * the column sums (bias, and LayerNorm's beta and gamma). Their kernels are set with
- * fh_update_blas_set_hidden. The PPO networks (ReLU) take the path they always took. */
+ * fh_update_blas_set_hidden. The PPO networks (ReLU) take the path they always took.
+ *
+ * bf16 (precision.h; a network given params16, the bf16 copy of its weights): the
+ * input converted to bf16 (to_bf16_kernel), the hidden layers' outputs and the backward's
+ * gradients at each pre-activation kept in bf16, the output layer and every weight and
+ * bias gradient in fp32; bias_grad_bf16_kernel masks and sums. The Q-networks take fp32
+ * or tf32 only. */
 #ifndef FOXHUNT_CUDA_UPDATE_LAYERS_H
 #define FOXHUNT_CUDA_UPDATE_LAYERS_H
 
@@ -28,8 +34,10 @@ typedef struct {
     void *workspace;     /* cuBLAS's, set explicitly (graph capture allocates nothing) */
     cudaKernel_t bias_grad, bias_act;
     cudaKernel_t hidden_fwd, hidden_bwd; /* the Q-networks' (q_update.cu), or NULL */
+    cudaKernel_t to_bf16, bias_grad16;   /* the bf16 networks' (fh_update_blas_set_bf16) */
     cudaStream_t stream;
     cublasComputeType_t compute; /* the run's precision's (fh_gemm_compute_type) */
+    cudaDataType_t operand;      /* the matmuls' A and B: bf16 at FH_PRECISION_BF16 */
 } fh_update_blas;
 
 fh_status fh_update_blas_init(fh_update_blas *b, cudaStream_t stream, int precision,
@@ -37,6 +45,8 @@ fh_status fh_update_blas_init(fh_update_blas *b, cudaStream_t stream, int precis
 void fh_update_blas_free(fh_update_blas *b);
 /* The Q-networks' hidden-layer kernels: q_hidden_forward_kernel, q_hidden_backward_kernel. */
 void fh_update_blas_set_hidden(fh_update_blas *b, cudaKernel_t forward, cudaKernel_t backward);
+/* The bf16 networks' kernels: to_bf16_kernel, bias_grad_bf16_kernel (layer_elementwise.cu). */
+void fh_update_blas_set_bf16(fh_update_blas *b, cudaKernel_t to_bf16, cudaKernel_t bias_grad16);
 
 /* A network's device view: its parameters and gradients (flat, nn.h's layout, owned
  * by the caller) and the activations of up to max_rows rows (owned here). grads NULL:
@@ -68,10 +78,19 @@ typedef struct {
                                             linear output */
     double *norm_partials[FH_NN_MAX_LAYERS][2]; /* the column sums of beta's, gamma's */
     unsigned *norm_counters[FH_NN_MAX_LAYERS][2];
+    /* bf16 (params16 not NULL; act[l + 1] and dz[l] of the hidden layers then unused): */
+    unsigned short *params16;            /* params' bf16 copy, the same layout (the caller's) */
+    unsigned short *input16;             /* (max_rows, dims[0]) the last forward's input */
+    unsigned short *act16[FH_NN_MAX_LAYERS + 1]; /* act16[l + 1]: hidden layer l's output */
+    unsigned short *g16[FH_NN_MAX_LAYERS]; /* (max_rows, dims[l + 1]) the gradient at layer
+                                              l's pre-activation (the output layer's: the
+                                              loss's gradient's copy) */
 } fh_device_mlp;
 
+/* params16: the bf16 copy of params for a bf16 network (kept current by the caller: Adam
+ * writes it), NULL otherwise. */
 fh_status fh_device_mlp_init(fh_device_mlp *m, fh_net_kind kind, float *params, float *grads,
-                             int max_rows, fh_error *err);
+                             unsigned short *params16, int max_rows, fh_error *err);
 void fh_device_mlp_free(fh_device_mlp *m);
 /* The output (rows, dims[L]) of the network on x (rows, dims[0]): m->act[L]. */
 static inline float *fh_device_mlp_output(const fh_device_mlp *m)

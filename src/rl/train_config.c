@@ -48,7 +48,7 @@ const fh_config_field fh_train_config_fields[] = {
     RUN("algo", FH_FIELD_CHOICE, algo, FH_LEARNER_CHOICES, 0, 0, "the learner (src/rl/learners.c; docs/LEARNERS.md): ppo, dqn (Double DQN with a replay ring and a target network), pqn (Q(lambda), LayerNorm, no replay; Gallici et al. 2024) or constant (the best constant action: a baseline)"),
     RUN("device", FH_FIELD_CHOICE, device, "auto|cpu|cuda", 0, 0, "where to collect experience"),
     RUN("kernel", FH_FIELD_CHOICE, kernel, "fast|reference|fast/warp|fast/block|fast/lane", 0, 0, "GPU collection kernel (fast: its rollout mapping chosen from N; fast/warp, /block, /lane force one)"),
-    RUN("precision", FH_FIELD_CHOICE, precision, FH_PRECISION_CHOICES, 0, 0, "GPU matmul precision: fp32, or TF32 tensor cores (fp32 operands and accumulation) (the batched critic and curiosity model, the update)"),
+    RUN("precision", FH_FIELD_CHOICE, precision, FH_PRECISION_CHOICES, 0, 0, "GPU matmul precision: fp32; TF32 tensor cores (fp32 operands and accumulation) (the batched critic and curiosity model, the update); or bf16 (algo ppo: the update's matmuls over bf16 weight copies and activations, fp32 accumulation, master weights and Adam; the collection then runs TF32)"),
     RUN("update_device", FH_FIELD_CHOICE, update_device, "same|cpu", 0, 0, "where the PPO update runs: same (the collection's device: the GPU under --device cuda) or cpu (the reference)"),
     RUN("out", FH_FIELD_STRING, out, NULL, 0, 0, "where to write: train's and walkforward's run directory (config, metrics, checkpoints; empty: a new runs/<data>__<algo>__<seed>__<UTC time> each run), the other commands' output file"),
     RUN("resume", FH_FIELD_STRING, resume, NULL, 0, 0, "checkpoint to resume from"),
@@ -550,6 +550,10 @@ fh_status fh_train_config_validate(const fh_train_config *cfg, fh_error *err)
         return fh_error_set(err, FH_ERR_INPUT, "obs_noise = %g: observation noise is built for "
                             "algo ppo only, not %s; set obs_noise = 0 (--obs-noise 0)",
                             (double)cfg->env.obs_noise, cfg->algo);
+    /* bf16 weight copies and activations are the PPO update's (precision.h) */
+    if (strcmp(cfg->precision, "bf16") == 0 && strcmp(cfg->algo, "ppo") != 0)
+        return fh_error_set(err, FH_ERR_INPUT, "precision = bf16 is built for algo ppo only, "
+                            "not %s; set precision = fp32 or tf32 (--precision)", cfg->algo);
     return fh_env_config_validate(&cfg->env, err);
 }
 

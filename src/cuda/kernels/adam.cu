@@ -6,7 +6,8 @@
  *     same norm), and, when the phase's step is applied and the norm is finite, scales
  *     the gradient by max_norm / (norm + 1e-6) where that is < 1, then takes the Adam
  *     step with bias correction (with weight_decay > 0 AdamW's: the params first
- *     multiplied by 1 - lr weight_decay, as fh_adam_update). A norm that is not finite
+ *     multiplied by 1 - lr weight_decay, as fh_adam_update), and with params16 (the
+ *     bf16 update) the new weights' bf16 copy. A norm that is not finite
  *     fails the update instead (the step would spread it through every weight). */
 
 extern "C" __global__ void grad_sumsq_kernel(fh_grad_sumsq_args a)
@@ -75,6 +76,9 @@ extern "C" __global__ void adam_kernel(fh_adam_args a)
         float pi = a.params[i];
         if (decays) /* rounded on its own, as the CPU's pass: never fused into an FMA */
             pi = __fmul_rn(pi, decay);
-        a.params[i] = pi - step_size * mi / (sqrtf(vi) * inv_sqrt_bc2 + a.eps);
+        pi = pi - step_size * mi / (sqrtf(vi) * inv_sqrt_bc2 + a.eps);
+        a.params[i] = pi;
+        if (a.params16)
+            a.params16[i] = fh_float_to_bf16(pi);
     }
 }

@@ -6,8 +6,14 @@
  *     of dz), in one pass. Block (32, FH_BIAS_GRAD_ROWS): 32 adjacent columns
  *     (coalesced) of a chunk of FH_BIAS_GRAD_CHUNK rows; each column's chunk sums go to
  *     partials, and the last chunk to finish a column tile adds them in chunk order;
+ *   bias_grad_bf16_kernel: the same for the bf16 update (precision.h): dz in bf16
+ *     (masked in place by the bf16 act), or an fp32 dz (the loss's gradient at the
+ *     output layer) whose bf16 copy it writes for the layer's matmuls;
  *   bias_act_kernel: the forward pass's bias and ReLU, for the layers whose widths
- *     cublasLt's bias epilogue cannot take. */
+ *     cublasLt's bias epilogue cannot take (fp32, or bf16 y);
+ *   to_bf16_kernel: a bf16 copy of a float array (the weights at an update's start,
+ *     a network's input). */
+#include "bf16_round.cuh"
 
 /* The sum over threadIdx.y of each column's s, in row-group order, to the threads of
  * row group 0 (the others get 0). */
@@ -21,6 +27,26 @@ __device__ double fh_column_sum(double part[FH_BIAS_GRAD_ROWS][32], double s)
         for (int y = 0; y < FH_BIAS_GRAD_ROWS; y++)
             t += part[y][threadIdx.x];
     return t;
+}
+
+/* A chunk's column sum s (thread (col, y)) into partials; the last chunk of the column
+ * tile adds the tile's columns over every chunk, FH_BIAS_GRAD_ROWS threads a column,
+ * each taking every FH_BIAS_GRAD_ROWS-th chunk in order, then in thread order, into db. */
+__device__ void fh_bias_grad_finish(double part[FH_BIAS_GRAD_ROWS][32], double s, int col,
+                                    int width, float *db, double *partials, unsigned *counters)
+{
+    double t = fh_column_sum(part, s);
+    if (threadIdx.y == 0 && col < width)
+        partials[(long long)blockIdx.y * width + col] = t;
+    if (!fh_last_block(&counters[blockIdx.x], gridDim.y))
+        return;
+    s = 0.0;
+    if (col < width)
+        for (int c = threadIdx.y; c < (int)gridDim.y; c += FH_BIAS_GRAD_ROWS)
+            s += partials[(long long)c * width + col];
+    t = fh_column_sum(part, s);
+    if (threadIdx.y == 0 && col < width)
+        db[col] = (float)t;
 }
 
 extern "C" __global__ void bias_grad_kernel(fh_bias_grad_args a)
@@ -41,20 +67,30 @@ extern "C" __global__ void bias_grad_kernel(fh_bias_grad_args a)
             s += g;
         }
     }
-    double t = fh_column_sum(part, s);
-    if (threadIdx.y == 0 && col < a.width)
-        a.partials[(long long)blockIdx.y * a.width + col] = t;
-    if (!fh_last_block(&a.counters[blockIdx.x], gridDim.y))
-        return;
-    /* the tile's columns over every chunk: FH_BIAS_GRAD_ROWS threads a column, each
-     * taking every FH_BIAS_GRAD_ROWS-th chunk in order, then in thread order */
-    s = 0.0;
-    if (col < a.width)
-        for (int c = threadIdx.y; c < (int)gridDim.y; c += FH_BIAS_GRAD_ROWS)
-            s += a.partials[(long long)c * a.width + col];
-    t = fh_column_sum(part, s);
-    if (threadIdx.y == 0 && col < a.width)
-        a.db[col] = (float)t;
+    fh_bias_grad_finish(part, s, col, a.width, a.db, a.partials, a.counters);
+}
+
+extern "C" __global__ void bias_grad_bf16_kernel(fh_bias_grad_bf16_args a)
+{
+    __shared__ double part[FH_BIAS_GRAD_ROWS][32];
+    int col = blockIdx.x * 32 + threadIdx.x;
+    int begin = blockIdx.y * FH_BIAS_GRAD_CHUNK;
+    int end = begin + FH_BIAS_GRAD_CHUNK < a.rows ? begin + FH_BIAS_GRAD_CHUNK : a.rows;
+    double s = 0.0;
+    if (col < a.width) {
+        for (int i = begin + threadIdx.y; i < end; i += FH_BIAS_GRAD_ROWS) {
+            long long at = (long long)i * a.width + col;
+            float g = a.dz32 ? a.dz32[at] : fh_bf16_to_float(a.dz16[at]);
+            if (a.act16 && !(fh_bf16_to_float(a.act16[at]) > 0.0f)) {
+                g = 0.0f;
+                a.dz16[at] = 0;
+            } else if (a.dz32) {
+                a.dz16[at] = fh_float_to_bf16(g);
+            }
+            s += g;
+        }
+    }
+    fh_bias_grad_finish(part, s, col, a.width, a.db, a.partials, a.counters);
 }
 
 extern "C" __global__ void bias_act_kernel(fh_bias_act_args a)
@@ -62,7 +98,18 @@ extern "C" __global__ void bias_act_kernel(fh_bias_act_args a)
     long long n = a.rows * a.width;
     long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        float v = a.y[i] + a.b[i % a.width];
-        a.y[i] = a.relu && !(v > 0.0f) ? 0.0f : v;
+        float v = (a.y16 ? fh_bf16_to_float(a.y16[i]) : a.y[i]) + a.b[i % a.width];
+        v = a.relu && !(v > 0.0f) ? 0.0f : v;
+        if (a.y16)
+            a.y16[i] = fh_float_to_bf16(v);
+        else
+            a.y[i] = v;
     }
+}
+
+extern "C" __global__ void to_bf16_kernel(fh_to_bf16_args a)
+{
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += stride)
+        a.dst[i] = fh_float_to_bf16(a.src[i]);
 }

@@ -168,14 +168,36 @@ typedef struct {
     unsigned *counters; /* (column tiles) */
 } fh_bias_grad_args;
 
+/* bias_grad_bf16_kernel (the bf16 update): as bias_grad_kernel over dz16 (rows,
+ * width) bf16, masked in place where act16 (bf16) is not positive; or, dz32 given,
+ * over the fp32 dz32, whose bf16 copy (masked likewise when act16) goes to dz16. */
+typedef struct {
+    const float *dz32;
+    unsigned short *dz16;
+    const unsigned short *act16;
+    float *db;
+    int rows, width;
+    double *partials;   /* (chunks, width) */
+    unsigned *counters; /* (column tiles) */
+} fh_bias_grad_bf16_args;
+
 /* bias_act_kernel: y (rows, width) += b, then the ReLU where relu (after a cuBLAS
- * matmul, for layers cublasLt's bias epilogue cannot take). */
+ * matmul, for layers cublasLt's bias epilogue cannot take); y16 (bf16) instead of y
+ * when not NULL. */
 typedef struct {
     float *y;
+    unsigned short *y16;
     const float *b;
     long long rows;
     int width, relu;
 } fh_bias_act_args;
+
+/* to_bf16_kernel: dst[i] = bf16(src[i]), i < n (a grid-stride loop). */
+typedef struct {
+    const float *src;
+    unsigned short *dst;
+    long long n;
+} fh_to_bf16_args;
 
 /* grad_sumsq_kernel: partials[b] = the sum of g^2 over block b's slice. */
 typedef struct {
@@ -190,6 +212,7 @@ typedef struct {
     fh_update_state *state;
     int curiosity;          /* 0: the PPO phase, 1: the curiosity phase */
     float *params, *adam_m, *adam_v;
+    unsigned short *params16; /* the bf16 update's weight copy (precision.h), or NULL */
     float *grads;
     long long n;
     const double *partials;
