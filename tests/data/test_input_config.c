@@ -171,10 +171,18 @@ static void test_ini(void)
     expect_ini("unknown.ini", "[run]\nepisodes = 8\nno_such_key = 3\n", 3,
                "unknown key 'no_such_key' in section [run]", NULL);
     expect_ini("wrong_section.ini", "[env]\nepisodes = 8\n", 2, "unknown key 'episodes'", NULL);
-    /* the precisions read; another (bf16: precision.h says why) is refused naming them */
+    /* the precisions read; another is refused naming them; bf16 is PPO's only */
     expect_ini("tf32.ini", "[run]\nprecision = tf32\n", 0, NULL, &cfg);
     CHECK(strcmp(cfg.precision, "tf32") == 0);
-    expect_ini("bf16.ini", "[run]\nprecision = bf16\n", 2, "fp32|tf32", NULL);
+    expect_ini("bf16.ini", "[run]\nprecision = bf16\n", 0, NULL, &cfg);
+    CHECK(strcmp(cfg.precision, "bf16") == 0);
+    fh_error verr;
+    CHECK_MSG(fh_train_config_validate(&cfg, &verr) == FH_OK, "bf16 with ppo: %s", verr.message);
+    strcpy(cfg.algo, "pqn");
+    CHECK_MSG(fh_train_config_validate(&cfg, &verr) == FH_ERR_INPUT &&
+                  strstr(verr.message, "precision = bf16") && strstr(verr.message, "pqn"),
+              "bf16 with pqn: not refused by name");
+    expect_ini("fp16.ini", "[run]\nprecision = fp16\n", 2, "fp32|tf32|bf16", NULL);
     expect_ini("no_bracket.ini", "[run\nepisodes = 8\n", 1, "syntax error", NULL);
     expect_ini("no_key.ini", "[run]\n = 8\n", 2, "no key", NULL);
     expect_ini("lr_underflow.ini", "[ppo]\nlr = 1e-400\n", 2, "too small for a double", NULL);

@@ -81,12 +81,12 @@ extern "C" __global__ void bias_grad_bf16_kernel(fh_bias_grad_bf16_args a)
         for (int i = begin + threadIdx.y; i < end; i += FH_BIAS_GRAD_ROWS) {
             long long at = (long long)i * a.width + col;
             float g = a.dz32 ? a.dz32[at] : fh_bf16_to_float(a.dz16[at]);
-            if (a.act16 && !(fh_bf16_to_float(a.act16[at]) > 0.0f)) {
-                g = 0.0f;
-                a.dz16[at] = 0;
-            } else if (a.dz32) {
+            if (a.act16)
+                g = fh_bf16_to_float(a.act16[at]) > 0.0f ? g : 0.0f;
+            /* every element stored, not only the masked ones: the partial 16-bit stores
+             * ran 2.7x slower at 16,384 x 512 (dev/cuda/bias_grad_bf16, session 20) */
+            if (a.act16 || a.dz32)
                 a.dz16[at] = fh_float_to_bf16(g);
-            }
             s += g;
         }
     }
