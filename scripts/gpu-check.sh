@@ -21,7 +21,8 @@
 #          (the same seed twice, a resume, CPU <-> GPU resumes; checkpoints compared by
 #          scripts/compare_checkpoints.py) and learn_cpu (the learning test's seed 1 on the
 #          CPU, beside learn's on the GPU), learn_throughput (the learning test under the
-#          throughput configuration: N 4096 x L 128, 2 epochs of minibatch 16384, TF32) and
+#          throughput configuration: N 4096 x L 128, 2 epochs of minibatch 16384, bf16 or
+#          LEARN_TP_PRECISION) and
 #          update_cli (`foxhunt update --device cuda` through tests/rl/test_update);
 #          walk-forward (issue 20): walkforward_spy, walkforward_btc, walkforward_synth
 #          (configs/walkforward.ini on ../shared/data's SPY daily and BTC hourly bars and
@@ -177,9 +178,9 @@ for step in $STEPS; do
     update) run_step update "$BUILD/tests/cuda/test_gpu_update" ;;
     update_memcheck) run_step update_memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$FH" train --device cuda --episodes 16 --steps 64 --iterations 2 --epochs 2 --minibatch 200 --out /tmp/fh-um --force ;;
     update_racecheck) run_step update_racecheck env FOXHUNT_BLOCK_SHARED_BARRIERS=1 compute-sanitizer --tool racecheck --error-exitcode 9 "$FH" train --device cuda --episodes 16 --steps 64 --iterations 2 --epochs 2 --minibatch 200 --out /tmp/fh-ur --force ;;
-    bench_train) run_step bench_train bash -c "rc=0; $FH bench --device cuda --episodes 4096 --steps 128 --kernel fast --precision tf32 --repeats 3 || rc=1; $FH bench --train --device auto --episodes 128 --steps 500 --repeats ${TRAIN_REPEATS:-5} --cpu-max-samples ${TRAIN_CPU_MAX:-64000} || rc=1; for p in tf32 fp32; do $FH bench --train --device cuda --episodes 4096 --steps 128 --epochs 2 --minibatch 16384 --precision \$p --repeats ${TRAIN_REPEATS:-5} || rc=1; done; exit \$rc" ;;
+    bench_train) run_step bench_train bash -c "rc=0; $FH bench --device cuda --episodes 4096 --steps 128 --kernel fast --precision tf32 --repeats 3 || rc=1; $FH bench --train --device auto --episodes 128 --steps 500 --repeats ${TRAIN_REPEATS:-5} --cpu-max-samples ${TRAIN_CPU_MAX:-64000} || rc=1; for p in bf16 tf32 fp32; do $FH bench --train --device cuda --episodes 4096 --steps 128 --epochs 2 --minibatch 16384 --precision \$p --repeats ${TRAIN_REPEATS:-5} || rc=1; done; exit \$rc" ;;
     determinism) run_step determinism bash scripts/gpu-determinism.sh "$FH" ;;
-    learn_throughput) run_step learn_throughput "$BUILD/tests/rl/test_learning" device=cuda episodes=4096 steps=128 epochs=2 minibatch=16384 precision=tf32 iterations=${LEARN_TP_ITERATIONS:-40} ${LEARN_TP_ARGS:-} ;;
+    learn_throughput) run_step learn_throughput "$BUILD/tests/rl/test_learning" device=cuda episodes=4096 steps=128 epochs=2 minibatch=16384 precision=${LEARN_TP_PRECISION:-bf16} iterations=${LEARN_TP_ITERATIONS:-40} ${LEARN_TP_ARGS:-} ;;
     update_cli) run_step update_cli "$BUILD/tests/rl/test_update" ;;
     learn_cpu) run_step learn_cpu "$BUILD/tests/rl/test_learning" device=cpu seeds=1 ;;
     update_profile) run_step update_profile ncu --clock-control none --metrics gpu__time_duration.sum --csv --launch-skip ${PROFILE_SKIP:-3000} --launch-count ${PROFILE_COUNT:-120} "$FH" bench --train --device cuda --episodes 128 --steps 500 --repeats 1 ;;

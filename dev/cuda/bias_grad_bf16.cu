@@ -11,6 +11,9 @@
  *   3  bf16, a thread two adjacent columns (32-bit loads and stores), 64-column tiles
  *   4  bf16, a thread eight adjacent columns (16-byte loads and stores), 256-column
  *      tiles: width a multiple of 8 (every hidden layer's)
+ *   5  as 2, a thread's rows of the chunk all loaded before any is stored (restrict
+ *      pointers: the loads in flight together), chunks of CHUNK5 rows
+ *   6  as 5 with chunks of 4 x CHUNK5 rows (a quarter of the blocks)
  * Session 20's profile (ncu, throughput configuration) had version 1 at 281 us for
  * 16,384 x 512 where the fp32 kernel took 35 us.
  *
@@ -23,6 +26,7 @@
 #define DEV_RUNS 7
 #define CHUNK 64
 #define ROWS 8
+#define CHUNK5 64
 typedef unsigned short bf16_t;
 
 __host__ __device__ static inline bf16_t to_bf16(float f)
@@ -229,6 +233,37 @@ __global__ void v4(bf16_t *dz, const bf16_t *act, float *db, int rows, int width
     }
 }
 
+/* as v2, the chunk's loads first (up to 32 rows a thread in registers) */
+template <int chunk>
+__global__ void v56(bf16_t *__restrict__ dz, const bf16_t *__restrict__ act, float *db, int rows,
+                    int width, double *partials, unsigned *counters)
+{
+    __shared__ double part[ROWS][32];
+    const int per = chunk / ROWS;
+    int col = blockIdx.x * 32 + threadIdx.x;
+    int begin = blockIdx.y * chunk;
+    double s = 0.0;
+    if (col < width) {
+        bf16_t d[per], a[per];
+#pragma unroll
+        for (int r = 0; r < per; r++) {
+            int i = begin + threadIdx.y + r * ROWS;
+            long long at = (long long)i * width + col;
+            d[r] = i < rows ? dz[at] : 0;
+            a[r] = i < rows ? act[at] : 0;
+        }
+#pragma unroll
+        for (int r = 0; r < per; r++) {
+            int i = begin + threadIdx.y + r * ROWS;
+            float g = from_bf16(a[r]) > 0.0f ? from_bf16(d[r]) : 0.0f;
+            if (i < rows)
+                dz[(long long)i * width + col] = to_bf16(g);
+            s += g;
+        }
+    }
+    finish<1>(part, &s, col, width, db, partials, counters);
+}
+
 typedef struct {
     int version, rows, width;
     float *dz32, *act32, *db;
@@ -251,6 +286,13 @@ static void run(void *p)
     else if (c->version == 2)
         v12<1><<<dim3((c->width + 31) / 32, chunks), block>>>(c->dz16, c->act16, c->db, c->rows,
                                                               c->width, c->partials, c->counters);
+    else if (c->version == 5)
+        v56<CHUNK5><<<dim3((c->width + 31) / 32, (c->rows + CHUNK5 - 1) / CHUNK5), block>>>(
+            c->dz16, c->act16, c->db, c->rows, c->width, c->partials, c->counters);
+    else if (c->version == 6)
+        v56<4 * CHUNK5><<<dim3((c->width + 31) / 32, (c->rows + 4 * CHUNK5 - 1) / (4 * CHUNK5)),
+                          block>>>(c->dz16, c->act16, c->db, c->rows, c->width, c->partials,
+                                   c->counters);
     else if (c->version == 3)
         v3<<<dim3((c->width + 63) / 64, chunks), block>>>(c->dz16, c->act16, c->db, c->rows,
                                                           c->width, c->partials, c->counters);
@@ -303,7 +345,7 @@ int main(int argc, char **argv)
             /* (versions 3 and 4 use fewer column tiles: their counters are a prefix) */
             cudaCheck(cudaMemcpy(c.act32, act, n * 4, cudaMemcpyHostToDevice));
             cudaCheck(cudaMemcpy(c.act16, act16, n * 2, cudaMemcpyHostToDevice));
-            for (int v = 0; v <= 4; v++) {
+            for (int v = 0; v <= 6; v++) {
                 if (only >= 0 && v != only)
                     continue;
                 c.version = v;
