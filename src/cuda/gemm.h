@@ -96,7 +96,8 @@ fh_status fh_gemm_matmul(fh_gemm *g, cudaStream_t stream, cublasOperation_t ta,
 void fh_gemm_release(cublasLtMatmulDesc_t op, cublasLtMatrixLayout_t la,
                      cublasLtMatrixLayout_t lb, cublasLtMatrixLayout_t lc,
                      cublasLtMatmulPreference_t pref);
-/* The largest power of two up to 256 that divides the address (at least 4). */
+/* The largest power of two up to 256 that divides the address (at least 2: a bf16
+ * element's size; an fp32 operand's address always gives at least 4). */
 uint32_t fh_gemm_pointer_alignment(const void *p);
 
 #endif

@@ -23,7 +23,8 @@ typedef struct fh_gpu_ppo_collector fh_gpu_ppo_collector;
 
 /* kernel: "reference" (one thread per episode) or "fast" (its rollout mapping chosen
  * from N and the device; "fast/block", "fast/warp" or "fast/lane" force one);
- * precision "fp32" or "tf32"; overrides: the fast path's (overrides.h), NULL for the
+ * precision "fp32", "tf32" or "bf16" (the collection's operands are fp32 in memory: bf16
+ * runs its matmuls in TF32, precision.h); overrides: the fast path's (overrides.h), NULL for the
  * user's, read from the environment (fh_gpu_overrides_from_env). */
 fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_device_info *dev,
                                       int n_episodes, int n_steps, const fh_env_config *cfg,

@@ -295,6 +295,9 @@ fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: a bf16 network on engines that are "
                             "not bf16 (fh_update_blas_set_bf16, precision bf16)", __FILE__,
                             __LINE__, d->name);
+    if (!bf16 && b->operand != CUDA_R_32F)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: an fp32 network (no bf16 weight "
+                            "copy) on bf16 engines", __FILE__, __LINE__, d->name);
     m->input = x;
     if (bf16 && (st = to_bf16(b, m->input16, x, (long long)rows * d->dims[0], err)) != FH_OK)
         return st;

@@ -33,7 +33,8 @@
  *      activations and backward gradients) the same: its first step within
  *      BF16_FIRST_REL and its changes at cosine >= BF16_COSINE (bf16 keeps 8 bits of
  *      mantissa to TF32's 11, so its rounding is 8x coarser: the bounds are TF32's
- *      loosened), and two bf16 updates bit-identical as (c);
+ *      loosened), the same with (f)'s tail minibatch, and two bf16 updates
+ *      bit-identical as (c);
  *  (h) the iteration's metrics computed on the device from a GPU collection against the
  *      host's sums of the same collection, two collections in a row;
  *  (i) the regularisers (issue 34): anneal_ent (iteration PARITY_ITERATION 3 of 4: half
@@ -617,6 +618,7 @@ int main(void)
     compare_whole(&f, &tail, &g, 0, DRIFT_REL, "tail minibatch");
     compare_whole(&f, &f.cfg, &g, FH_PRECISION_TF32, 0, "tf32");
     compare_whole(&f, &f.cfg, &g, FH_PRECISION_BF16, 0, "bf16");
+    compare_whole(&f, &tail, &g, FH_PRECISION_BF16, 0, "bf16, tail minibatch");
     fh_train_config reg = f.cfg;
     reg.anneal_ent = 1;
     reg.iterations = 4; /* PARITY_ITERATION 3 of 4: half the entropy coefficient */

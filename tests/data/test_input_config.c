@@ -252,7 +252,7 @@ static void test_shipped_configs(void)
     fh_train_config_default(&cfg);
     CHECK_MSG(fh_train_config_load_ini(path, &cfg, &err) == FH_OK, "%s", err.message);
     CHECK(cfg.episodes == 4096 && cfg.steps == 128 && cfg.epochs == 2 &&
-          cfg.minibatch == 16384 && strcmp(cfg.precision, "tf32") == 0 &&
+          cfg.minibatch == 16384 && strcmp(cfg.precision, "bf16") == 0 &&
           strcmp(cfg.device, "cuda") == 0 && cfg.iterations == 20);
     CHECK_MSG(fh_train_config_validate(&cfg, &err) == FH_OK, "%s", err.message);
     snprintf(path, sizeof path, "%s/configs/quickstart.ini", FH_SOURCE_DIR);

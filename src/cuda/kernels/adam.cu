@@ -10,6 +10,8 @@
  *     bf16 update) the new weights' bf16 copy. A norm that is not finite
  *     fails the update instead (the step would spread it through every weight). */
 
+#include "bf16_round.cuh" /* the weight copy's rounding */
+
 extern "C" __global__ void grad_sumsq_kernel(fh_grad_sumsq_args a)
 {
     __shared__ double shm[33];
