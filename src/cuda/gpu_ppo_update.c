@@ -130,12 +130,14 @@ static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
     if ((st = fh_device_mlp_forward(&u->blas_actor, &u->actor, u->mb_states, rows, err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaEventRecord(u->ev_actor_fwd, s1), err);
-    if ((st = fh_device_mlp_forward(&u->blas, &u->critic, u->mb_states, rows, err)) != FH_OK)
+    if ((st = fh_device_mlp_forward_hidden(&u->blas, &u->critic, u->mb_states, rows, err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaStreamWaitEvent(s0, u->ev_actor_fwd, 0), err);
+    fh_device_mlp_head head = fh_device_mlp_head_view(&u->critic);
+    unsigned loss_grid = (unsigned)(tail ? p->tail_loss_grid : p->loss_grid);
     fh_ppo_loss_args l = {
-        .state = u->state, .logits = fh_device_mlp_output(&u->actor),
-        .values = fh_device_mlp_output(&u->critic), .actions = u->mb_actions,
+        .state = u->state, .logits = fh_device_mlp_output(&u->actor), .values = head.values,
+        .actions = u->mb_actions,
         .old_logp = u->mb_old_logp, .adv = u->mb_adv, .returns = u->mb_returns,
         .old_values = u->mb_old_values, .rows = rows,
         .minibatches_per_epoch = p->minibatches_per_epoch,
@@ -143,22 +145,33 @@ static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
         .vclip_coef = u->cfg.clip_vloss ? (float)u->cfg.clip : 0.0f,
         .vf_coef = (float)u->cfg.vf_coef,
         .norm_adv = u->cfg.norm_adv, .target_kl = u->cfg.target_kl > 0 ? u->cfg.target_kl : 0.0,
-        .dlogits = u->dlogits, .dvalues = u->dvalues, .records = u->records,
+        .dlogits = u->dlogits, .head_in = head.in, .head_in16 = head.in16, .head_w = head.w,
+        .head_b = head.b, .hidden_dz = head.hidden_dz, .hidden_dz16 = head.hidden_dz16,
+        .head_partials = u->head_partials, .records = u->records,
         .partials = u->loss_partials, .counter = &u->counters[1],
         .dist_sums = distributed(u) ? u->dist_sums + DIST_LOSS : NULL,
         .total_rows = (long long)rows * u->reducer.world};
-    if ((st = fh_update_engine_launch(&u->eng, K_PPO_LOSS,
-                                      (unsigned)(tail ? p->tail_loss_grid : p->loss_grid),
+    if ((st = fh_update_engine_launch(&u->eng, K_PPO_LOSS, loss_grid,
                                       (unsigned)p->loss_threads, &l, err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaEventRecord(u->ev_loss, s0), err);
     CUDA_CHECK(cudaStreamWaitEvent(s1, u->ev_loss, 0), err);
+    /* the value head's gradients from the loss's block sums, on the weight gradients'
+     * stream (before the critic's weight gradients there) */
+    CUDA_CHECK(cudaStreamWaitEvent(u->blas_dw.stream, u->ev_loss, 0), err);
+    fh_ppo_head_grad_args hg = {.partials = u->head_partials, .blocks = (int)loss_grid,
+                                .head_dw = head.dw, .head_db = head.db,
+                                .hidden_db = head.hidden_db};
+    if ((st = fh_update_engine_launch_on(&u->eng, u->blas_dw.stream, K_HEAD_GRAD,
+                                         (unsigned)p->head_grad_grid,
+                                         (unsigned)p->head_grad_threads, &hg, err)) != FH_OK)
+        return st;
     if ((st = fh_device_mlp_backward(&u->blas_actor, NULL, &u->actor, u->dlogits, rows,
                                      err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaEventRecord(u->ev_actor_bwd, s1), err);
-    if ((st = fh_device_mlp_backward(&u->blas, &u->blas_dw, &u->critic, u->dvalues, rows,
-                                     err)) != FH_OK)
+    if ((st = fh_device_mlp_backward_hidden(&u->blas, &u->blas_dw, &u->critic, rows,
+                                            err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaStreamWaitEvent(s0, u->ev_actor_bwd, 0), err);
     if (distributed(u) && (st = reduce_step(u, &l, err)) != FH_OK)
@@ -283,7 +296,7 @@ void fh_gpu_ppo_update_destroy(fh_gpu_ppo_update *u)
         if (u->side[i])
             cudaStreamDestroy(u->side[i]);
     void *bufs[] = {u->ppo_mem, u->cur_mem, u->mb_states, u->mb_old_logp, u->mb_adv,
-                    u->mb_returns, u->mb_old_values, u->mb_actions, u->dlogits, u->dvalues,
+                    u->mb_returns, u->mb_old_values, u->mb_actions, u->dlogits, u->head_partials,
                     u->cur_in, u->cur_target, u->cur_dpred, u->partials, u->records, u->state,
                     u->keys, u->summary, u->gather_partials, u->loss_partials, u->counters,
                     u->episode_return, u->totals, u->metric_partials, u->episode_length,
@@ -345,7 +358,7 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
     CUDA_CHECK(cudaMemset(u->cur_mem, 0, 4 * (size_t)C * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->mb_states, M * FH_STATE_DIM * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->mb_actions, M * sizeof(int)), err);
-    float **vecs[] = {&u->mb_old_logp, &u->mb_adv, &u->mb_returns, &u->mb_old_values, &u->dvalues};
+    float **vecs[] = {&u->mb_old_logp, &u->mb_adv, &u->mb_returns, &u->mb_old_values};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
         CUDA_CHECK(cudaMalloc((void **)vecs[i], M * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->dlogits, M * FH_N_ACTIONS * sizeof(float)), err);
@@ -357,6 +370,8 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
     CUDA_CHECK(cudaMalloc((void **)&u->gather_partials, 2 * (size_t)p->gather_grid *
                                                             sizeof(double)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->loss_partials, FH_LOSS_STATS * (size_t)p->loss_grid *
+                                                          sizeof(double)), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->head_partials, FH_LOSS_HEAD_SUMS * (size_t)p->loss_grid *
                                                           sizeof(double)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->counters, 2 * sizeof(unsigned)), err);
     CUDA_CHECK(cudaMemset(u->counters, 0, 2 * sizeof(unsigned)), err);

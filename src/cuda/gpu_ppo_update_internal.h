@@ -19,14 +19,15 @@ _Static_assert(FH_UREC_COLS == FH_PPO_TRACE_COLS && FH_UREC_GRAD_NORM == FH_PPO_
 typedef enum {
     K_PPO_GATHER, K_CUR_GATHER, K_PPO_LOSS, K_MSE_LOSS, K_BIAS_GRAD, K_BIAS_ACT, K_SUMSQ,
     K_ADAM, K_EXPLAINED_VARIANCE, K_SUMMARY, K_METRICS, K_ADV_FINISH, K_LOSS_FINISH,
-    K_TO_BF16, K_BIAS_GRAD_BF16, K_COUNT
+    K_TO_BF16, K_BIAS_GRAD_BF16, K_HEAD_GRAD, K_COUNT
 } kernel_id;
 
 static const char *const kernel_names[K_COUNT] = {
     "ppo_gather_kernel", "curiosity_gather_kernel", "ppo_loss_kernel", "mse_loss_kernel",
     "bias_grad_kernel", "bias_act_kernel", "grad_sumsq_kernel", "adam_kernel",
     "explained_variance_kernel", "update_summary_kernel", "iteration_metrics_kernel",
-    "adv_finish_kernel", "ppo_loss_finish_kernel", "to_bf16_kernel", "bias_grad_bf16_kernel"};
+    "adv_finish_kernel", "ppo_loss_finish_kernel", "to_bf16_kernel", "bias_grad_bf16_kernel",
+    "ppo_head_grad_kernel"};
 
 /* The data-parallel sums' buffer (doubles): the advantages' (2), the loss's
  * (FH_LOSS_STATS), the explained variance's (4). */
@@ -57,9 +58,10 @@ struct fh_gpu_ppo_update {
     /* one minibatch (plan.problem.minibatch rows) */
     float *mb_states, *mb_old_logp, *mb_adv, *mb_returns, *mb_old_values;
     int *mb_actions;
-    float *dlogits, *dvalues, *cur_in, *cur_target, *cur_dpred;
+    float *dlogits, *cur_in, *cur_target, *cur_dpred;
     double *partials, *records;
     double *gather_partials, *loss_partials; /* the last-block reductions' */
+    double *head_partials;     /* the loss's block sums of the value head's gradients */
     unsigned *counters;        /* [0] the gather's, [1] the loss's */
     fh_update_state *state;
     unsigned long long *keys;  /* (epochs + curiosity_epochs) */

@@ -57,9 +57,15 @@ void fh_update_engine_free(fh_update_engine *e)
 fh_status fh_update_engine_launch(fh_update_engine *e, int kernel, unsigned grid,
                                   unsigned block, void *args, fh_error *err)
 {
+    return fh_update_engine_launch_on(e, e->stream, kernel, grid, block, args, err);
+}
+
+fh_status fh_update_engine_launch_on(fh_update_engine *e, cudaStream_t stream, int kernel,
+                                     unsigned grid, unsigned block, void *args, fh_error *err)
+{
     void *params[] = {args};
     dim3 g = {grid, 1, 1}, b = {block, 1, 1};
-    CUDA_CHECK(cudaLaunchKernel((const void *)e->k[kernel], g, b, params, 0, e->stream), err);
+    CUDA_CHECK(cudaLaunchKernel((const void *)e->k[kernel], g, b, params, 0, stream), err);
     CUDA_CHECK(cudaGetLastError(), err);
     return FH_OK;
 fail:

@@ -54,6 +54,9 @@ void fh_update_engine_free(fh_update_engine *e);
  * (by value: `void *params[] = {args}`), then the launch-error check. */
 fh_status fh_update_engine_launch(fh_update_engine *e, int kernel, unsigned grid,
                                   unsigned block, void *args, fh_error *err);
+/* The same on another stream (a parallel branch of the step's graph). */
+fh_status fh_update_engine_launch_on(fh_update_engine *e, cudaStream_t stream, int kernel,
+                                     unsigned grid, unsigned block, void *args, fh_error *err);
 
 /* One parameter set's optimiser: a (4, n) buffer, params | grads | m | v (nn.h's
  * layout, so the norm and Adam are one pass each), its settings and launch shapes. */

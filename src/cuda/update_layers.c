@@ -279,8 +279,9 @@ static fh_status hidden_forward(fh_update_blas *b, fh_device_mlp *m, int l, int 
     return launch_rows(b, b->hidden_fwd, &a, rows, err);
 }
 
-fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float *x, int rows,
-                                fh_error *err)
+/* act[n_run] = the first n_run layers of the network on x. */
+static fh_status forward_layers(fh_update_blas *b, fh_device_mlp *m, const float *x, int rows,
+                                int n_run, fh_error *err)
 {
     fh_status st = check_rows(m, rows, err);
     if (st != FH_OK)
@@ -302,7 +303,7 @@ fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float
     if (bf16 && (st = to_bf16(b, m->input16, x, (long long)rows * d->dims[0], err)) != FH_OK)
         return st;
     const void *in = bf16 ? (const void *)m->input16 : (const void *)x;
-    for (int l = 0; l < d->n_layers; l++) {
+    for (int l = 0; l < n_run; l++) {
         int hidden = l < d->n_layers - 1, n_in = d->dims[l], n_out = d->dims[l + 1];
         /* bf16: the weights' copy; a hidden layer's output (and so its bias, of the
          * output's type) bf16, the output layer's fp32 */
@@ -334,6 +335,37 @@ fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float
         in = y_bf16 ? (const void *)m->act16[l + 1] : (const void *)m->act[l + 1];
     }
     return FH_OK;
+}
+
+fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float *x, int rows,
+                                fh_error *err)
+{
+    return forward_layers(b, m, x, rows, m->desc->n_layers, err);
+}
+
+fh_status fh_device_mlp_forward_hidden(fh_update_blas *b, fh_device_mlp *m, const float *x,
+                                       int rows, fh_error *err)
+{
+    return forward_layers(b, m, x, rows, m->desc->n_layers - 1, err);
+}
+
+fh_device_mlp_head fh_device_mlp_head_view(const fh_device_mlp *m)
+{
+    int L = m->desc->n_layers;
+    fh_device_mlp_head h = {
+        .width = m->desc->dims[L - 1], .in = m->act[L - 1], .in16 = m->act16[L - 1],
+        .w = layer_tensor(m, m->params, L - 1, 0), .b = layer_tensor(m, m->params, L - 1, 1),
+        .dw = layer_tensor(m, m->grads, L - 1, 0), .db = layer_tensor(m, m->grads, L - 1, 1),
+        .hidden_dz = m->dz[L - 2], .hidden_dz16 = m->g16[L - 2],
+        .hidden_db = layer_tensor(m, m->grads, L - 2, 1), .values = m->act[L]};
+    if (m->params16) { /* bf16: the hidden layers' fp32 buffers are not used */
+        h.in = NULL;
+        h.hidden_dz = NULL;
+    } else {
+        h.in16 = NULL;
+        h.hidden_dz16 = NULL;
+    }
+    return h;
 }
 
 /* db = column sums of dz (rows, width), dz first masked by act > 0 when act != NULL,
@@ -417,30 +449,23 @@ static fh_status hidden_backward(fh_update_blas *b, fh_device_mlp *m, int l, flo
 
 /* Row-major operands in cuBLAS's column-major terms (X (rows, in), g (rows, out),
  * W (out, in)):  dW (out, in) = g^T X  is  dW^T = X^T g :  gemm(N, T, in, out, rows);
- *                dX (rows, in) = g W   is  dX^T = W^T g^T: gemm(N, N, in, rows, out). */
-fh_status fh_device_mlp_backward(fh_update_blas *b, fh_update_blas *dw, fh_device_mlp *m,
-                                 float *dout, int rows, fh_error *err)
+ *                dX (rows, in) = g W   is  dX^T = W^T g^T: gemm(N, N, in, rows, out).
+ * From layer `top` down: g (fp32; bf16: m->g16[top]) is the gradient at its output's
+ * pre-activation, already masked by its ReLU, its bias gradient already written. */
+static fh_status backward_from(fh_update_blas *b, fh_update_blas *dw, fh_device_mlp *m,
+                               int top, float *g, int rows, fh_error *err)
 {
-    fh_status st = check_rows(m, rows, err);
-    if (st != FH_OK)
-        return st;
     const fh_net_desc *d = m->desc;
-    if (!m->grads)
-        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: a backward pass through a "
-                            "forward-only network", __FILE__, __LINE__, d->name);
     fh_update_blas *wb = dw ? dw : b;
     int bf16 = m->params16 != NULL, L = d->n_layers;
-    float *g = dout; /* fp32: the gradient at layer l's pre-activation (bf16: m->g16[l]) */
-    for (int l = L - 1; l >= 0; l--) {
+    fh_status st;
+    for (int l = top; l >= 0; l--) {
         int in = d->dims[l], out = d->dims[l + 1];
         const void *x = bf16 ? (l == 0 ? (const void *)m->input16 : (const void *)m->act16[l])
                              : (l == 0 ? (const void *)m->input : (const void *)m->act[l]);
         const void *w = bf16 ? (const void *)layer_tensor16(m, l, 0)
                              : (const void *)layer_tensor(m, m->params, l, 0);
         float *dwt = layer_tensor(m, m->grads, l, 0);
-        if (l == L - 1 && (st = bf16 ? bias_grad16(b, m, l, dout, m->g16[l], NULL, rows, err)
-                                     : bias_grad(b, m, l, g, NULL, rows, err)) != FH_OK)
-            return st;
         const void *gl = bf16 ? (const void *)m->g16[l] : (const void *)g;
         if (dw) { /* the gradient is ready on b's stream */
             CUDA_CHECK(cudaEventRecord(m->ev[l], b->stream), err);
@@ -474,3 +499,39 @@ fh_status fh_device_mlp_backward(fh_update_blas *b, fh_update_blas *dw, fh_devic
 fail:
     return err->status;
 }
+
+static fh_status check_backward(const fh_device_mlp *m, int rows, fh_error *err)
+{
+    fh_status st = check_rows(m, rows, err);
+    if (st == FH_OK && !m->grads)
+        st = fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: a backward pass through a "
+                          "forward-only network", __FILE__, __LINE__, m->desc->name);
+    return st;
+}
+
+fh_status fh_device_mlp_backward(fh_update_blas *b, fh_update_blas *dw, fh_device_mlp *m,
+                                 float *dout, int rows, fh_error *err)
+{
+    fh_status st = check_backward(m, rows, err);
+    if (st != FH_OK)
+        return st;
+    int L = m->desc->n_layers;
+    if ((st = m->params16 ? bias_grad16(b, m, L - 1, dout, m->g16[L - 1], NULL, rows, err)
+                          : bias_grad(b, m, L - 1, dout, NULL, rows, err)) != FH_OK)
+        return st;
+    return backward_from(b, dw, m, L - 1, dout, rows, err);
+}
+
+fh_status fh_device_mlp_backward_hidden(fh_update_blas *b, fh_update_blas *dw,
+                                        fh_device_mlp *m, int rows, fh_error *err)
+{
+    fh_status st = check_backward(m, rows, err);
+    if (st != FH_OK)
+        return st;
+    int L = m->desc->n_layers;
+    if (L < 2 || m->q_hidden)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: no fused output layer (a PPO "
+                            "network of 2 layers or more)", __FILE__, __LINE__, m->desc->name);
+    return backward_from(b, dw, m, L - 2, m->dz[L - 2], rows, err);
+}
+

@@ -101,6 +101,29 @@ static inline float *fh_device_mlp_output(const fh_device_mlp *m)
 /* act[L] = net(x); x must stay valid until the backward pass. */
 fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float *x, int rows,
                                 fh_error *err);
+/* The output layer left to the caller (the PPO critic's value head, fused into
+ * ppo_loss_kernel): act[L - 1] = the hidden layers of the network on x. */
+fh_status fh_device_mlp_forward_hidden(fh_update_blas *b, fh_device_mlp *m, const float *x,
+                                       int rows, fh_error *err);
+/* What the caller of fh_device_mlp_forward_hidden needs for the output layer: its input
+ * (the last hidden layer's ReLU output: `in`, or `in16` for a bf16 network; the other
+ * NULL), weights and bias (fp32), and where the backward starts: the gradients of the
+ * output layer's weights and bias, the gradient at the last hidden layer's
+ * pre-activation (ReLU-masked; hidden_dz or hidden_dz16, as in) and that layer's bias
+ * gradient; values (rows) where the output goes (fh_device_mlp_output). */
+typedef struct {
+    int width;
+    const float *in;
+    const unsigned short *in16;
+    const float *w, *b;
+    float *dw, *db;
+    float *hidden_dz;
+    unsigned short *hidden_dz16;
+    float *hidden_db;
+    float *values;
+} fh_device_mlp_head;
+fh_device_mlp_head fh_device_mlp_head_view(const fh_device_mlp *m);
+
 /* m->grads = d loss / d params from dout (rows, dims[L]), the gradient with respect to
  * the output of the last forward (no input gradient: the inputs are data). The chain of
  * input gradients runs on b's stream; with dw (another stream's engines) the weight
@@ -108,5 +131,10 @@ fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float
  * waits for them before returning (in a graph capture: parallel branches). */
 fh_status fh_device_mlp_backward(fh_update_blas *b, fh_update_blas *dw, fh_device_mlp *m,
                                  float *dout, int rows, fh_error *err);
+/* The same below the output layer, after fh_device_mlp_forward_hidden: the caller has
+ * written the output layer's gradients, the last hidden layer's bias gradient and its
+ * masked pre-activation gradient (fh_device_mlp_head). */
+fh_status fh_device_mlp_backward_hidden(fh_update_blas *b, fh_update_blas *dw,
+                                        fh_device_mlp *m, int rows, fh_error *err);
 
 #endif

@@ -18,6 +18,10 @@
  * 820cb62). mse_loss_kernel stays one block (once a minibatch of the curiosity
  * fit, 32 floats a row). */
 #define LOSS_ROWS_PER_BLOCK 8
+/* ppo_head_grad_kernel: the value head's 129 column sums over the loss's blocks, a warp
+ * a column (FH_LOSS_HEAD_SUMS of update_args.h). */
+#define HEAD_GRAD_THREADS 128
+#define HEAD_GRAD_COLUMNS (2 * FH_CRITIC_H5 + 1)
 #define MSE_THREADS 1024
 /* Partial sums of the squared gradients: 132 SMs, ~383k parameters, ~2.9k each. */
 #define SUMSQ_BLOCKS 128
@@ -72,6 +76,8 @@ fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out
     out->loss_threads = LOSS_ROWS_PER_BLOCK * 32;
     out->loss_grid = (int)ceil_div(prob->minibatch, LOSS_ROWS_PER_BLOCK);
     out->tail_loss_grid = (int)ceil_div(out->tail_rows, LOSS_ROWS_PER_BLOCK);
+    out->head_grad_threads = HEAD_GRAD_THREADS;
+    out->head_grad_grid = (int)ceil_div(HEAD_GRAD_COLUMNS * 32LL, HEAD_GRAD_THREADS);
     out->mse_threads = MSE_THREADS;
     out->sumsq_blocks = SUMSQ_BLOCKS;
     out->reduce_threads = REDUCE_THREADS;
@@ -102,9 +108,11 @@ void fh_update_plan_print(FILE *f, const fh_update_plan *p)
             fh_precision_name(q->precision));
     fprintf(f, "  graphs:    %d steps a graph, %d launches an epoch%s\n", p->graph_steps,
             p->graph_launches, p->tail_rows ? " and a tail step" : "");
-    fprintf(f, "  kernels:   gather %d x %d, loss %d x %d, norm %d blocks, Adam %d x %d "
-            "(curiosity %d)\n", p->gather_grid, p->gather_threads, p->loss_grid, p->loss_threads,
-            p->sumsq_blocks, p->adam_grid, p->adam_threads, p->curiosity_adam_grid);
+    fprintf(f, "  kernels:   gather %d x %d, loss %d x %d (with the value head; its "
+            "gradients %d x %d), norm %d blocks, Adam %d x %d (curiosity %d)\n",
+            p->gather_grid, p->gather_threads, p->loss_grid, p->loss_threads,
+            p->head_grad_grid, p->head_grad_threads, p->sumsq_blocks, p->adam_grid,
+            p->adam_threads, p->curiosity_adam_grid);
     fprintf(f, "  buffer:    %lld floats a block (actor at 0, critic at %lld, 256-byte "
             "aligned)\n", p->ppo_params, p->critic_offset);
     fprintf(f, "  NVRTC:    ");

@@ -36,6 +36,7 @@ typedef struct {
     int tail_gather_grid;
     int loss_threads, loss_grid; /* ppo_loss_kernel: one warp a row */
     int tail_loss_grid;
+    int head_grad_threads, head_grad_grid; /* ppo_head_grad_kernel: a warp a column */
     int mse_threads;           /* mse_loss_kernel: one block */
     int sumsq_blocks;          /* grad_sumsq_kernel's partial sums (fixed: determinism) */
     int reduce_threads;        /* grad_sumsq, explained variance */

@@ -34,6 +34,10 @@ static void test_hand_computed(void)
     CHECK(p.gather_grid == 64 && p.gather_threads == 256); /* 512 rows x 32 lanes / 256 */
     CHECK(p.loss_grid == 64 && p.loss_threads == 256);     /* a warp a row, 8 a block */
     CHECK(p.loss_threads == FH_LOSS_ROWS * 32);            /* the kernel's own constant */
+    /* the value head's gradients: 64 weights, 64 hidden biases, its bias: 129 columns,
+     * a warp each, 4 warps a block */
+    CHECK(p.head_grad_threads == 128 && p.head_grad_grid == 33);
+    CHECK(FH_LOSS_HEAD_SUMS == 129 && FH_LOSS_HEAD_WIDTH == FH_CRITIC_H5);
     /* the critic and each of the buffer's four blocks start 256-byte aligned, with no
      * more padding than that needs */
     CHECK(p.critic_offset >= FH_ACTOR_N_PARAMS && p.critic_offset % 64 == 0 &&

@@ -120,14 +120,20 @@ typedef struct {
     float *inputs, *targets;
 } fh_curiosity_gather_args;
 
-/* ppo_loss_kernel (one warp a row, FH_LOSS_ROWS rows a block): the loss, its gradient,
- * and, in the last block to finish, the sums, the record and the position. */
+/* ppo_loss_kernel (one warp a row, FH_LOSS_ROWS rows a block, each warp taking rows
+ * a grid's stride apart): the critic's value head (its 1-wide output layer over the last
+ * hidden layer, FH_LOSS_HEAD_WIDTH wide), the loss, its gradient with respect to the
+ * logits, the head's backward (its weight and bias gradients, the ReLU-masked gradient
+ * at the last hidden layer's pre-activation and that layer's bias gradient), and, in
+ * the last block to finish, the sums, the record and the position. */
 #define FH_LOSS_ROWS 8
 #define FH_LOSS_STATS 6
+#define FH_LOSS_HEAD_WIDTH FH_CRITIC_H5
+#define FH_LOSS_HEAD_SUMS (2 * FH_LOSS_HEAD_WIDTH + 1) /* dW, the hidden db, the head's db */
 typedef struct {
     fh_update_state *state;
     const float *logits;  /* (rows, 45) */
-    const float *values;  /* (rows) */
+    float *values;        /* (rows): written, the head's output */
     const int *actions;
     const float *old_logp, *adv, *returns, *old_values;
     int rows, minibatches_per_epoch;
@@ -135,7 +141,17 @@ typedef struct {
     int norm_adv;
     double target_kl;     /* 0: off */
     float *dlogits;       /* (rows, 45) */
-    float *dvalues;       /* (rows) */
+    /* the value head: its input (the last hidden layer's ReLU output, fp32 or, for a
+     * bf16 critic, bf16), its fp32 weights and bias; out: the gradient at that hidden
+     * layer's pre-activation (fp32 or bf16, as the input), and the block sums of the
+     * head's weight and bias gradients and the hidden layer's bias gradient
+     * (ppo_head_grad_kernel's) */
+    const float *head_in;
+    const unsigned short *head_in16;
+    const float *head_w, *head_b;
+    float *hidden_dz;
+    unsigned short *hidden_dz16;
+    double *head_partials; /* (FH_LOSS_HEAD_SUMS, blocks): a column's blocks together */
     double *records;      /* (epochs * minibatches_per_epoch, FH_UREC_COLS) */
     double *partials;     /* (blocks, FH_LOSS_STATS) */
     unsigned *counter;
@@ -144,6 +160,14 @@ typedef struct {
                              ppo_loss_finish_kernel, which reads them over total_rows */
     long long total_rows; /* the step's rows over all ranks (data-parallel) */
 } fh_ppo_loss_args;
+
+/* ppo_head_grad_kernel (a warp a column of head_partials): the value head's gradients,
+ * written, not added. */
+typedef struct {
+    const double *partials; /* (FH_LOSS_HEAD_SUMS, blocks) */
+    int blocks;             /* ppo_loss_kernel's grid */
+    float *head_dw, *head_db, *hidden_db;
+} fh_ppo_head_grad_args;
 
 /* mse_loss_kernel (one block): the curiosity loss, its gradient, the position. */
 typedef struct {

@@ -2,10 +2,11 @@
  * compiled after common_device_functions.cuh, without fast math (the update follows
  * the CPU's arithmetic), launched by gpu_ppo_update.c. One step of the update is:
  *
- *   ppo_gather_kernel -> the actor's and the critic's forward (cublasLt, bias+ReLU
- *   epilogues) -> ppo_loss_kernel -> per layer, top down: bias_grad_kernel (ReLU
- *   gradient and bias gradient), the weight gradient and the input gradient (cuBLAS)
- *   -> grad_sumsq_kernel -> adam_kernel
+ *   ppo_gather_kernel -> the actor's forward and the critic's up to its last hidden
+ *   layer (cublasLt, bias+ReLU epilogues) -> ppo_loss_kernel (the critic's value head
+ *   forward and backward beside the loss) -> per layer, top down: the weight gradient
+ *   and the input gradient (cublasLt), bias_grad_kernel (ReLU gradient and bias
+ *   gradient) -> grad_sumsq_kernel -> adam_kernel
  *
  * and the curiosity fit's step the same with curiosity_gather_kernel and
  * mse_loss_kernel; steps are captured into CUDA graphs and replayed, their position on
