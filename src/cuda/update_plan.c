@@ -12,11 +12,14 @@
 #define GATHER_THREADS 256
 #define GATHER_WAVES 4
 /* ppo_loss_kernel: one warp a row, 8 rows a block (= FH_LOSS_ROWS of update_args.h; one
- * block of 1024 threads over the whole minibatch took 53 us a step at 512 rows, session
- * 9's ncu profile; a grid capped as the gather's, a warp taking 4 rows at 16,384, took
- * 29.6 us a launch against 28.3 uncapped: its time is the rows' arithmetic, session 19,
- * 820cb62). mse_loss_kernel stays one block (once a minibatch of the curiosity
- * fit, 32 floats a row). */
+ * block of 1,024 threads over the whole minibatch took 53 us a step at 512 rows, session
+ * 9's ncu profile), the grid capped at LOSS_WAVES blocks an SM, a warp taking rows a
+ * grid apart (4 a warp at 16,384 rows: 29.6 us a launch against 28.3 uncapped, session
+ * 19, 820cb62), so that the value head's block sums (129 a block, reduced by
+ * ppo_head_grad_kernel) stay few: uncapped, 2,048 blocks' of them cost the throughput
+ * configuration what fusing the head saved (session 21, run 1). mse_loss_kernel stays
+ * one block (once a minibatch of the curiosity fit, 32 floats a row). */
+#define LOSS_WAVES 4
 #define LOSS_ROWS_PER_BLOCK 8
 /* ppo_head_grad_kernel: the value head's 129 column sums over the loss's blocks, a warp
  * a column (FH_LOSS_HEAD_SUMS of update_args.h). */
@@ -40,6 +43,14 @@ static int gather_blocks(long long rows, int sm_count)
 {
     long long blocks = ceil_div(rows * 32, GATHER_THREADS);
     long long cap = (long long)GATHER_WAVES * (sm_count > 0 ? sm_count : 1);
+    return (int)(blocks < cap ? blocks : cap);
+}
+
+/* ppo_loss_kernel's blocks for `rows` rows: a warp a row up to the cap. */
+static int loss_blocks(long long rows, int sm_count)
+{
+    long long blocks = ceil_div(rows, LOSS_ROWS_PER_BLOCK);
+    long long cap = (long long)LOSS_WAVES * (sm_count > 0 ? sm_count : 1);
     return (int)(blocks < cap ? blocks : cap);
 }
 
@@ -74,8 +85,8 @@ fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out
     out->gather_grid = gather_blocks(prob->minibatch, prob->sm_count);
     out->tail_gather_grid = out->tail_rows ? gather_blocks(out->tail_rows, prob->sm_count) : 0;
     out->loss_threads = LOSS_ROWS_PER_BLOCK * 32;
-    out->loss_grid = (int)ceil_div(prob->minibatch, LOSS_ROWS_PER_BLOCK);
-    out->tail_loss_grid = (int)ceil_div(out->tail_rows, LOSS_ROWS_PER_BLOCK);
+    out->loss_grid = loss_blocks(prob->minibatch, prob->sm_count);
+    out->tail_loss_grid = out->tail_rows ? loss_blocks(out->tail_rows, prob->sm_count) : 0;
     out->head_grad_threads = HEAD_GRAD_THREADS;
     out->head_grad_grid = (int)ceil_div(HEAD_GRAD_COLUMNS * 32LL, HEAD_GRAD_THREADS);
     out->mse_threads = MSE_THREADS;

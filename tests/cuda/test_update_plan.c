@@ -62,6 +62,8 @@ static void test_hand_computed(void)
     CHECK(p.full_steps == 32 && p.graph_steps == 32 && p.graph_launches == 1 && !p.tail_rows);
     /* the gather's grid capped at 4 blocks an SM: 4,224 warps, chunks of 4 rows */
     CHECK(p.gather_grid == 4 * 132);
+    /* and the loss's: 2,048 blocks of 8 rows capped at 528, a warp taking 4 rows */
+    CHECK(p.loss_grid == 4 * 132);
 }
 
 static void test_random(void)
@@ -90,8 +92,13 @@ static void test_random(void)
               (long long)p.tail_gather_grid * p.gather_threads >= p.tail_rows);
         CHECK((p.tail_rows == 0) == (p.tail_gather_grid == 0));
         CHECK(p.loss_threads % 32 == 0 && p.loss_threads <= 1024 && p.mse_threads <= 1024);
-        CHECK((long long)p.loss_grid * (p.loss_threads / 32) >= minibatch);
-        CHECK((long long)p.tail_loss_grid * (p.loss_threads / 32) >= p.tail_rows);
+        /* a warp a row up to 4 blocks an SM, then rows a grid apart */
+        CHECK(p.loss_grid >= 1 && p.loss_grid <= 4 * 132);
+        CHECK((long long)p.loss_grid * (p.loss_threads / 32) >= minibatch ||
+              p.loss_grid == 4 * 132);
+        CHECK(p.tail_loss_grid <= p.loss_grid && (p.tail_rows == 0) == (p.tail_loss_grid == 0));
+        CHECK((long long)p.tail_loss_grid * (p.loss_threads / 32) >= p.tail_rows ||
+              p.tail_loss_grid == 4 * 132);
         CHECK(p.reduce_threads % 32 == 0 && p.sumsq_blocks >= 1);
     }
 }
