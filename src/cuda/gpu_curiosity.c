@@ -97,7 +97,8 @@ static fh_status fit_step(void *ctx, int rows, fh_error *err)
 static fh_status make_plan(fh_update_plan *p, const fh_gpu_curiosity *c, int64_t n, fh_error *err)
 {
     fh_update_problem prob = {c->dev.sm_count, (long long)n,
-                              (int)(c->minibatch < n ? c->minibatch : n), 1, c->epochs, c->precision};
+                              (int)(c->minibatch < n ? c->minibatch : n), 1, c->epochs, c->precision,
+                              c->dev.cc_major};
     return fh_update_plan_make(&prob, p, err);
 }
 
@@ -183,6 +184,8 @@ fh_status fh_gpu_curiosity_create(fh_gpu_curiosity **out, const fh_device_info *
         (st = fh_update_blas_init(&c->blas, c->eng.stream, c->precision, c->eng.k[K_BIAS_GRAD],
                                   c->eng.k[K_BIAS_ACT], err)) != FH_OK)
         goto fail_status;
+    c->eng.pdl = p->pdl;
+    fh_update_blas_set_pdl(&c->blas, p->pdl);
     const long long C = p->curiosity_params;
     const size_t M = (size_t)c->minibatch;
     const size_t keys = (size_t)(c->epochs > 0 ? c->epochs : 1);

@@ -323,7 +323,7 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
     u->dev = *dev;
     u->cfg = s;
     fh_update_problem prob = {dev->sm_count, batch_size, s.minibatch, s.epochs,
-                              s.curiosity_epochs, precision};
+                              s.curiosity_epochs, precision, dev->cc_major};
     fh_status st = fh_update_plan_make(&prob, &u->plan, err);
     if (st != FH_OK)
         goto fail_status;
@@ -342,8 +342,11 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
         (st = fh_update_blas_init(&u->blas_dw, u->side[1], precision, bg, ba, err)) != FH_OK)
         goto fail_status;
     fh_update_blas *engines[] = {&u->blas, &u->blas_actor, &u->blas_dw};
-    for (int i = 0; i < 3; i++)
+    u->eng.pdl = p->pdl;
+    for (int i = 0; i < 3; i++) {
         fh_update_blas_set_bf16(engines[i], u->eng.k[K_TO_BF16], u->eng.k[K_BIAS_GRAD_BF16]);
+        fh_update_blas_set_pdl(engines[i], p->pdl);
+    }
     long long P = p->ppo_params, C = p->curiosity_params;
     if (precision == FH_PRECISION_BF16) {
         CUDA_CHECK(cudaMalloc((void **)&u->ppo16, (size_t)P * sizeof(unsigned short)), err);

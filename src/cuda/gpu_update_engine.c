@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cuda/cuda_check.h"
+#include "cuda/pdl_launch.h"
 
 fh_status fh_update_engine_init(fh_update_engine *e, const fh_device_info *dev,
                                 const char *kernel_file, const char *const *options,
@@ -65,7 +66,7 @@ fh_status fh_update_engine_launch_on(fh_update_engine *e, cudaStream_t stream, i
 {
     void *params[] = {args};
     dim3 g = {grid, 1, 1}, b = {block, 1, 1};
-    CUDA_CHECK(cudaLaunchKernel((const void *)e->k[kernel], g, b, params, 0, stream), err);
+    CUDA_CHECK(fh_pdl_launch((const void *)e->k[kernel], g, b, params, stream, e->pdl), err);
     CUDA_CHECK(cudaGetLastError(), err);
     return FH_OK;
 fail:

@@ -34,6 +34,8 @@ typedef struct {
     cudaEvent_t ev_begin, ev_end;  /* around a run */
     cudaGraphExec_t graphs[FH_UPDATE_ENGINE_MAX_GRAPHS]; /* slots the module numbers */
     float last_ms;                 /* device milliseconds of the last run */
+    int pdl;                       /* launches with programmatic dependent launch
+                                      (pdl_launch.h); 0 after init, set by the module */
 } fh_update_engine;
 
 /* On device dev: kernel_file compiled (or loaded from the cache) with options, the

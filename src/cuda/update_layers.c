@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cuda/cuda_check.h"
+#include "cuda/pdl_launch.h"
 #include "cuda/kernels/q_update_args.h"
 #include "cuda/kernels/update_args.h"
 
@@ -42,6 +43,11 @@ void fh_update_blas_set_hidden(fh_update_blas *b, cudaKernel_t forward, cudaKern
 {
     b->hidden_fwd = forward;
     b->hidden_bwd = backward;
+}
+
+void fh_update_blas_set_pdl(fh_update_blas *b, int pdl)
+{
+    b->pdl = pdl;
 }
 
 void fh_update_blas_set_bf16(fh_update_blas *b, cudaKernel_t to_bf16, cudaKernel_t bias_grad16)
@@ -214,7 +220,7 @@ static fh_status dense_any_width(fh_update_blas *b, void *y, int y_bf16, const v
     long long n = (long long)rows * out;
     long long blocks = (n + ELEMENTWISE_THREADS - 1) / ELEMENTWISE_THREADS;
     dim3 grid = {(unsigned)(blocks < 1024 ? blocks : 1024), 1, 1}, block = {ELEMENTWISE_THREADS, 1, 1};
-    CUDA_CHECK(cudaLaunchKernel((const void *)b->bias_act, grid, block, params, 0, b->stream), err);
+    CUDA_CHECK(fh_pdl_launch((const void *)b->bias_act, grid, block, params, b->stream, b->pdl), err);
     CUDA_CHECK(cudaGetLastError(), err);
     return FH_OK;
 fail:
@@ -242,7 +248,8 @@ static fh_status to_bf16(fh_update_blas *b, unsigned short *dst, const float *sr
     void *params[] = {&a};
     long long blocks = (n + ELEMENTWISE_THREADS - 1) / ELEMENTWISE_THREADS;
     dim3 grid = {(unsigned)(blocks < 1024 ? blocks : 1024), 1, 1}, block = {ELEMENTWISE_THREADS, 1, 1};
-    CUDA_CHECK(cudaLaunchKernel((const void *)b->to_bf16, grid, block, params, 0, b->stream), err);
+    CUDA_CHECK(fh_pdl_launch((const void *)b->to_bf16, grid, block, params, b->stream, b->pdl),
+               err);
     CUDA_CHECK(cudaGetLastError(), err);
     return FH_OK;
 fail:
@@ -255,7 +262,7 @@ static fh_status launch_rows(fh_update_blas *b, cudaKernel_t kernel, void *args,
     void *params[] = {args};
     dim3 grid = {(unsigned)((rows + FH_Q_ROWS_PER_BLOCK - 1) / FH_Q_ROWS_PER_BLOCK), 1, 1};
     dim3 block = {32 * FH_Q_ROWS_PER_BLOCK, 1, 1};
-    CUDA_CHECK(cudaLaunchKernel((const void *)kernel, grid, block, params, 0, b->stream), err);
+    CUDA_CHECK(fh_pdl_launch((const void *)kernel, grid, block, params, b->stream, b->pdl), err);
     CUDA_CHECK(cudaGetLastError(), err);
     return FH_OK;
 fail:
@@ -377,7 +384,7 @@ static fh_status launch_column_sums(fh_update_blas *b, cudaKernel_t kernel, void
     dim3 grid = {(unsigned)((width + 31) / 32),
                  (unsigned)((rows + FH_BIAS_GRAD_CHUNK - 1) / FH_BIAS_GRAD_CHUNK), 1};
     dim3 block = {32, FH_BIAS_GRAD_ROWS, 1};
-    CUDA_CHECK(cudaLaunchKernel((const void *)kernel, grid, block, params, 0, b->stream), err);
+    CUDA_CHECK(fh_pdl_launch((const void *)kernel, grid, block, params, b->stream, b->pdl), err);
     CUDA_CHECK(cudaGetLastError(), err);
     return FH_OK;
 fail:

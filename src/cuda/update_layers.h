@@ -38,6 +38,7 @@ typedef struct {
     cudaStream_t stream;
     cublasComputeType_t compute; /* the run's precision's (fh_gemm_compute_type) */
     cudaDataType_t operand;      /* the matmuls' A and B: bf16 at FH_PRECISION_BF16 */
+    int pdl;                     /* our kernels' launches programmatic (pdl_launch.h) */
 } fh_update_blas;
 
 fh_status fh_update_blas_init(fh_update_blas *b, cudaStream_t stream, int precision,
@@ -45,6 +46,9 @@ fh_status fh_update_blas_init(fh_update_blas *b, cudaStream_t stream, int precis
 void fh_update_blas_free(fh_update_blas *b);
 /* The Q-networks' hidden-layer kernels: q_hidden_forward_kernel, q_hidden_backward_kernel. */
 void fh_update_blas_set_hidden(fh_update_blas *b, cudaKernel_t forward, cudaKernel_t backward);
+/* Our kernels launched with programmatic dependent launch (the update plan's pdl; 0
+ * after init): every kernel they launch begins with fh_pdl_wait (kernels/pdl.cuh). */
+void fh_update_blas_set_pdl(fh_update_blas *b, int pdl);
 /* The bf16 networks' kernels: to_bf16_kernel, bias_grad_bf16_kernel (layer_elementwise.cu). */
 void fh_update_blas_set_bf16(fh_update_blas *b, cudaKernel_t to_bf16, cudaKernel_t bias_grad16);
 

@@ -30,6 +30,8 @@
 #define SUMSQ_BLOCKS 128
 #define REDUCE_THREADS 256
 #define ADAM_THREADS 256
+/* Programmatic dependent launch: Hopper's (compute capability 9.0) and later. */
+#define PDL_MIN_CC_MAJOR 9
 /* Each network's parameters start on a 256-byte boundary (update_plan.h). */
 #define PARAM_ALIGN_FLOATS 64
 
@@ -97,6 +99,7 @@ fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out
                       ceil_div(FH_CRITIC_N_PARAMS, PARAM_ALIGN_FLOATS) * PARAM_ALIGN_FLOATS;
     out->curiosity_params = FH_CURIOSITY_N_PARAMS;
     out->adam_threads = ADAM_THREADS;
+    out->pdl = prob->cc_major >= PDL_MIN_CC_MAJOR;
     int waves = prob->sm_count > 0 ? prob->sm_count : 1;
     long long ppo_blocks = ceil_div(out->ppo_params, ADAM_THREADS);
     long long cur_blocks = ceil_div(out->curiosity_params, ADAM_THREADS);
@@ -124,6 +127,9 @@ void fh_update_plan_print(FILE *f, const fh_update_plan *p)
             p->gather_grid, p->gather_threads, p->loss_grid, p->loss_threads,
             p->head_grad_grid, p->head_grad_threads, p->sumsq_blocks, p->adam_grid,
             p->adam_threads, p->curiosity_adam_grid);
+    fprintf(f, "  launches:  %s\n", p->pdl ? "programmatic dependent launch (each of our "
+            "kernels scheduled while the one before it finishes)" : "plain (before compute "
+            "capability 9.0)");
     fprintf(f, "  buffer:    %lld floats a block (actor at 0, critic at %lld, 256-byte "
             "aligned)\n", p->ppo_params, p->critic_offset);
     fprintf(f, "  NVRTC:    ");

@@ -22,6 +22,7 @@ typedef struct {
     int epochs;             /* PPO epochs */
     int curiosity_epochs;   /* the curiosity fit's */
     int precision;               /* fh_precision of the matmuls (0: fp32) */
+    int cc_major;                /* the device's compute capability (its major) */
 } fh_update_problem;
 
 typedef struct {
@@ -47,6 +48,10 @@ typedef struct {
      * blocks starts 256-byte aligned (unaligned, the critic took cuBLAS's align1 matmul
      * kernels: session 19's profile). The padding stays zero: no gradient, no step. */
     long long critic_offset, ppo_params, curiosity_params;
+    /* our kernels launched with programmatic dependent launch (kernels/pdl.cuh), so
+     * each may be scheduled while the one before it finishes: on compute capability 9.0
+     * and later (earlier GPUs do not have it) */
+    int pdl;
     /* NVRTC options, in the order passed */
     int n_options;
     const char *options[4];

@@ -133,7 +133,7 @@ static void test_compiles_to_ptx(void)
  * problem). */
 static void test_update_kernels(void)
 {
-    fh_update_problem q = {132, 64000, 512, 10, 1, 0};
+    fh_update_problem q = {132, 64000, 512, 10, 1, 0, 0};
     fh_update_plan plan;
     fh_error err;
     CHECK(fh_update_plan_make(&q, &plan, &err) == FH_OK);

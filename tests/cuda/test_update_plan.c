@@ -17,7 +17,7 @@
 
 static fh_update_plan plan_of(long long batch, int minibatch, int epochs, fh_status *st)
 {
-    fh_update_problem q = {132, batch, minibatch, epochs, 1, 0};
+    fh_update_problem q = {132, batch, minibatch, epochs, 1, 0, 0};
     fh_update_plan p;
     fh_error err;
     *st = fh_update_plan_make(&q, &p, &err);
@@ -66,6 +66,19 @@ static void test_hand_computed(void)
     CHECK(p.loss_grid == 4 * 132);
 }
 
+/* Programmatic dependent launch from compute capability 9.0 (Hopper) on, not before. */
+static void test_pdl(void)
+{
+    fh_error err;
+    fh_update_plan p;
+    const int majors[] = {0, 7, 8, 9, 10, 12};
+    for (int i = 0; i < 6; i++) {
+        fh_update_problem q = {132, 64000, 512, 10, 1, 0, majors[i]};
+        CHECK(fh_update_plan_make(&q, &p, &err) == FH_OK);
+        CHECK(p.pdl == (majors[i] >= 9));
+    }
+}
+
 static void test_random(void)
 {
     uint64_t s = 12345;
@@ -105,7 +118,7 @@ static void test_random(void)
 
 static void test_refused(void)
 {
-    fh_update_problem q = {132, 1000, 0, 10, 1, 0};
+    fh_update_problem q = {132, 1000, 0, 10, 1, 0, 0};
     fh_update_plan p;
     fh_error err;
     CHECK(fh_update_plan_make(&q, &p, &err) == FH_ERR_INPUT && strstr(err.message, "minibatch"));
@@ -122,6 +135,7 @@ static void test_refused(void)
 int main(void)
 {
     test_hand_computed();
+    test_pdl();
     test_random();
     test_refused();
     return fh_test_finish();

@@ -14,6 +14,7 @@
 
 extern "C" __global__ void grad_sumsq_kernel(fh_grad_sumsq_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     __shared__ double shm[33];
     long long chunk = (a.n + gridDim.x - 1) / gridDim.x;
     long long begin = (long long)blockIdx.x * chunk;
@@ -30,6 +31,7 @@ extern "C" __global__ void grad_sumsq_kernel(fh_grad_sumsq_args a)
 
 extern "C" __global__ void adam_kernel(fh_adam_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     __shared__ double s_norm;
     fh_update_phase *ph = a.curiosity ? &a.state->curiosity : &a.state->ppo;
     if (!ph->apply) /* set by the loss kernel before this launch: uniform */

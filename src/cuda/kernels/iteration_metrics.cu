@@ -9,6 +9,7 @@
 
 extern "C" __global__ void iteration_metrics_kernel(fh_iteration_metrics_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     __shared__ double shm[33];
     __shared__ unsigned long long counts[FH_N_ACTIONS];
     __shared__ long long ints[1 + 1 + FH_BARRIER_N_KINDS];

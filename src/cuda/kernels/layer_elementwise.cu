@@ -51,6 +51,7 @@ __device__ void fh_bias_grad_finish(double part[FH_BIAS_GRAD_ROWS][32], double s
 
 extern "C" __global__ void bias_grad_kernel(fh_bias_grad_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     __shared__ double part[FH_BIAS_GRAD_ROWS][32];
     int col = blockIdx.x * 32 + threadIdx.x;
     int begin = blockIdx.y * FH_BIAS_GRAD_CHUNK;
@@ -72,6 +73,7 @@ extern "C" __global__ void bias_grad_kernel(fh_bias_grad_args a)
 
 extern "C" __global__ void bias_grad_bf16_kernel(fh_bias_grad_bf16_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     __shared__ double part[FH_BIAS_GRAD_ROWS][32];
     int col = blockIdx.x * 32 + threadIdx.x;
     int begin = blockIdx.y * FH_BIAS_GRAD_CHUNK;
@@ -95,6 +97,7 @@ extern "C" __global__ void bias_grad_bf16_kernel(fh_bias_grad_bf16_args a)
 
 extern "C" __global__ void bias_act_kernel(fh_bias_act_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     long long n = a.rows * a.width;
     long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -109,6 +112,7 @@ extern "C" __global__ void bias_act_kernel(fh_bias_act_args a)
 
 extern "C" __global__ void to_bf16_kernel(fh_to_bf16_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += stride)
         a.dst[i] = fh_float_to_bf16(a.src[i]);

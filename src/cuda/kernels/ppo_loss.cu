@@ -37,6 +37,7 @@ __device__ __forceinline__ float fh_head_input(const fh_ppo_loss_args *a, long l
  * the last hidden layer backward). A row's value is a 64-term dot product: one warp's. */
 extern "C" __global__ void ppo_loss_kernel(fh_ppo_loss_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     __shared__ double rows_stats[FH_LOSS_ROWS][FH_LOSS_STATS];
     __shared__ double head_sums[FH_LOSS_ROWS][FH_LOSS_HEAD_SUMS];
     fh_update_phase *ph = &a.state->ppo;
@@ -169,6 +170,7 @@ extern "C" __global__ void ppo_loss_kernel(fh_ppo_loss_args a)
  * critical path: on the weight gradients' stream, beside the chain of input gradients. */
 extern "C" __global__ void ppo_head_grad_kernel(fh_ppo_head_grad_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     int k = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
     if (k >= FH_LOSS_HEAD_SUMS)
         return;
@@ -186,6 +188,7 @@ extern "C" __global__ void ppo_head_grad_kernel(fh_ppo_head_grad_args a)
  * since). One thread. */
 extern "C" __global__ void ppo_loss_finish_kernel(fh_ppo_loss_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     if (blockIdx.x != 0 || threadIdx.x != 0)
         return;
     const fh_update_phase *ph = &a.state->ppo;
@@ -196,6 +199,7 @@ extern "C" __global__ void ppo_loss_finish_kernel(fh_ppo_loss_args a)
  * fh_mse_backward), its gradient, and the phase's bookkeeping. */
 extern "C" __global__ void __launch_bounds__(1024) mse_loss_kernel(fh_mse_loss_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     __shared__ double shm[33];
     fh_update_phase *ph = &a.state->curiosity;
     int skip = ph->failed || a.state->ppo.failed; /* the CPU's update returns first */

@@ -18,6 +18,7 @@
  * (q_update_args.h). Row kernels use one warp a row; sums over a row run in double by a
  * fixed butterfly, sums over rows in fixed trees (block_reduce.cuh), so a run is
  * bit-identical to the next on one GPU. */
+#include "pdl.cuh"
 #include "minibatch_order.cuh"
 #include "q_targets.cuh"
 #include "update_args.h"
@@ -52,6 +53,7 @@ __device__ void fh_q_phase_advance(fh_update_phase *ph, int minibatches_per_epoc
 
 extern "C" __global__ void q_max_kernel(fh_q_max_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     long long row = (long long)(blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x) >> 5;
     int lane = threadIdx.x & 31;
     if (row >= a.rows)
@@ -68,6 +70,7 @@ extern "C" __global__ void q_max_kernel(fh_q_max_args a)
 /* fh_q_lambda_returns (dqn_targets.c): one thread a row, the shared scan (q_targets.cuh). */
 extern "C" __global__ void q_lambda_kernel(fh_q_lambda_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     int n = blockIdx.x * blockDim.x + threadIdx.x;
     if (n >= a.n_episodes)
         return;
@@ -80,6 +83,7 @@ extern "C" __global__ void q_lambda_kernel(fh_q_lambda_args a)
 
 extern "C" __global__ void q_gather_kernel(fh_q_gather_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     int row = fh_q_row(), lane = threadIdx.x & 31;
     if (row >= a.rows)
         return;
@@ -115,6 +119,7 @@ __device__ void fh_q_row_loss(float pred, float y, int huber, float delta, doubl
 
 extern "C" __global__ void q_loss_kernel(fh_q_loss_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     __shared__ double rows_stats[FH_Q_ROWS_PER_BLOCK][FH_Q_LOSS_STATS];
     fh_q_state *qs = a.state;
     fh_update_phase *ph = &qs->base.ppo;
@@ -189,6 +194,7 @@ extern "C" __global__ void q_loss_kernel(fh_q_loss_args a)
 
 extern "C" __global__ void q_hidden_forward_kernel(fh_q_hidden_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     int row = fh_q_row(), lane = threadIdx.x & 31;
     if (row >= a.rows)
         return;
@@ -226,6 +232,7 @@ extern "C" __global__ void q_hidden_forward_kernel(fh_q_hidden_args a)
 
 extern "C" __global__ void q_hidden_backward_kernel(fh_q_hidden_grad_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     int row = fh_q_row(), lane = threadIdx.x & 31;
     if (row >= a.rows)
         return;
@@ -261,6 +268,7 @@ extern "C" __global__ void q_hidden_backward_kernel(fh_q_hidden_grad_args a)
 
 extern "C" __global__ void replay_push_kernel(fh_replay_push_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     long long w = (long long)(blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x) >> 5;
     int lane = threadIdx.x & 31;
     long long i = a.first + w;
@@ -288,6 +296,7 @@ extern "C" __global__ void replay_push_kernel(fh_replay_push_args a)
 
 extern "C" __global__ void q_sample_kernel(fh_q_sample_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     int row = fh_q_row(), lane = threadIdx.x & 31;
     if (row >= a.rows)
         return;
@@ -315,6 +324,7 @@ extern "C" __global__ void q_sample_kernel(fh_q_sample_args a)
  * warp's reduction), y = fh_q_double_dqn_target (q_targets.cuh). */
 extern "C" __global__ void q_double_dqn_kernel(fh_q_double_dqn_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     int row = fh_q_row(), lane = threadIdx.x & 31;
     if (row >= a.rows)
         return;
@@ -340,6 +350,7 @@ extern "C" __global__ void q_double_dqn_kernel(fh_q_double_dqn_args a)
 
 extern "C" __global__ void q_target_kernel(fh_q_target_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     const fh_update_phase *ph = &a.state->base.ppo;
     if (!ph->apply || ph->failed)
         return;
@@ -355,6 +366,7 @@ extern "C" __global__ void q_target_kernel(fh_q_target_args a)
 
 extern "C" __global__ void q_summary_kernel(fh_q_summary_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     if (blockIdx.x != 0 || threadIdx.x >= 32)
         return;
     const fh_update_phase *ph = &a.state->base.ppo;

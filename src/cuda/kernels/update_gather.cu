@@ -9,6 +9,7 @@
 
 extern "C" __global__ void ppo_gather_kernel(fh_ppo_gather_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     __shared__ double sums[2][32];
     const unsigned full = 0xffffffffu;
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (int)(blockDim.x >> 5);
@@ -80,6 +81,7 @@ extern "C" __global__ void ppo_gather_kernel(fh_ppo_gather_args a)
  * (update_finish.cuh). One thread. */
 extern "C" __global__ void adv_finish_kernel(fh_adv_finish_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     if (blockIdx.x == 0 && threadIdx.x == 0)
         fh_adv_norm_finish(a.state, a.sums[0], a.sums[1], a.rows);
 }
@@ -89,6 +91,7 @@ extern "C" __global__ void adv_finish_kernel(fh_adv_finish_args a)
  * ppo_update.c's fit_curiosity builds them. */
 extern "C" __global__ void curiosity_gather_kernel(fh_curiosity_gather_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     int row = (int)((blockIdx.x * (unsigned)blockDim.x + threadIdx.x) >> 5);
     int lane = threadIdx.x & 31;
     if (row >= a.rows)

@@ -15,6 +15,7 @@
  * (issue 22), the gather's and the loss's sums are all-reduced across the ranks and
  * adv_finish_kernel and ppo_loss_finish_kernel end the step from them, and the
  * gradients are averaged before grad_sumsq_kernel (gpu_ppo_update.c). */
+#include "pdl.cuh"
 #include "minibatch_order.cuh"
 #include "update_args.h"
 #include "block_reduce.cuh"

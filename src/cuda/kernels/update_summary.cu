@@ -7,6 +7,7 @@
 
 extern "C" __global__ void __launch_bounds__(1024) explained_variance_kernel(fh_explained_variance_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     __shared__ double shm[33];
     double *d = a.dist_sums;
     if (d && a.pass == 2) { /* data-parallel: the variances' sums all-reduced */
@@ -58,6 +59,7 @@ extern "C" __global__ void __launch_bounds__(1024) explained_variance_kernel(fh_
 
 extern "C" __global__ void update_summary_kernel(fh_update_summary_args a)
 {
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     if (blockIdx.x != 0 || threadIdx.x >= 32)
         return;
     const fh_update_phase *ph = &a.state->ppo, *cur = &a.state->curiosity;
