@@ -145,7 +145,7 @@ static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
         .vclip_coef = u->cfg.clip_vloss ? (float)u->cfg.clip : 0.0f,
         .vf_coef = (float)u->cfg.vf_coef,
         .norm_adv = u->cfg.norm_adv, .target_kl = u->cfg.target_kl > 0 ? u->cfg.target_kl : 0.0,
-        .dlogits = u->dlogits, .head_in = head.in, .head_in16 = head.in16, .head_w = head.w,
+        .dlogits = u->dlogits, .logits_pitch = p->logits_pitch, .head_in = head.in, .head_in16 = head.in16, .head_w = head.w,
         .head_b = head.b, .hidden_dz = head.hidden_dz, .hidden_dz16 = head.hidden_dz16,
         .head_partials = u->head_partials, .records = u->records,
         .partials = u->loss_partials, .counter = &u->counters[1],
@@ -364,7 +364,8 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
     float **vecs[] = {&u->mb_old_logp, &u->mb_adv, &u->mb_returns, &u->mb_old_values};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
         CUDA_CHECK(cudaMalloc((void **)vecs[i], M * sizeof(float)), err);
-    CUDA_CHECK(cudaMalloc((void **)&u->dlogits, M * FH_N_ACTIONS * sizeof(float)), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->dlogits, M * (size_t)p->logits_pitch * sizeof(float)),
+               err);
     CUDA_CHECK(cudaMalloc((void **)&u->cur_in, M * FH_CURIOSITY_INPUT_DIM * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->cur_target, M * FH_CURIOSITY_TARGET_DIM * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->cur_dpred, M * FH_CURIOSITY_TARGET_DIM * sizeof(float)), err);
@@ -386,8 +387,8 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
     CUDA_CHECK(cudaMallocHost((void **)&u->h_keys, (size_t)(total_keys > 0 ? total_keys : 1) *
                                                        sizeof(unsigned long long)), err);
     CUDA_CHECK(cudaMallocHost((void **)&u->h_summary, sizeof *u->h_summary), err);
-    if ((st = fh_device_mlp_init(&u->actor, FH_NET_ACTOR, u->ppo_mem, u->ppo_mem + P, u->ppo16,
-                                 (int)M, err)) != FH_OK ||
+    if ((st = fh_device_mlp_init_pitched(&u->actor, FH_NET_ACTOR, u->ppo_mem, u->ppo_mem + P,
+                                         u->ppo16, (int)M, p->logits_pitch, err)) != FH_OK ||
         (st = fh_device_mlp_init(&u->critic, FH_NET_CRITIC, u->ppo_mem + p->critic_offset,
                                  u->ppo_mem + P + p->critic_offset,
                                  u->ppo16 ? u->ppo16 + p->critic_offset : NULL, (int)M,

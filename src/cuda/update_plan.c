@@ -30,6 +30,10 @@
 #define SUMSQ_BLOCKS 128
 #define REDUCE_THREADS 256
 #define ADAM_THREADS 256
+/* The logits' rows padded to a multiple of 8 elements: 16 bytes in bf16, 32 in fp32, the
+ * strides cuBLAS's sm90 kernels need (at 45 the actor's output layer took Ampere ones:
+ * session 20's profile, ~29 us a throughput step). */
+#define LOGITS_PITCH_ELEMENTS 8
 /* Programmatic dependent launch: Hopper's (compute capability 9.0) and later. */
 #define PDL_MIN_CC_MAJOR 9
 /* Each network's parameters start on a 256-byte boundary (update_plan.h). */
@@ -89,6 +93,7 @@ fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out
     out->loss_threads = LOSS_ROWS_PER_BLOCK * 32;
     out->loss_grid = loss_blocks(prob->minibatch, prob->sm_count);
     out->tail_loss_grid = out->tail_rows ? loss_blocks(out->tail_rows, prob->sm_count) : 0;
+    out->logits_pitch = (int)(ceil_div(FH_N_ACTIONS, LOGITS_PITCH_ELEMENTS) * LOGITS_PITCH_ELEMENTS);
     out->head_grad_threads = HEAD_GRAD_THREADS;
     out->head_grad_grid = (int)ceil_div(HEAD_GRAD_COLUMNS * 32LL, HEAD_GRAD_THREADS);
     out->mse_threads = MSE_THREADS;
@@ -127,6 +132,7 @@ void fh_update_plan_print(FILE *f, const fh_update_plan *p)
             p->gather_grid, p->gather_threads, p->loss_grid, p->loss_threads,
             p->head_grad_grid, p->head_grad_threads, p->sumsq_blocks, p->adam_grid,
             p->adam_threads, p->curiosity_adam_grid);
+    fprintf(f, "  logits:    %d a row, rows %d apart\n", FH_N_ACTIONS, p->logits_pitch);
     fprintf(f, "  launches:  %s\n", p->pdl ? "programmatic dependent launch (each of our "
             "kernels scheduled while the one before it finishes)" : "plain (before compute "
             "capability 9.0)");

@@ -38,6 +38,8 @@ typedef struct {
     int loss_threads, loss_grid; /* ppo_loss_kernel: one warp a row */
     int tail_loss_grid;
     int head_grad_threads, head_grad_grid; /* ppo_head_grad_kernel: a warp a column */
+    int logits_pitch;          /* the actor's 45 logits a row, padded to 16-byte rows in
+                                  bf16 and fp32 (48): cuBLAS's Hopper kernels */
     int mse_threads;           /* mse_loss_kernel: one block */
     int sumsq_blocks;          /* grad_sumsq_kernel's partial sums (fixed: determinism) */
     int reduce_threads;        /* grad_sumsq, explained variance */

@@ -38,6 +38,7 @@ static void test_hand_computed(void)
      * a warp each, 4 warps a block */
     CHECK(p.head_grad_threads == 128 && p.head_grad_grid == 33);
     CHECK(FH_LOSS_HEAD_SUMS == 129 && FH_LOSS_HEAD_WIDTH == FH_CRITIC_H5);
+    CHECK(p.logits_pitch == 48); /* 45 logits, rows of 16 bytes in bf16: 96 bytes */
     /* the critic and each of the buffer's four blocks start 256-byte aligned, with no
      * more padding than that needs */
     CHECK(p.critic_offset >= FH_ACTOR_N_PARAMS && p.critic_offset % 64 == 0 &&

@@ -132,7 +132,7 @@ typedef struct {
 #define FH_LOSS_HEAD_SUMS (2 * FH_LOSS_HEAD_WIDTH + 1) /* dW, the hidden db, the head's db */
 typedef struct {
     fh_update_state *state;
-    const float *logits;  /* (rows, 45) */
+    const float *logits;  /* (rows, 45), rows logits_pitch apart */
     float *values;        /* (rows): written, the head's output */
     const int *actions;
     const float *old_logp, *adv, *returns, *old_values;
@@ -140,7 +140,8 @@ typedef struct {
     float clip_coef, vclip_coef, vf_coef; /* ent_coef: state's (annealed per update) */
     int norm_adv;
     double target_kl;     /* 0: off */
-    float *dlogits;       /* (rows, 45) */
+    float *dlogits;       /* (rows, 45), rows logits_pitch apart */
+    int logits_pitch;
     /* the value head: its input (the last hidden layer's ReLU output, fp32 or, for a
      * bf16 critic, bf16), its fp32 weights and bias; out: the gradient at that hidden
      * layer's pre-activation (fp32 or bf16, as the input), and the block sums of the
@@ -188,6 +189,7 @@ typedef struct {
     const float *act;
     float *db;
     int rows, width;
+    int pitch;          /* elements from a row of dz (and act) to the next: >= width */
     double *partials;   /* (chunks, width) */
     unsigned *counters; /* (column tiles) */
 } fh_bias_grad_args;
@@ -201,6 +203,7 @@ typedef struct {
     const unsigned short *act16;
     float *db;
     int rows, width;
+    int pitch;          /* elements from a row to the next (dz32, dz16, act16): >= width */
     double *partials;   /* (chunks, width) */
     unsigned *counters; /* (column tiles) */
 } fh_bias_grad_bf16_args;
@@ -214,6 +217,7 @@ typedef struct {
     const float *b;
     long long rows;
     int width, relu;
+    int pitch; /* elements from a row of y to the next: >= width */
 } fh_bias_act_args;
 
 /* to_bf16_kernel: dst[i] = bf16(src[i]), i < n (a grid-stride loop). */
