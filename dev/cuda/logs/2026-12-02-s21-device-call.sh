@@ -3,8 +3,8 @@
 source scripts/device-deps.sh
 [ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
 export FOXHUNT_CACHE_DIR=/tmp/fh-cache FOXHUNT_SOURCE_DIR=$PWD
-R=$OUT/r; mkdir -p $R
-save() { tar czf $OUT/results.tgz -C $OUT r; }
+R=$OUT/${RUN_TAG:-r}; mkdir -p $R
+save() { tar czf $OUT/results-${RUN_TAG:-r}.tgz -C $OUT ${RUN_TAG:-r}; }
 TP="--episodes 4096 --steps 128 --epochs 2 --minibatch 16384"
 NCU_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv > $R/gpu.txt 2>&1
