@@ -306,9 +306,10 @@ static fh_status hidden_forward(fh_update_blas *b, fh_device_mlp *m, int l, int 
     return launch_rows(b, b->hidden_fwd, &a, rows, err);
 }
 
-/* act[n_run] = the first n_run layers of the network on x. */
+/* act[last] = layers [first, last) of the network on x; act[first] the caller's when
+ * first > 0 (fp32 networks only: a bf16 one's backward needs its input's bf16 copy). */
 static fh_status forward_layers(fh_update_blas *b, fh_device_mlp *m, const float *x, int rows,
-                                int n_run, fh_error *err)
+                                int first, int last, fh_error *err)
 {
     fh_status st = check_rows(m, rows, err);
     if (st != FH_OK)
@@ -326,11 +327,17 @@ static fh_status forward_layers(fh_update_blas *b, fh_device_mlp *m, const float
     if (!bf16 && b->operand != CUDA_R_32F)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: an fp32 network (no bf16 weight "
                             "copy) on bf16 engines", __FILE__, __LINE__, d->name);
+    if (first < 0 || first > last || last > d->n_layers || (bf16 && first > 0))
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: layers [%d, %d) of %d%s", __FILE__,
+                            __LINE__, d->name, first, last, d->n_layers,
+                            bf16 ? " (bf16: from layer 0)" : "");
     m->input = x;
     if (bf16 && (st = to_bf16(b, m->input16, x, (long long)rows * d->dims[0], err)) != FH_OK)
         return st;
-    const void *in = bf16 ? (const void *)m->input16 : (const void *)x;
-    for (int l = 0; l < n_run; l++) {
+    const void *in = bf16    ? (const void *)m->input16
+                     : first ? (const void *)m->act[first]
+                             : (const void *)x;
+    for (int l = first; l < last; l++) {
         int hidden = l < d->n_layers - 1, n_in = d->dims[l], n_out = d->dims[l + 1];
         /* bf16: the weights' copy; a hidden layer's output (and so its bias, of the
          * output's type) bf16, the output layer's fp32 */
@@ -368,13 +375,13 @@ static fh_status forward_layers(fh_update_blas *b, fh_device_mlp *m, const float
 fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float *x, int rows,
                                 fh_error *err)
 {
-    return forward_layers(b, m, x, rows, m->desc->n_layers, err);
+    return forward_layers(b, m, x, rows, 0, m->desc->n_layers, err);
 }
 
-fh_status fh_device_mlp_forward_hidden(fh_update_blas *b, fh_device_mlp *m, const float *x,
-                                       int rows, fh_error *err)
+fh_status fh_device_mlp_forward_layers(fh_update_blas *b, fh_device_mlp *m, const float *x,
+                                       int rows, int first, int last, fh_error *err)
 {
-    return forward_layers(b, m, x, rows, m->desc->n_layers - 1, err);
+    return forward_layers(b, m, x, rows, first, last, err);
 }
 
 fh_device_mlp_head fh_device_mlp_head_view(const fh_device_mlp *m)

@@ -116,11 +116,14 @@ static inline float *fh_device_mlp_output(const fh_device_mlp *m)
 /* act[L] = net(x); x must stay valid until the backward pass. */
 fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float *x, int rows,
                                 fh_error *err);
-/* The output layer left to the caller (the PPO critic's value head, fused into
- * ppo_loss_kernel): act[L - 1] = the hidden layers of the network on x. */
-fh_status fh_device_mlp_forward_hidden(fh_update_blas *b, fh_device_mlp *m, const float *x,
-                                       int rows, fh_error *err);
-/* What the caller of fh_device_mlp_forward_hidden needs for the output layer: its input
+/* Layers [first, last) only: act[last] = their output. first > 0: act[first] already
+ * written by the caller (the PPO update's fused gather computes both networks' first
+ * layers; fp32 networks only), x still the network's input (its backward's). last =
+ * L - 1: the output layer left to the caller (the PPO critic's value head, fused into
+ * ppo_loss_kernel). */
+fh_status fh_device_mlp_forward_layers(fh_update_blas *b, fh_device_mlp *m, const float *x,
+                                       int rows, int first, int last, fh_error *err);
+/* What the caller of fh_device_mlp_forward_layers(..., L - 1) needs for the output layer: its input
  * (the last hidden layer's ReLU output: `in`, or `in16` for a bf16 network; the other
  * NULL), weights and bias (fp32), and where the backward starts: the gradients of the
  * output layer's weights and bias, the gradient at the last hidden layer's
@@ -147,7 +150,7 @@ fh_device_mlp_head fh_device_mlp_head_view(const fh_device_mlp *m);
  * waits for them before returning (in a graph capture: parallel branches). */
 fh_status fh_device_mlp_backward(fh_update_blas *b, fh_update_blas *dw, fh_device_mlp *m,
                                  float *dout, int rows, fh_error *err);
-/* The same below the output layer, after fh_device_mlp_forward_hidden: the caller has
+/* The same below the output layer, after fh_device_mlp_forward_layers(..., L - 1): the caller has
  * written the output layer's gradients, the last hidden layer's bias gradient and its
  * masked pre-activation gradient (fh_device_mlp_head). */
 fh_status fh_device_mlp_backward_hidden(fh_update_blas *b, fh_update_blas *dw,

@@ -12,6 +12,7 @@
 
 #include "cuda/kernels/update_args.h"
 #include "cuda/update_plan.h"
+#include "foxhunt/precision.h"
 #include "foxhunt/shapes.h"
 #include "test_util.h"
 
@@ -65,6 +66,27 @@ static void test_hand_computed(void)
     CHECK(p.gather_grid == 4 * 132);
     /* and the loss's: 2,048 blocks of 8 rows capped at 528, a warp taking 4 rows */
     CHECK(p.loss_grid == 4 * 132);
+}
+
+/* The gather fused with the first layers: fp32 and TF32 minibatches up to 2,048 rows,
+ * 4 rows a block; never bf16, never at 16,384 rows. */
+static void test_gather_l0(void)
+{
+    fh_error err;
+    fh_update_plan p;
+    fh_update_problem q = {132, 64000, 512, 10, 1, FH_PRECISION_FP32, 9};
+    CHECK(fh_update_plan_make(&q, &p, &err) == FH_OK);
+    CHECK(p.gather_l0 && p.gather_l0_grid == 128 && p.tail_gather_l0_grid == 0);
+    q.precision = FH_PRECISION_TF32;
+    CHECK(fh_update_plan_make(&q, &p, &err) == FH_OK && p.gather_l0);
+    q.precision = FH_PRECISION_BF16;
+    CHECK(fh_update_plan_make(&q, &p, &err) == FH_OK && !p.gather_l0 && !p.gather_l0_grid);
+    fh_update_problem t = {132, 64000, 600, 10, 1, FH_PRECISION_FP32, 9}; /* a tail of 400 */
+    CHECK(fh_update_plan_make(&t, &p, &err) == FH_OK);
+    CHECK(p.gather_l0 && p.gather_l0_grid == 150 && p.tail_gather_l0_grid == 100);
+    fh_update_problem big = {132, 524288, 16384, 2, 1, FH_PRECISION_FP32, 9};
+    CHECK(fh_update_plan_make(&big, &p, &err) == FH_OK && !p.gather_l0);
+    CHECK(FH_GATHER_L0_ROWS == 4);
 }
 
 /* Programmatic dependent launch from compute capability 9.0 (Hopper) on, not before. */
@@ -137,6 +159,7 @@ int main(void)
 {
     test_hand_computed();
     test_pdl();
+    test_gather_l0();
     test_random();
     test_refused();
     return fh_test_finish();

@@ -100,7 +100,15 @@ typedef struct {
     double *dist_sums;              /* NULL: one process; data-parallel (issue 22): the
                                        sums land here (2), for the all-reduce and then
                                        adv_finish_kernel */
+    /* ppo_gather_l0_kernel only: the networks' first layers on the gathered rows, fp32,
+     * h = relu(W0 s + b0), into the critic's (rows, 512) and the actor's (rows, 128) */
+    const float *critic_w0, *critic_b0, *actor_w0, *actor_b0;
+    float *critic_h1, *actor_h1;
 } fh_ppo_gather_args;
+
+/* ppo_gather_l0_kernel: FH_GATHER_L0_ROWS rows a block (a warp each gathers one), then
+ * the block's threads compute the first layers' outputs of those rows. */
+#define FH_GATHER_L0_ROWS 4
 
 /* adv_finish_kernel (data-parallel, one thread): the normalisation from the sums over
  * every rank's rows. */
