@@ -89,8 +89,7 @@ static int same_key(const fh_gemm_key *k, const fh_gemm_key *key)
 {
     return k->n_in == key->n_in && k->n_out == key->n_out && k->rows == key->rows &&
            k->relu == key->relu && k->bias == key->bias && k->align_w == key->align_w &&
-           k->align_x == key->align_x && k->align_y == key->align_y &&
-           k->y_bf16 == key->y_bf16 && k->ldy == key->ldy;
+           k->align_x == key->align_x && k->align_y == key->align_y && k->y_bf16 == key->y_bf16;
 }
 
 static const cublasLtMatmulAlgo_t *tuned_algo(const fh_gemm *f, const fh_gemm_key *key)
@@ -270,13 +269,6 @@ fh_status fh_gemm_dense_typed(fh_gemm *f, cudaStream_t stream, void *y, int y_bf
                               const void *x, const void *w, const void *b, int n_in, int n_out,
                               long long rows, int relu, fh_error *err)
 {
-    return fh_gemm_dense_ld(f, stream, y, y_bf16, n_out, x, w, b, n_in, n_out, rows, relu, err);
-}
-
-fh_status fh_gemm_dense_ld(fh_gemm *f, cudaStream_t stream, void *y, int y_bf16, int ldy,
-                           const void *x, const void *w, const void *b, int n_in, int n_out,
-                           long long rows, int relu, fh_error *err)
-{
     cublasLtMatmulDesc_t op = NULL;
     cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
     cublasLtMatmulPreference_t pref = NULL;
@@ -292,8 +284,7 @@ fh_status fh_gemm_dense_ld(fh_gemm *f, cudaStream_t stream, void *y, int y_bf16,
      * part of the tuning key, so an algorithm is only reused where it may run */
     uint32_t align_w = fh_gemm_pointer_alignment(w), align_x = fh_gemm_pointer_alignment(x);
     uint32_t align_y = fh_gemm_pointer_alignment(y);
-    fh_gemm_key key = {n_in, n_out, rows, relu, b != NULL, align_w, align_x, align_y, y_bf16,
-                       ldy};
+    fh_gemm_key key = {n_in, n_out, rows, relu, b != NULL, align_w, align_x, align_y, y_bf16};
     cudaDataType_t ab = fh_gemm_operand_type(f->precision), yt = y_bf16 ? CUDA_R_16BF : CUDA_R_32F;
     const cublasLtMatmulAlgo_t *algo = tuned_algo(f, &key);
     LT_CHECK(cublasLtMatmulDescCreate(&op, fh_gemm_compute_type(f->precision), CUDA_R_32F), err);
@@ -306,7 +297,7 @@ fh_status fh_gemm_dense_ld(fh_gemm *f, cudaStream_t stream, void *y, int y_bf16,
                                                 sizeof b), err);
     LT_CHECK(cublasLtMatrixLayoutCreate(&la, ab, n_in, n_out, n_in), err);
     LT_CHECK(cublasLtMatrixLayoutCreate(&lb, ab, n_in, rows, n_in), err);
-    LT_CHECK(cublasLtMatrixLayoutCreate(&lc, yt, n_out, rows, ldy), err);
+    LT_CHECK(cublasLtMatrixLayoutCreate(&lc, yt, n_out, rows, n_out), err);
     LT_CHECK(cublasLtMatmulPreferenceCreate(&pref), err);
     LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                   &ws_bytes, sizeof ws_bytes), err);
@@ -322,9 +313,7 @@ fh_status fh_gemm_dense_ld(fh_gemm *f, cudaStream_t stream, void *y, int y_bf16,
     cublasLtMatmulAlgo_t from_disk, settled;
     uint64_t refused_algo[8];
     int refused = 0;
-    /* the file: fp32 operands, unpadded outputs (its entries have no ldy) */
-    int on_disk = f->precision != FH_PRECISION_BF16 && ldy == n_out;
-    if (!algo && f->n_disk && on_disk)
+    if (!algo && f->n_disk && f->precision != FH_PRECISION_BF16) /* the file: fp32 operands */
         algo = algo_from_disk(f, &key, op, la, lb, lc, &from_disk, refused_algo, &refused);
     if (!algo) {
         LT_CHECK(cublasLtMatmulAlgoGetHeuristic(f->lt, op, la, lb, lc, lc, pref,
@@ -344,7 +333,7 @@ fh_status fh_gemm_dense_ld(fh_gemm *f, cudaStream_t stream, void *y, int y_bf16,
             if ((st = fastest_algo(f, &call, heuristics, found, &best, err)) != FH_OK)
                 goto done;
             f->n_timed++;
-            if (f->cache_path[0] && on_disk) {
+            if (f->cache_path[0] && f->precision != FH_PRECISION_BF16) {
                 settle_algo(f, &key, op, la, lb, lc, &heuristics[best].algo,
                             refused ? refused_algo : NULL, &settled);
                 heuristics[best].algo = settled;

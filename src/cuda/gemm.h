@@ -24,7 +24,6 @@ typedef struct {
     int relu, bias;
     uint32_t align_w, align_x, align_y;
     int y_bf16; /* the output in bf16 (a bf16 gemm's hidden layers), else fp32 */
-    int ldy;    /* elements from one row of y to the next (n_out unless padded) */
 } fh_gemm_key;
 
 /* A general matmul's shape (fh_gemm_matmul): operations, sizes, leading dimensions and
@@ -83,11 +82,6 @@ fh_status fh_gemm_dense(fh_gemm *g, cudaStream_t stream, float *y, const float *
 fh_status fh_gemm_dense_typed(fh_gemm *g, cudaStream_t stream, void *y, int y_bf16,
                               const void *x, const void *w, const void *b, int n_in, int n_out,
                               long long rows, int relu, fh_error *err);
-/* The same with y's rows ldy >= n_out elements apart (a padded output: cuBLAS's Hopper
- * kernels need 16-byte strides). */
-fh_status fh_gemm_dense_ld(fh_gemm *g, cudaStream_t stream, void *y, int y_bf16, int ldy,
-                           const void *x, const void *w, const void *b, int n_in, int n_out,
-                           long long rows, int relu, fh_error *err);
 
 /* C (m, n) = op(A) op(B), column-major (cuBLAS's gemm terms, alpha 1, beta 0), A and B
  * of g's operand type, C in bf16 (c_bf16) or fp32, at g's precision, no epilogue: the heuristic's first algorithm that runs,

@@ -117,35 +117,20 @@ static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
         .old_values = u->mb_old_values, .norm_adv = u->cfg.norm_adv,
         .partials = u->gather_partials, .counter = &u->counters[0],
         .dist_sums = distributed(u) ? u->dist_sums + DIST_ADV : NULL};
-    int tail = rows != p->problem.minibatch, first = 0; /* the first layer the forwards run */
+    int tail = rows != p->problem.minibatch;
     unsigned grid = (unsigned)(tail ? p->tail_gather_grid : p->gather_grid);
-    int gather = K_PPO_GATHER;
-    if (p->gather_l0) { /* the first layers in the gather (update_gather.cu) */
-        const float *critic = u->ppo_mem + p->critic_offset;
-        g.critic_w0 = critic + FH_CRITIC_OFF_W0;
-        g.critic_b0 = critic + FH_CRITIC_OFF_B0;
-        g.actor_w0 = u->ppo_mem + FH_ACTOR_OFF_W0;
-        g.actor_b0 = u->ppo_mem + FH_ACTOR_OFF_B0;
-        g.critic_h1 = u->critic.act[1];
-        g.actor_h1 = u->actor.act[1];
-        gather = K_PPO_GATHER_L0;
-        grid = (unsigned)(tail ? p->tail_gather_l0_grid : p->gather_l0_grid);
-        first = 1;
-    }
-    fh_status st = fh_update_engine_launch(&u->eng, gather, grid, (unsigned)p->gather_threads,
-                                           &g, err);
+    fh_status st = fh_update_engine_launch(&u->eng, K_PPO_GATHER, grid,
+                                           (unsigned)p->gather_threads, &g, err);
     if (st != FH_OK)
         return st;
     CUDA_CHECK(cudaEventRecord(u->ev_fork, s0), err);
     CUDA_CHECK(cudaStreamWaitEvent(s1, u->ev_fork, 0), err);
     if (distributed(u) && u->cfg.norm_adv && (st = reduce_advantages(u, rows, err)) != FH_OK)
         return st;
-    if ((st = fh_device_mlp_forward_layers(&u->blas_actor, &u->actor, u->mb_states, rows, first,
-                                           FH_ACTOR_N_LAYERS, err)) != FH_OK)
+    if ((st = fh_device_mlp_forward(&u->blas_actor, &u->actor, u->mb_states, rows, err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaEventRecord(u->ev_actor_fwd, s1), err);
-    if ((st = fh_device_mlp_forward_layers(&u->blas, &u->critic, u->mb_states, rows, first,
-                                           FH_CRITIC_N_LAYERS - 1, err)) != FH_OK)
+    if ((st = fh_device_mlp_forward_hidden(&u->blas, &u->critic, u->mb_states, rows, err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaStreamWaitEvent(s0, u->ev_actor_fwd, 0), err);
     fh_device_mlp_head head = fh_device_mlp_head_view(&u->critic);
@@ -160,7 +145,7 @@ static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
         .vclip_coef = u->cfg.clip_vloss ? (float)u->cfg.clip : 0.0f,
         .vf_coef = (float)u->cfg.vf_coef,
         .norm_adv = u->cfg.norm_adv, .target_kl = u->cfg.target_kl > 0 ? u->cfg.target_kl : 0.0,
-        .dlogits = u->dlogits, .logits_pitch = p->logits_pitch, .head_in = head.in, .head_in16 = head.in16, .head_w = head.w,
+        .dlogits = u->dlogits, .head_in = head.in, .head_in16 = head.in16, .head_w = head.w,
         .head_b = head.b, .hidden_dz = head.hidden_dz, .hidden_dz16 = head.hidden_dz16,
         .head_partials = u->head_partials, .records = u->records,
         .partials = u->loss_partials, .counter = &u->counters[1],
@@ -379,16 +364,14 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
     float **vecs[] = {&u->mb_old_logp, &u->mb_adv, &u->mb_returns, &u->mb_old_values};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
         CUDA_CHECK(cudaMalloc((void **)vecs[i], M * sizeof(float)), err);
-    CUDA_CHECK(cudaMalloc((void **)&u->dlogits, M * (size_t)p->logits_pitch * sizeof(float)),
-               err);
+    CUDA_CHECK(cudaMalloc((void **)&u->dlogits, M * FH_N_ACTIONS * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->cur_in, M * FH_CURIOSITY_INPUT_DIM * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->cur_target, M * FH_CURIOSITY_TARGET_DIM * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->cur_dpred, M * FH_CURIOSITY_TARGET_DIM * sizeof(float)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->partials, (size_t)p->sumsq_blocks * sizeof(double)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->records, records * sizeof(double)), err);
-    size_t gather_blocks = (size_t)(p->gather_grid > p->gather_l0_grid ? p->gather_grid
-                                                                       : p->gather_l0_grid);
-    CUDA_CHECK(cudaMalloc((void **)&u->gather_partials, 2 * gather_blocks * sizeof(double)), err);
+    CUDA_CHECK(cudaMalloc((void **)&u->gather_partials, 2 * (size_t)p->gather_grid *
+                                                            sizeof(double)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->loss_partials, FH_LOSS_STATS * (size_t)p->loss_grid *
                                                           sizeof(double)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->head_partials, FH_LOSS_HEAD_SUMS * (size_t)p->loss_grid *
@@ -403,8 +386,8 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
     CUDA_CHECK(cudaMallocHost((void **)&u->h_keys, (size_t)(total_keys > 0 ? total_keys : 1) *
                                                        sizeof(unsigned long long)), err);
     CUDA_CHECK(cudaMallocHost((void **)&u->h_summary, sizeof *u->h_summary), err);
-    if ((st = fh_device_mlp_init_pitched(&u->actor, FH_NET_ACTOR, u->ppo_mem, u->ppo_mem + P,
-                                         u->ppo16, (int)M, p->logits_pitch, err)) != FH_OK ||
+    if ((st = fh_device_mlp_init(&u->actor, FH_NET_ACTOR, u->ppo_mem, u->ppo_mem + P, u->ppo16,
+                                 (int)M, err)) != FH_OK ||
         (st = fh_device_mlp_init(&u->critic, FH_NET_CRITIC, u->ppo_mem + p->critic_offset,
                                  u->ppo_mem + P + p->critic_offset,
                                  u->ppo16 ? u->ppo16 + p->critic_offset : NULL, (int)M,

@@ -116,20 +116,8 @@ static int has_norm(const fh_net_desc *d, int layer)
 fh_status fh_device_mlp_init(fh_device_mlp *m, fh_net_kind kind, float *params, float *grads,
                              unsigned short *params16, int max_rows, fh_error *err)
 {
-    return fh_device_mlp_init_pitched(m, kind, params, grads, params16, max_rows, 0, err);
-}
-
-fh_status fh_device_mlp_init_pitched(fh_device_mlp *m, fh_net_kind kind, float *params,
-                                     float *grads, unsigned short *params16, int max_rows,
-                                     int out_pitch, fh_error *err)
-{
     memset(m, 0, sizeof *m);
     m->desc = fh_net_desc_get(kind);
-    int width_out = m->desc->dims[m->desc->n_layers];
-    if (out_pitch != 0 && out_pitch < width_out)
-        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: an output pitch of %d for %d "
-                            "outputs", __FILE__, __LINE__, m->desc->name, out_pitch, width_out);
-    m->out_pitch = out_pitch ? out_pitch : width_out;
     fh_net_tensors(m->tensors, m->desc);
     m->params = params;
     m->grads = grads;
@@ -146,13 +134,12 @@ fh_status fh_device_mlp_init_pitched(fh_device_mlp *m, fh_net_kind kind, float *
         CUDA_CHECK(cudaMalloc((void **)&m->input16, rows16 * m->desc->dims[0]), err);
     for (int l = 0; l < L; l++) {
         int width = m->desc->dims[l + 1], hidden = l < L - 1;
-        size_t pitch = (size_t)(hidden ? width : m->out_pitch); /* a row's elements */
-        size_t bytes = (size_t)max_rows * pitch * sizeof(float);
+        size_t bytes = (size_t)max_rows * width * sizeof(float);
         if (params16) { /* bf16: the hidden outputs and every pre-activation gradient */
             if (hidden)
                 CUDA_CHECK(cudaMalloc((void **)&m->act16[l + 1], rows16 * width), err);
             if (grads)
-                CUDA_CHECK(cudaMalloc((void **)&m->g16[l], rows16 * pitch), err);
+                CUDA_CHECK(cudaMalloc((void **)&m->g16[l], rows16 * width), err);
         }
         if (!params16 || !hidden)
             CUDA_CHECK(cudaMalloc((void **)&m->act[l + 1], bytes), err);
@@ -221,14 +208,14 @@ static fh_status check_rows(const fh_device_mlp *m, int rows, fh_error *err)
  * shape cublasLt refuses: y^T = W x^T is gemm(T, N, out, rows, in). (Widths that are not
  * multiples of 4 floats, 54 inputs, 45 or 1 outputs, went this way until session 19;
  * cublasLt runs them: dev/cuda/update_epilogues.) */
-static fh_status dense_any_width(fh_update_blas *b, void *y, int y_bf16, int ldy,
-                                 const void *x, const void *w, const float *bias, int in,
-                                 int out, int rows, int relu, fh_error *err)
+static fh_status dense_any_width(fh_update_blas *b, void *y, int y_bf16, const void *x,
+                                 const void *w, const float *bias, int in, int out, int rows,
+                                 int relu, fh_error *err)
 {
-    CUBLAS_CHECK(gemm(b, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, w, in, x, in, y, ldy, y_bf16),
+    CUBLAS_CHECK(gemm(b, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, w, in, x, in, y, out, y_bf16),
                  err);
     fh_bias_act_args a = {.y = y_bf16 ? NULL : y, .y16 = y_bf16 ? y : NULL, .b = bias,
-                          .rows = rows, .width = out, .relu = relu, .pitch = ldy};
+                          .rows = rows, .width = out, .relu = relu};
     void *params[] = {&a};
     long long n = (long long)rows * out;
     long long blocks = (n + ELEMENTWISE_THREADS - 1) / ELEMENTWISE_THREADS;
@@ -238,13 +225,6 @@ static fh_status dense_any_width(fh_update_blas *b, void *y, int y_bf16, int ldy
     return FH_OK;
 fail:
     return err->status;
-}
-
-/* Elements from one row of layer l's output (and of the gradient at it) to the next:
- * its width, or the output layer's pitch. */
-static int row_pitch(const fh_device_mlp *m, int layer)
-{
-    return layer == m->desc->n_layers - 1 ? m->out_pitch : m->desc->dims[layer + 1];
 }
 
 /* Layer l's tensor `k` of params or grads (0 weight, 1 bias, 2 gamma, 3 beta):
@@ -306,10 +286,9 @@ static fh_status hidden_forward(fh_update_blas *b, fh_device_mlp *m, int l, int 
     return launch_rows(b, b->hidden_fwd, &a, rows, err);
 }
 
-/* act[last] = layers [first, last) of the network on x; act[first] the caller's when
- * first > 0 (fp32 networks only: a bf16 one's backward needs its input's bf16 copy). */
+/* act[n_run] = the first n_run layers of the network on x. */
 static fh_status forward_layers(fh_update_blas *b, fh_device_mlp *m, const float *x, int rows,
-                                int first, int last, fh_error *err)
+                                int n_run, fh_error *err)
 {
     fh_status st = check_rows(m, rows, err);
     if (st != FH_OK)
@@ -327,17 +306,11 @@ static fh_status forward_layers(fh_update_blas *b, fh_device_mlp *m, const float
     if (!bf16 && b->operand != CUDA_R_32F)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: an fp32 network (no bf16 weight "
                             "copy) on bf16 engines", __FILE__, __LINE__, d->name);
-    if (first < 0 || first > last || last > d->n_layers || (bf16 && first > 0))
-        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: layers [%d, %d) of %d%s", __FILE__,
-                            __LINE__, d->name, first, last, d->n_layers,
-                            bf16 ? " (bf16: from layer 0)" : "");
     m->input = x;
     if (bf16 && (st = to_bf16(b, m->input16, x, (long long)rows * d->dims[0], err)) != FH_OK)
         return st;
-    const void *in = bf16    ? (const void *)m->input16
-                     : first ? (const void *)m->act[first]
-                             : (const void *)x;
-    for (int l = first; l < last; l++) {
+    const void *in = bf16 ? (const void *)m->input16 : (const void *)x;
+    for (int l = 0; l < n_run; l++) {
         int hidden = l < d->n_layers - 1, n_in = d->dims[l], n_out = d->dims[l + 1];
         /* bf16: the weights' copy; a hidden layer's output (and so its bias, of the
          * output's type) bf16, the output layer's fp32 */
@@ -352,18 +325,17 @@ static fh_status forward_layers(fh_update_blas *b, fh_device_mlp *m, const float
         void *y = has_norm(d, l) ? (void *)m->norm_in[l]
                   : y_bf16       ? (void *)m->act16[l + 1]
                                  : (void *)m->act[l + 1];
-        int ldy = row_pitch(m, l);
         if (!m->any_width[l]) {
             /* cublasLt refuses some shapes at run time (it did a TF32 one at 16,384 rows):
              * such a layer goes through cuBLAS from then on (the refusal launches nothing,
              * so a graph being captured is unharmed) */
             fh_error lt_err;
-            if (fh_gemm_dense_ld(&b->lt, b->stream, y, y_bf16, ldy, in, w, lt_bias, n_in, n_out,
-                                 rows, relu, &lt_err) != FH_OK)
+            if (fh_gemm_dense_typed(&b->lt, b->stream, y, y_bf16, in, w, lt_bias, n_in, n_out,
+                                    rows, relu, &lt_err) != FH_OK)
                 m->any_width[l] = 1;
         }
-        if (m->any_width[l] && (st = dense_any_width(b, y, y_bf16, ldy, in, w, bias, n_in,
-                                                     n_out, rows, relu, err)) != FH_OK)
+        if (m->any_width[l] && (st = dense_any_width(b, y, y_bf16, in, w, bias, n_in, n_out,
+                                                     rows, relu, err)) != FH_OK)
             return st;
         if (hidden && m->q_hidden && (st = hidden_forward(b, m, l, rows, err)) != FH_OK)
             return st;
@@ -375,13 +347,13 @@ static fh_status forward_layers(fh_update_blas *b, fh_device_mlp *m, const float
 fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float *x, int rows,
                                 fh_error *err)
 {
-    return forward_layers(b, m, x, rows, 0, m->desc->n_layers, err);
+    return forward_layers(b, m, x, rows, m->desc->n_layers, err);
 }
 
-fh_status fh_device_mlp_forward_layers(fh_update_blas *b, fh_device_mlp *m, const float *x,
-                                       int rows, int first, int last, fh_error *err)
+fh_status fh_device_mlp_forward_hidden(fh_update_blas *b, fh_device_mlp *m, const float *x,
+                                       int rows, fh_error *err)
 {
-    return forward_layers(b, m, x, rows, first, last, err);
+    return forward_layers(b, m, x, rows, m->desc->n_layers - 1, err);
 }
 
 fh_device_mlp_head fh_device_mlp_head_view(const fh_device_mlp *m)
@@ -420,11 +392,11 @@ fail:
 }
 
 static fh_status column_sums(fh_update_blas *b, float *db, float *dz, const float *act,
-                             int rows, int width, int pitch, double *partials,
-                             unsigned *counters, fh_error *err)
+                             int rows, int width, double *partials, unsigned *counters,
+                             fh_error *err)
 {
     fh_bias_grad_args a = {.dz = dz, .act = act, .db = db, .rows = rows, .width = width,
-                           .pitch = pitch, .partials = partials, .counters = counters};
+                           .partials = partials, .counters = counters};
     return launch_column_sums(b, b->bias_grad, &a, rows, width, err);
 }
 
@@ -433,7 +405,7 @@ static fh_status bias_grad(fh_update_blas *b, const fh_device_mlp *m, int layer,
                            const float *act, int rows, fh_error *err)
 {
     return column_sums(b, layer_tensor(m, m->grads, layer, 1), dz, act, rows,
-                       m->desc->dims[layer + 1], row_pitch(m, layer), m->bias_partials[layer],
+                       m->desc->dims[layer + 1], m->bias_partials[layer],
                        m->bias_counters[layer], err);
 }
 
@@ -447,7 +419,7 @@ static fh_status bias_grad16(fh_update_blas *b, const fh_device_mlp *m, int laye
     int width = m->desc->dims[layer + 1];
     fh_bias_grad_bf16_args a = {.dz32 = dz32, .dz16 = dz16, .act16 = act16,
                                 .db = layer_tensor(m, m->grads, layer, 1), .rows = rows,
-                                .width = width, .pitch = row_pitch(m, layer), .partials = m->bias_partials[layer],
+                                .width = width, .partials = m->bias_partials[layer],
                                 .counters = m->bias_counters[layer]};
     return launch_column_sums(b, b->bias_grad16, &a, rows, width, err);
 }
@@ -471,10 +443,10 @@ static fh_status hidden_backward(fh_update_blas *b, fh_device_mlp *m, int l, flo
         return st;
     *gz = g;
     if (ln) {
-        if ((st = column_sums(b, layer_tensor(m, m->grads, l, 3), g, NULL, rows, width, width,
+        if ((st = column_sums(b, layer_tensor(m, m->grads, l, 3), g, NULL, rows, width,
                               m->norm_partials[l][0], m->norm_counters[l][0], err)) != FH_OK ||
             (st = column_sums(b, layer_tensor(m, m->grads, l, 2), m->dxhat[l], NULL, rows,
-                              width, width, m->norm_partials[l][1], m->norm_counters[l][1],
+                              width, m->norm_partials[l][1], m->norm_counters[l][1],
                               err)) != FH_OK)
             return st;
         *gz = m->dnorm_in[l];
@@ -502,18 +474,17 @@ static fh_status backward_from(fh_update_blas *b, fh_update_blas *dw, fh_device_
                              : (const void *)layer_tensor(m, m->params, l, 0);
         float *dwt = layer_tensor(m, m->grads, l, 0);
         const void *gl = bf16 ? (const void *)m->g16[l] : (const void *)g;
-        int ldg = row_pitch(m, l);
         if (dw) { /* the gradient is ready on b's stream */
             CUDA_CHECK(cudaEventRecord(m->ev[l], b->stream), err);
             CUDA_CHECK(cudaStreamWaitEvent(dw->stream, m->ev[l], 0), err);
         }
-        if ((st = matmul(wb, CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, x, in, gl, ldg, dwt, in, 0,
+        if ((st = matmul(wb, CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, x, in, gl, out, dwt, in, 0,
                          err)) != FH_OK)
             return st;
         if (l == 0)
             break;
         void *gin = bf16 ? (void *)m->g16[l - 1] : (void *)m->dz[l - 1];
-        if ((st = matmul(b, CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, w, in, gl, ldg, gin, in,
+        if ((st = matmul(b, CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, w, in, gl, out, gin, in,
                          bf16, err)) != FH_OK)
             return st;
         if (m->q_hidden) {

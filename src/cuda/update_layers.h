@@ -62,9 +62,6 @@ typedef struct {
     fh_tensor_desc tensors[FH_NN_MAX_TENSORS];
     float *params, *grads;
     int max_rows;
-    int out_pitch;                       /* elements from one row of the output (act[L]) and
-                                            of the gradient at it to the next: its width,
-                                            or more (fh_device_mlp_init_pitched) */
     const float *input;                  /* act[0]: the last forward's input */
     float *act[FH_NN_MAX_LAYERS + 1];    /* act[l + 1] (max_rows, dims[l + 1]) */
     float *dz[FH_NN_MAX_LAYERS];         /* dz[l] (max_rows, dims[l + 1]): the gradient at
@@ -98,16 +95,8 @@ typedef struct {
  * writes it), NULL otherwise. */
 fh_status fh_device_mlp_init(fh_device_mlp *m, fh_net_kind kind, float *params, float *grads,
                              unsigned short *params16, int max_rows, fh_error *err);
-/* The same with the output's rows out_pitch elements apart (0: its width). cuBLAS's
- * Hopper kernels take only 16-byte strides: the actor's 45 logits padded to 48 run on
- * them (its output layer took Ampere kernels at ld 45). The padding is never read: the
- * matmuls and column sums take the width, the caller's loss reads its pitch. */
-fh_status fh_device_mlp_init_pitched(fh_device_mlp *m, fh_net_kind kind, float *params,
-                                     float *grads, unsigned short *params16, int max_rows,
-                                     int out_pitch, fh_error *err);
 void fh_device_mlp_free(fh_device_mlp *m);
-/* The output (rows, dims[L], rows out_pitch apart) of the network on x (rows, dims[0]):
- * m->act[L]. */
+/* The output (rows, dims[L]) of the network on x (rows, dims[0]): m->act[L]. */
 static inline float *fh_device_mlp_output(const fh_device_mlp *m)
 {
     return m->act[m->desc->n_layers];
@@ -116,14 +105,11 @@ static inline float *fh_device_mlp_output(const fh_device_mlp *m)
 /* act[L] = net(x); x must stay valid until the backward pass. */
 fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float *x, int rows,
                                 fh_error *err);
-/* Layers [first, last) only: act[last] = their output. first > 0: act[first] already
- * written by the caller (the PPO update's fused gather computes both networks' first
- * layers; fp32 networks only), x still the network's input (its backward's). last =
- * L - 1: the output layer left to the caller (the PPO critic's value head, fused into
- * ppo_loss_kernel). */
-fh_status fh_device_mlp_forward_layers(fh_update_blas *b, fh_device_mlp *m, const float *x,
-                                       int rows, int first, int last, fh_error *err);
-/* What the caller of fh_device_mlp_forward_layers(..., L - 1) needs for the output layer: its input
+/* The output layer left to the caller (the PPO critic's value head, fused into
+ * ppo_loss_kernel): act[L - 1] = the hidden layers of the network on x. */
+fh_status fh_device_mlp_forward_hidden(fh_update_blas *b, fh_device_mlp *m, const float *x,
+                                       int rows, fh_error *err);
+/* What the caller of fh_device_mlp_forward_hidden needs for the output layer: its input
  * (the last hidden layer's ReLU output: `in`, or `in16` for a bf16 network; the other
  * NULL), weights and bias (fp32), and where the backward starts: the gradients of the
  * output layer's weights and bias, the gradient at the last hidden layer's
@@ -142,15 +128,14 @@ typedef struct {
 } fh_device_mlp_head;
 fh_device_mlp_head fh_device_mlp_head_view(const fh_device_mlp *m);
 
-/* m->grads = d loss / d params from dout (rows, dims[L], rows out_pitch apart), the
- * gradient with respect to the output of the last forward (no input gradient: the
- * inputs are data). The chain of
+/* m->grads = d loss / d params from dout (rows, dims[L]), the gradient with respect to
+ * the output of the last forward (no input gradient: the inputs are data). The chain of
  * input gradients runs on b's stream; with dw (another stream's engines) the weight
  * gradients run there, each as soon as its layer's gradient is ready, and b's stream
  * waits for them before returning (in a graph capture: parallel branches). */
 fh_status fh_device_mlp_backward(fh_update_blas *b, fh_update_blas *dw, fh_device_mlp *m,
                                  float *dout, int rows, fh_error *err);
-/* The same below the output layer, after fh_device_mlp_forward_layers(..., L - 1): the caller has
+/* The same below the output layer, after fh_device_mlp_forward_hidden: the caller has
  * written the output layer's gradients, the last hidden layer's bias gradient and its
  * masked pre-activation gradient (fh_device_mlp_head). */
 fh_status fh_device_mlp_backward_hidden(fh_update_blas *b, fh_update_blas *dw,

@@ -3,7 +3,6 @@
 
 #include <string.h>
 
-#include "cuda/kernels/update_args.h"
 #include "foxhunt/shapes.h"
 #include "foxhunt/precision.h"
 
@@ -12,12 +11,6 @@
  * Feistel order is computed once a row by a lane and the last block sums few partials. */
 #define GATHER_THREADS 256
 #define GATHER_WAVES 4
-/* ppo_gather_l0_kernel up to this many rows a minibatch, in fp32 and TF32: its SIMT
- * first layers (54 -> 512 and 54 -> 128, 35 k multiply-adds a row) beat cuBLAS's matmul
- * and bias kernel where the step is latency-bound (512 rows, session 21: measured
- * there only); at 16,384 rows they would be 0.6 G multiply-adds on CUDA cores, where
- * cuBLAS's tensor cores win. bf16 takes cuBLAS (its input converted for the matmuls). */
-#define GATHER_L0_MAX_ROWS 2048
 /* ppo_loss_kernel: one warp a row, 8 rows a block (= FH_LOSS_ROWS of update_args.h; one
  * block of 1,024 threads over the whole minibatch took 53 us a step at 512 rows, session
  * 9's ncu profile), the grid capped at LOSS_WAVES blocks an SM, a warp taking rows a
@@ -37,10 +30,6 @@
 #define SUMSQ_BLOCKS 128
 #define REDUCE_THREADS 256
 #define ADAM_THREADS 256
-/* The logits' rows padded to a multiple of 8 elements: 16 bytes in bf16, 32 in fp32, the
- * strides cuBLAS's sm90 kernels need (at 45 the actor's output layer took Ampere ones:
- * session 20's profile, ~29 us a throughput step). */
-#define LOGITS_PITCH_ELEMENTS 8
 /* Programmatic dependent launch: Hopper's (compute capability 9.0) and later. */
 #define PDL_MIN_CC_MAJOR 9
 /* Each network's parameters start on a 256-byte boundary (update_plan.h). */
@@ -97,15 +86,9 @@ fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out
     out->gather_threads = GATHER_THREADS;
     out->gather_grid = gather_blocks(prob->minibatch, prob->sm_count);
     out->tail_gather_grid = out->tail_rows ? gather_blocks(out->tail_rows, prob->sm_count) : 0;
-    out->gather_l0 = prob->precision != FH_PRECISION_BF16 && prob->minibatch <= GATHER_L0_MAX_ROWS;
-    if (out->gather_l0) {
-        out->gather_l0_grid = (int)ceil_div(prob->minibatch, FH_GATHER_L0_ROWS);
-        out->tail_gather_l0_grid = (int)ceil_div(out->tail_rows, FH_GATHER_L0_ROWS);
-    }
     out->loss_threads = LOSS_ROWS_PER_BLOCK * 32;
     out->loss_grid = loss_blocks(prob->minibatch, prob->sm_count);
     out->tail_loss_grid = out->tail_rows ? loss_blocks(out->tail_rows, prob->sm_count) : 0;
-    out->logits_pitch = (int)(ceil_div(FH_N_ACTIONS, LOGITS_PITCH_ELEMENTS) * LOGITS_PITCH_ELEMENTS);
     out->head_grad_threads = HEAD_GRAD_THREADS;
     out->head_grad_grid = (int)ceil_div(HEAD_GRAD_COLUMNS * 32LL, HEAD_GRAD_THREADS);
     out->mse_threads = MSE_THREADS;
@@ -139,15 +122,11 @@ void fh_update_plan_print(FILE *f, const fh_update_plan *p)
             fh_precision_name(q->precision));
     fprintf(f, "  graphs:    %d steps a graph, %d launches an epoch%s\n", p->graph_steps,
             p->graph_launches, p->tail_rows ? " and a tail step" : "");
-    if (p->gather_l0)
-        fprintf(f, "  gather:    fused with both networks' first layers, %d x %d (%d rows a "
-                "block)\n", p->gather_l0_grid, p->gather_threads, FH_GATHER_L0_ROWS);
     fprintf(f, "  kernels:   gather %d x %d, loss %d x %d (with the value head; its "
             "gradients %d x %d), norm %d blocks, Adam %d x %d (curiosity %d)\n",
             p->gather_grid, p->gather_threads, p->loss_grid, p->loss_threads,
             p->head_grad_grid, p->head_grad_threads, p->sumsq_blocks, p->adam_grid,
             p->adam_threads, p->curiosity_adam_grid);
-    fprintf(f, "  logits:    %d a row, rows %d apart\n", FH_N_ACTIONS, p->logits_pitch);
     fprintf(f, "  launches:  %s\n", p->pdl ? "programmatic dependent launch (each of our "
             "kernels scheduled while the one before it finishes)" : "plain (before compute "
             "capability 9.0)");

@@ -35,15 +35,9 @@ typedef struct {
     int graph_launches;        /* full-step graphs launched an epoch */
     int gather_threads, gather_grid;       /* one warp a row */
     int tail_gather_grid;
-    /* the gather fused with both networks' first layers (ppo_gather_l0_kernel, fp32 and
-     * TF32 at small minibatches): FH_GATHER_L0_ROWS rows a block of gather_threads */
-    int gather_l0;
-    int gather_l0_grid, tail_gather_l0_grid;
     int loss_threads, loss_grid; /* ppo_loss_kernel: one warp a row */
     int tail_loss_grid;
     int head_grad_threads, head_grad_grid; /* ppo_head_grad_kernel: a warp a column */
-    int logits_pitch;          /* the actor's 45 logits a row, padded to 16-byte rows in
-                                  bf16 and fp32 (48): cuBLAS's Hopper kernels */
     int mse_threads;           /* mse_loss_kernel: one block */
     int sumsq_blocks;          /* grad_sumsq_kernel's partial sums (fixed: determinism) */
     int reduce_threads;        /* grad_sumsq, explained variance */

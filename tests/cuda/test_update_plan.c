@@ -12,7 +12,6 @@
 
 #include "cuda/kernels/update_args.h"
 #include "cuda/update_plan.h"
-#include "foxhunt/precision.h"
 #include "foxhunt/shapes.h"
 #include "test_util.h"
 
@@ -39,7 +38,6 @@ static void test_hand_computed(void)
      * a warp each, 4 warps a block */
     CHECK(p.head_grad_threads == 128 && p.head_grad_grid == 33);
     CHECK(FH_LOSS_HEAD_SUMS == 129 && FH_LOSS_HEAD_WIDTH == FH_CRITIC_H5);
-    CHECK(p.logits_pitch == 48); /* 45 logits, rows of 16 bytes in bf16: 96 bytes */
     /* the critic and each of the buffer's four blocks start 256-byte aligned, with no
      * more padding than that needs */
     CHECK(p.critic_offset >= FH_ACTOR_N_PARAMS && p.critic_offset % 64 == 0 &&
@@ -66,27 +64,6 @@ static void test_hand_computed(void)
     CHECK(p.gather_grid == 4 * 132);
     /* and the loss's: 2,048 blocks of 8 rows capped at 528, a warp taking 4 rows */
     CHECK(p.loss_grid == 4 * 132);
-}
-
-/* The gather fused with the first layers: fp32 and TF32 minibatches up to 2,048 rows,
- * 4 rows a block; never bf16, never at 16,384 rows. */
-static void test_gather_l0(void)
-{
-    fh_error err;
-    fh_update_plan p;
-    fh_update_problem q = {132, 64000, 512, 10, 1, FH_PRECISION_FP32, 9};
-    CHECK(fh_update_plan_make(&q, &p, &err) == FH_OK);
-    CHECK(p.gather_l0 && p.gather_l0_grid == 128 && p.tail_gather_l0_grid == 0);
-    q.precision = FH_PRECISION_TF32;
-    CHECK(fh_update_plan_make(&q, &p, &err) == FH_OK && p.gather_l0);
-    q.precision = FH_PRECISION_BF16;
-    CHECK(fh_update_plan_make(&q, &p, &err) == FH_OK && !p.gather_l0 && !p.gather_l0_grid);
-    fh_update_problem t = {132, 64000, 600, 10, 1, FH_PRECISION_FP32, 9}; /* a tail of 400 */
-    CHECK(fh_update_plan_make(&t, &p, &err) == FH_OK);
-    CHECK(p.gather_l0 && p.gather_l0_grid == 150 && p.tail_gather_l0_grid == 100);
-    fh_update_problem big = {132, 524288, 16384, 2, 1, FH_PRECISION_FP32, 9};
-    CHECK(fh_update_plan_make(&big, &p, &err) == FH_OK && !p.gather_l0);
-    CHECK(FH_GATHER_L0_ROWS == 4);
 }
 
 /* Programmatic dependent launch from compute capability 9.0 (Hopper) on, not before. */
@@ -159,7 +136,6 @@ int main(void)
 {
     test_hand_computed();
     test_pdl();
-    test_gather_l0();
     test_random();
     test_refused();
     return fh_test_finish();

@@ -1,8 +1,6 @@
 /* layer_elementwise.cu — a dense layer's elementwise parts around its cuBLAS matmuls
  * (update_layers.c):
  *
- * Rows are `pitch` elements apart (a network's output may be padded: update_layers.h).
- *
  *   bias_grad_kernel: the backward pass's ReLU gradient (dz masked in place where the
  *     layer's output act was not positive) and the bias gradient (db = the column sums
  *     of dz), in one pass. Block (32, FH_BIAS_GRAD_ROWS): 32 adjacent columns
@@ -61,7 +59,7 @@ extern "C" __global__ void bias_grad_kernel(fh_bias_grad_args a)
     double s = 0.0;
     if (col < a.width) {
         for (int i = begin + threadIdx.y; i < end; i += FH_BIAS_GRAD_ROWS) {
-            long long at = (long long)i * a.pitch + col;
+            long long at = (long long)i * a.width + col;
             float g = a.dz[at];
             if (a.act) {
                 g = a.act[at] > 0.0f ? g : 0.0f;
@@ -83,7 +81,7 @@ extern "C" __global__ void bias_grad_bf16_kernel(fh_bias_grad_bf16_args a)
     double s = 0.0;
     if (col < a.width) {
         for (int i = begin + threadIdx.y; i < end; i += FH_BIAS_GRAD_ROWS) {
-            long long at = (long long)i * a.pitch + col;
+            long long at = (long long)i * a.width + col;
             float g = a.dz32 ? a.dz32[at] : fh_bf16_to_float(a.dz16[at]);
             if (a.act16)
                 g = fh_bf16_to_float(a.act16[at]) > 0.0f ? g : 0.0f;
@@ -103,13 +101,12 @@ extern "C" __global__ void bias_act_kernel(fh_bias_act_args a)
     long long n = a.rows * a.width;
     long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        long long c = i % a.width, at = (i / a.width) * a.pitch + c;
-        float v = (a.y16 ? fh_bf16_to_float(a.y16[at]) : a.y[at]) + a.b[c];
+        float v = (a.y16 ? fh_bf16_to_float(a.y16[i]) : a.y[i]) + a.b[i % a.width];
         v = a.relu && !(v > 0.0f) ? 0.0f : v;
         if (a.y16)
-            a.y16[at] = fh_float_to_bf16(v);
+            a.y16[i] = fh_float_to_bf16(v);
         else
-            a.y[at] = v;
+            a.y[i] = v;
     }
 }
 

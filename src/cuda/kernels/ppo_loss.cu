@@ -54,7 +54,7 @@ extern "C" __global__ void ppo_loss_kernel(fh_ppo_loss_args a)
         const long long hat = i * FH_LOSS_HEAD_WIDTH;
         float h0 = fh_head_input(&a, hat + lane), h1 = fh_head_input(&a, hat + lane + 32);
         float v = (float)fh_warp_sum((double)h0 * w0 + (double)h1 * w1) + bh;
-        const float *z = a.logits + i * a.logits_pitch;
+        const float *z = a.logits + i * FH_N_ACTIONS;
         int has_hi = lane < FH_LOSS_HI;
         float z0 = z[lane], z1 = has_hi ? z[lane + 32] : -__int_as_float(0x7f800000); /* -inf */
         float m = fh_warp_max(fmaxf(z0, z1));
@@ -80,7 +80,7 @@ extern "C" __global__ void ppo_loss_kernel(fh_ppo_loss_args a)
         float g0 = act == lane ? dnewlp + t0 : t0;
         float g1 = has_hi ? (act == lane + 32 ? dnewlp + t1 : t1) : 0.0f;
         float gs = (float)fh_warp_sum((double)g0 + (double)g1);
-        float *dz = a.dlogits + i * a.logits_pitch;
+        float *dz = a.dlogits + i * FH_N_ACTIONS;
         dz[lane] = g0 - p0 * gs;
         if (has_hi)
             dz[lane + 32] = g1 - p1 * gs;

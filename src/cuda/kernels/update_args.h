@@ -100,15 +100,7 @@ typedef struct {
     double *dist_sums;              /* NULL: one process; data-parallel (issue 22): the
                                        sums land here (2), for the all-reduce and then
                                        adv_finish_kernel */
-    /* ppo_gather_l0_kernel only: the networks' first layers on the gathered rows, fp32,
-     * h = relu(W0 s + b0), into the critic's (rows, 512) and the actor's (rows, 128) */
-    const float *critic_w0, *critic_b0, *actor_w0, *actor_b0;
-    float *critic_h1, *actor_h1;
 } fh_ppo_gather_args;
-
-/* ppo_gather_l0_kernel: FH_GATHER_L0_ROWS rows a block (a warp each gathers one), then
- * the block's threads compute the first layers' outputs of those rows. */
-#define FH_GATHER_L0_ROWS 4
 
 /* adv_finish_kernel (data-parallel, one thread): the normalisation from the sums over
  * every rank's rows. */
@@ -140,7 +132,7 @@ typedef struct {
 #define FH_LOSS_HEAD_SUMS (2 * FH_LOSS_HEAD_WIDTH + 1) /* dW, the hidden db, the head's db */
 typedef struct {
     fh_update_state *state;
-    const float *logits;  /* (rows, 45), rows logits_pitch apart */
+    const float *logits;  /* (rows, 45) */
     float *values;        /* (rows): written, the head's output */
     const int *actions;
     const float *old_logp, *adv, *returns, *old_values;
@@ -148,8 +140,7 @@ typedef struct {
     float clip_coef, vclip_coef, vf_coef; /* ent_coef: state's (annealed per update) */
     int norm_adv;
     double target_kl;     /* 0: off */
-    float *dlogits;       /* (rows, 45), rows logits_pitch apart */
-    int logits_pitch;
+    float *dlogits;       /* (rows, 45) */
     /* the value head: its input (the last hidden layer's ReLU output, fp32 or, for a
      * bf16 critic, bf16), its fp32 weights and bias; out: the gradient at that hidden
      * layer's pre-activation (fp32 or bf16, as the input), and the block sums of the
@@ -197,7 +188,6 @@ typedef struct {
     const float *act;
     float *db;
     int rows, width;
-    int pitch;          /* elements from a row of dz (and act) to the next: >= width */
     double *partials;   /* (chunks, width) */
     unsigned *counters; /* (column tiles) */
 } fh_bias_grad_args;
@@ -211,7 +201,6 @@ typedef struct {
     const unsigned short *act16;
     float *db;
     int rows, width;
-    int pitch;          /* elements from a row to the next (dz32, dz16, act16): >= width */
     double *partials;   /* (chunks, width) */
     unsigned *counters; /* (column tiles) */
 } fh_bias_grad_bf16_args;
@@ -225,7 +214,6 @@ typedef struct {
     const float *b;
     long long rows;
     int width, relu;
-    int pitch; /* elements from a row of y to the next: >= width */
 } fh_bias_act_args;
 
 /* to_bf16_kernel: dst[i] = bf16(src[i]), i < n (a grid-stride loop). */

@@ -7,42 +7,6 @@
  * on the device. A capped grid also keeps the last block's sum short (session 19's
  * profile: 35 us a step at 2,048 blocks of 16,384 rows). */
 
-/* The minibatch's advantage mean and unbiased std (ppo_loss.c's normalisation): each
- * thread's sums s1 of a and s2 of a^2 (double), by warp, block, then the last block in a
- * fixed order. */
-__device__ void fh_gather_adv_sums(const fh_ppo_gather_args *a, double s1, double s2,
-                                   double sums[2][32])
-{
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (int)(blockDim.x >> 5);
-    s1 = fh_warp_sum(s1);
-    s2 = fh_warp_sum(s2);
-    if (lane == 0) {
-        sums[0][warp] = s1;
-        sums[1][warp] = s2;
-    }
-    __syncthreads();
-    if (threadIdx.x < 2) {
-        double t = 0.0;
-        for (int w = 0; w < warps; w++)
-            t += sums[threadIdx.x][w];
-        a->partials[2 * blockIdx.x + threadIdx.x] = t;
-    }
-    if (!fh_last_block(a->counter, gridDim.x))
-        return;
-    if (threadIdx.x < 32) {
-        double t1 = fh_warp_sum_strided(a->partials, (int)gridDim.x, 2);
-        double t2 = fh_warp_sum_strided(a->partials + 1, (int)gridDim.x, 2);
-        if (threadIdx.x != 0)
-            return;
-        if (a->dist_sums) { /* data-parallel: all-reduced, then adv_finish_kernel */
-            a->dist_sums[0] = t1;
-            a->dist_sums[1] = t2;
-            return;
-        }
-        fh_adv_norm_finish(a->state, t1, t2, a->rows);
-    }
-}
-
 extern "C" __global__ void ppo_gather_kernel(fh_ppo_gather_args a)
 {
     fh_pdl_wait(); /* pdl.cuh: first, before any read */
@@ -80,74 +44,37 @@ extern "C" __global__ void ppo_gather_kernel(fh_ppo_gather_args a)
                 dst[k] = src[k];
         }
     }
-    if (a.norm_adv)
-        fh_gather_adv_sums(&a, s1, s2, sums);
-}
-
-/* The gather fused with both networks' first layers (the update plan's gather_l0: fp32
- * and TF32 at small minibatches, where the step is bound by latency): at 512 rows the
- * critic's 54-wide first layer was a cuBLAS matmul and a bias kernel after the gather,
- * three nodes on the step's critical path, for 14 M multiply-adds. Warp w of a block
- * gathers the block's row w (as ppo_gather_kernel: the CPU's order, every column) into
- * shared memory; then every thread computes outputs j = threadIdx.x, + blockDim.x, ...
- * of the critic's 512 and the actor's 128 for the block's rows, in fp32, the 54 inputs
- * in order (the arithmetic is NVRTC's --fmad=false: separate products and sums). */
-static_assert(FH_GATHER_L0_ROWS <= 8, "ppo_gather_l0_kernel: a warp a row, 8 warps a block");
-extern "C" __global__ void ppo_gather_l0_kernel(fh_ppo_gather_args a)
-{
-    fh_pdl_wait(); /* pdl.cuh: first, before any read */
-    __shared__ float x[FH_GATHER_L0_ROWS][FH_STATE_DIM];
-    __shared__ double sums[2][32];
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const fh_update_phase *ph = &a.state->ppo;
-    const long long row0 = (long long)blockIdx.x * FH_GATHER_L0_ROWS;
-    double s1 = 0.0, s2 = 0.0;
-    if (warp < FH_GATHER_L0_ROWS && row0 + warp < a.rows) {
-        long long row = row0 + warp, r = 0;
-        if (lane == 0) {
-            r = fh_minibatch_order(a.keys[ph->epoch], a.batch.n,
-                                   (long long)ph->minibatch * a.minibatch + row);
-            double adv = a.batch.advantages[r];
-            a.actions[row] = a.batch.actions[r];
-            a.old_logp[row] = a.batch.log_probs[r];
-            a.adv[row] = (float)adv;
-            a.returns[row] = a.batch.returns[r];
-            a.old_values[row] = a.batch.values[r];
-            s1 = adv;
-            s2 = adv * adv;
-        }
-        r = __shfl_sync(0xffffffffu, r, 0);
-        const float *src = a.batch.states + r * a.batch.states_pitch;
-        float *dst = a.states + row * FH_STATE_DIM;
-        for (int k = lane; k < FH_STATE_DIM; k += 32) {
-            float v = src[k];
-            dst[k] = v;
-            x[warp][k] = v;
-        }
+    if (!a.norm_adv)
+        return;
+    /* the minibatch's advantage mean and unbiased std (ppo_loss.c's normalisation):
+     * sums of a and a^2 in double, by warp, block, then the last block in a fixed order */
+    s1 = fh_warp_sum(s1);
+    s2 = fh_warp_sum(s2);
+    if (lane == 0) {
+        sums[0][warp] = s1;
+        sums[1][warp] = s2;
     }
     __syncthreads();
-    const int n_rows = a.rows - row0 < FH_GATHER_L0_ROWS ? (int)(a.rows - row0) : FH_GATHER_L0_ROWS;
-    for (int j = threadIdx.x; j < FH_CRITIC_H1 + FH_ACTOR_H1; j += blockDim.x) {
-        int critic = j < FH_CRITIC_H1, c = critic ? j : j - FH_CRITIC_H1;
-        const float *w = (critic ? a.critic_w0 : a.actor_w0) + (long long)c * FH_STATE_DIM;
-        float acc[FH_GATHER_L0_ROWS];
-        for (int i = 0; i < FH_GATHER_L0_ROWS; i++)
-            acc[i] = 0.0f;
-        for (int k = 0; k < FH_STATE_DIM; k++) {
-            float wk = w[k];
-            for (int i = 0; i < FH_GATHER_L0_ROWS; i++)
-                acc[i] += wk * x[i][k];
-        }
-        float b = critic ? a.critic_b0[c] : a.actor_b0[c];
-        int width = critic ? FH_CRITIC_H1 : FH_ACTOR_H1;
-        float *h = critic ? a.critic_h1 : a.actor_h1;
-        for (int i = 0; i < n_rows; i++) {
-            float v = acc[i] + b;
-            h[(row0 + i) * width + c] = v > 0.0f ? v : 0.0f; /* NaN to 0, as bias_act_kernel */
-        }
+    if (threadIdx.x < 2) {
+        double t = 0.0;
+        for (int w = 0; w < warps; w++)
+            t += sums[threadIdx.x][w];
+        a.partials[2 * blockIdx.x + threadIdx.x] = t;
     }
-    if (a.norm_adv)
-        fh_gather_adv_sums(&a, s1, s2, sums);
+    if (!fh_last_block(a.counter, gridDim.x))
+        return;
+    if (threadIdx.x < 32) {
+        double t1 = fh_warp_sum_strided(a.partials, (int)gridDim.x, 2);
+        double t2 = fh_warp_sum_strided(a.partials + 1, (int)gridDim.x, 2);
+        if (threadIdx.x != 0)
+            return;
+        if (a.dist_sums) { /* data-parallel: all-reduced, then adv_finish_kernel */
+            a.dist_sums[0] = t1;
+            a.dist_sums[1] = t2;
+            return;
+        }
+        fh_adv_norm_finish(a.state, t1, t2, a.rows);
+    }
 }
 
 /* Data-parallel: the normalisation from the all-reduced sums over every rank's rows
