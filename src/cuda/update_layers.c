@@ -360,7 +360,7 @@ fh_device_mlp_head fh_device_mlp_head_view(const fh_device_mlp *m)
 {
     int L = m->desc->n_layers;
     fh_device_mlp_head h = {
-        .width = m->desc->dims[L - 1], .in = m->act[L - 1], .in16 = m->act16[L - 1],
+        .in = m->act[L - 1], .in16 = m->act16[L - 1],
         .w = layer_tensor(m, m->params, L - 1, 0), .b = layer_tensor(m, m->params, L - 1, 1),
         .dw = layer_tensor(m, m->grads, L - 1, 0), .db = layer_tensor(m, m->grads, L - 1, 1),
         .hidden_dz = m->dz[L - 2], .hidden_dz16 = m->g16[L - 2],
@@ -541,4 +541,3 @@ fh_status fh_device_mlp_backward_hidden(fh_update_blas *b, fh_update_blas *dw,
                             "network of 2 layers or more)", __FILE__, __LINE__, m->desc->name);
     return backward_from(b, dw, m, L - 2, m->dz[L - 2], rows, err);
 }
-

@@ -116,7 +116,6 @@ fh_status fh_device_mlp_forward_hidden(fh_update_blas *b, fh_device_mlp *m, cons
  * pre-activation (ReLU-masked; hidden_dz or hidden_dz16, as in) and that layer's bias
  * gradient; values (rows) where the output goes (fh_device_mlp_output). */
 typedef struct {
-    int width;
     const float *in;
     const unsigned short *in16;
     const float *w, *b;

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "cuda/kernels/update_args.h"
 #include "foxhunt/shapes.h"
 #include "foxhunt/precision.h"
 
@@ -21,10 +22,9 @@
  * one block (once a minibatch of the curiosity fit, 32 floats a row). */
 #define LOSS_WAVES 4
 #define LOSS_ROWS_PER_BLOCK 8
-/* ppo_head_grad_kernel: the value head's 129 column sums over the loss's blocks, a warp
- * a column (FH_LOSS_HEAD_SUMS of update_args.h). */
+/* ppo_head_grad_kernel: the value head's FH_LOSS_HEAD_SUMS (129) column sums over the
+ * loss's blocks, a warp a column. */
 #define HEAD_GRAD_THREADS 128
-#define HEAD_GRAD_COLUMNS (2 * FH_CRITIC_H5 + 1)
 #define MSE_THREADS 1024
 /* Partial sums of the squared gradients: 132 SMs, ~383k parameters, ~2.9k each. */
 #define SUMSQ_BLOCKS 128
@@ -40,20 +40,23 @@ static long long ceil_div(long long a, long long b)
     return (a + b - 1) / b;
 }
 
+/* `blocks`, capped at `waves` blocks an SM (the warps then take rows a grid apart). */
+static int capped_grid(long long blocks, int waves, int sm_count)
+{
+    long long cap = (long long)waves * (sm_count > 0 ? sm_count : 1);
+    return (int)(blocks < cap ? blocks : cap);
+}
+
 /* ppo_gather_kernel's blocks for `rows` rows: a warp a row up to the cap. */
 static int gather_blocks(long long rows, int sm_count)
 {
-    long long blocks = ceil_div(rows * 32, GATHER_THREADS);
-    long long cap = (long long)GATHER_WAVES * (sm_count > 0 ? sm_count : 1);
-    return (int)(blocks < cap ? blocks : cap);
+    return capped_grid(ceil_div(rows * 32, GATHER_THREADS), GATHER_WAVES, sm_count);
 }
 
 /* ppo_loss_kernel's blocks for `rows` rows: a warp a row up to the cap. */
 static int loss_blocks(long long rows, int sm_count)
 {
-    long long blocks = ceil_div(rows, LOSS_ROWS_PER_BLOCK);
-    long long cap = (long long)LOSS_WAVES * (sm_count > 0 ? sm_count : 1);
-    return (int)(blocks < cap ? blocks : cap);
+    return capped_grid(ceil_div(rows, LOSS_ROWS_PER_BLOCK), LOSS_WAVES, sm_count);
 }
 
 fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out,
@@ -90,7 +93,7 @@ fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out
     out->loss_grid = loss_blocks(prob->minibatch, prob->sm_count);
     out->tail_loss_grid = out->tail_rows ? loss_blocks(out->tail_rows, prob->sm_count) : 0;
     out->head_grad_threads = HEAD_GRAD_THREADS;
-    out->head_grad_grid = (int)ceil_div(HEAD_GRAD_COLUMNS * 32LL, HEAD_GRAD_THREADS);
+    out->head_grad_grid = (int)ceil_div(FH_LOSS_HEAD_SUMS * 32LL, HEAD_GRAD_THREADS);
     out->mse_threads = MSE_THREADS;
     out->sumsq_blocks = SUMSQ_BLOCKS;
     out->reduce_threads = REDUCE_THREADS;
