@@ -15,6 +15,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/gpu_update_engine.h"
 #include "cuda/kernels/update_args.h"
+#include "cuda/overrides.h"
 #include "cuda/update_layers.h"
 #include "cuda/update_plan.h"
 #include "env/common_device_functions.cuh"
@@ -40,6 +41,7 @@ struct fh_gpu_curiosity {
     int64_t max_rows;
     int minibatch;             /* s.minibatch, at most max_rows */
     int epochs, precision;
+    int plain_launches;        /* the override update_pdl=0 (the environment's) */
     float lr;
     fh_adam_config adam;       /* betas and eps: fh_adam_config_default_curiosity's */
     fh_update_plan plan;       /* for the bound n (plan.problem.batch) */
@@ -98,7 +100,7 @@ static fh_status make_plan(fh_update_plan *p, const fh_gpu_curiosity *c, int64_t
 {
     fh_update_problem prob = {c->dev.sm_count, (long long)n,
                               (int)(c->minibatch < n ? c->minibatch : n), 1, c->epochs, c->precision,
-                              c->dev.cc_major};
+                              c->dev.cc_major, c->plain_launches};
     return fh_update_plan_make(&prob, p, err);
 }
 
@@ -161,6 +163,13 @@ fh_status fh_gpu_curiosity_create(fh_gpu_curiosity **out, const fh_device_info *
     fh_gpu_curiosity *c = calloc(1, sizeof *c);
     if (!c)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
+    fh_gpu_overrides ov;
+    fh_status st = fh_gpu_overrides_from_env(&ov, err);
+    if (st != FH_OK) {
+        free(c);
+        return st;
+    }
+    c->plain_launches = ov.update_pdl == 0;
     c->dev = *dev;
     c->max_rows = max_rows;
     c->minibatch = (int)(s.minibatch < max_rows ? s.minibatch : max_rows);
@@ -175,7 +184,7 @@ fh_status fh_gpu_curiosity_create(fh_gpu_curiosity **out, const fh_device_info *
     c->lr = (float)s.curiosity_lr;
     /* the plan for max_rows: the module's options and the buffers' sizes (a fit of
      * another n plans again: the same options, the same sizes) */
-    fh_status st = make_plan(&c->plan, c, max_rows, err);
+    st = make_plan(&c->plan, c, max_rows, err);
     if (st != FH_OK)
         goto fail_status;
     const fh_update_plan *p = &c->plan;

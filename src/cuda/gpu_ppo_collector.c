@@ -74,17 +74,14 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
     if (fh_precision_parse(precision) < 0)
         return fh_error_set(err, FH_ERR_INPUT, "--precision %s: expected fp32, tf32 or bf16",
                             precision);
-    fh_gpu_overrides from_env;
-    if (!overrides) { /* the product's path: the user's settings */
-        fh_status ost = fh_gpu_overrides_from_env(&from_env, err);
-        if (ost != FH_OK)
-            return ost;
-        overrides = &from_env;
-    }
+    fh_gpu_overrides ov; /* NULL: the product's path, the user's settings */
+    fh_status ost = fh_gpu_overrides_or_env(overrides, &ov, err);
+    if (ost != FH_OK)
+        return ost;
     fh_gpu_ppo_collector *c = calloc(1, sizeof *c);
     if (!c)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
-    c->overrides = *overrides;
+    c->overrides = ov;
     c->dev = *dev;
     c->n_episodes = n_episodes;
     c->n_steps = n_steps;

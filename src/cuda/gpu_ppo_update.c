@@ -314,16 +314,21 @@ void fh_gpu_ppo_update_destroy(fh_gpu_ppo_update *u)
 
 fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info *dev,
                                    fh_gpu_ppo_settings s, long long batch_size, int precision,
-                                   fh_error *err)
+                                   const fh_gpu_overrides *overrides, fh_error *err)
 {
     *out = NULL;
+    fh_gpu_overrides ov;
+    fh_status ost = fh_gpu_overrides_or_env(overrides, &ov, err);
+    if (ost != FH_OK)
+        return ost;
     fh_gpu_ppo_update *u = calloc(1, sizeof *u);
     if (!u)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
     u->dev = *dev;
     u->cfg = s;
     fh_update_problem prob = {dev->sm_count, batch_size, s.minibatch, s.epochs,
-                              s.curiosity_epochs, precision, dev->cc_major};
+                              s.curiosity_epochs, precision, dev->cc_major,
+                              .plain_launches = ov.update_pdl == 0};
     fh_status st = fh_update_plan_make(&prob, &u->plan, err);
     if (st != FH_OK)
         goto fail_status;

@@ -22,6 +22,7 @@
 #include "cuda/gpu_update_settings.h"
 #include "cuda/gpu_weights.h"
 #include "cuda/kernels/update_args.h"
+#include "cuda/overrides.h"
 #include "cuda/update_plan.h"
 #include "foxhunt/device.h"
 #include "foxhunt/env.h"
@@ -31,10 +32,11 @@
 typedef struct fh_gpu_ppo_update fh_gpu_ppo_update;
 
 /* For updates of s (minibatch, epochs, losses' coefficients) over batches of
- * batch_size samples; precision: the matmuls' (precision.h). */
+ * batch_size samples; precision: the matmuls' (precision.h); overrides: NULL (the
+ * product: the environment's, overrides.h) or the caller's (tests; update_pdl). */
 fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info *dev,
                                    fh_gpu_ppo_settings s, long long batch_size, int precision,
-                                   fh_error *err);
+                                   const fh_gpu_overrides *overrides, fh_error *err);
 void fh_gpu_ppo_update_destroy(fh_gpu_ppo_update *u);
 const fh_update_plan *fh_gpu_ppo_update_plan(const fh_gpu_ppo_update *u);
 

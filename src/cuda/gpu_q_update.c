@@ -14,7 +14,9 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/gpu_update_engine.h"
+#include "cuda/overrides.h"
 #include "cuda/update_layers.h"
+#include "cuda/update_plan.h"
 #include "env/common_device_functions.cuh"
 #include "env/minibatch_order.cuh"
 #include "foxhunt/nn.h" /* fh_mlp_check_finite */
@@ -369,6 +371,14 @@ fh_status fh_gpu_q_update_create(fh_gpu_q_update **out, const fh_device_info *de
         goto fail_status;
     fh_update_blas_set_hidden(&u->blas, k[K_HIDDEN_FWD], k[K_HIDDEN_BWD]);
     fh_update_blas_set_hidden(&u->blas_dw, k[K_HIDDEN_FWD], k[K_HIDDEN_BWD]);
+    /* programmatic dependent launch by the PPO update's rule (update_plan.h); every
+     * kernel of q_update.cu and layer_elementwise.cu waits at its top (pdl.cuh) */
+    fh_gpu_overrides ov;
+    if ((st = fh_gpu_overrides_from_env(&ov, err)) != FH_OK)
+        goto fail_status;
+    u->eng.pdl = fh_update_pdl(dev->cc_major, ov.update_pdl == 0);
+    fh_update_blas_set_pdl(&u->blas, u->eng.pdl);
+    fh_update_blas_set_pdl(&u->blas_dw, u->eng.pdl);
 
     CUDA_CHECK(cudaMalloc((void **)&u->mem, 4 * (size_t)u->stride * sizeof(float)), err);
     CUDA_CHECK(cudaMemset(u->mem, 0, 4 * (size_t)u->stride * sizeof(float)), err);

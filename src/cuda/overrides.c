@@ -45,6 +45,10 @@ static const override_entry TABLE[] = {
     {"block_shared_barriers", "FOXHUNT_BLOCK_SHARED_BARRIERS", FIELD(block_shared_barriers), 0,
      1, 0, "the block mapping's racecheck build: the book-keeping warp meets the actor's "
      "barriers too (slower; compute-sanitizer racecheck)"},
+    {"update_pdl", "FOXHUNT_UPDATE_PDL", FIELD(update_pdl), 0, 0, FH_AUTO,
+     "the updates' kernels launched with programmatic dependent launch; auto: from compute "
+     "capability 9.0; 0: plain launches (compute-sanitizer racecheck does not follow "
+     "programmatic launches)"},
 };
 #define N_ENTRIES (sizeof TABLE / sizeof TABLE[0])
 
@@ -103,6 +107,15 @@ fh_status fh_gpu_overrides_from_env(fh_gpu_overrides *o, fh_error *err)
         if (v && v[0] && (st = fh_gpu_overrides_set(o, TABLE[i].env, v, err)) != FH_OK)
             return st;
     }
+    return FH_OK;
+}
+
+fh_status fh_gpu_overrides_or_env(const fh_gpu_overrides *given, fh_gpu_overrides *out,
+                                  fh_error *err)
+{
+    if (!given)
+        return fh_gpu_overrides_from_env(out, err);
+    *out = *given;
     return FH_OK;
 }
 

@@ -25,6 +25,7 @@ typedef struct {
     int gemm_tune;           /* time cublasLt's candidates per matmul shape: 0|1 */
     int rollout_clocks;      /* compile the rollout's cycle counters in: 0|1 */
     int block_shared_barriers; /* the block mapping's racecheck build: 0|1 */
+    int update_pdl;          /* the updates' programmatic dependent launch: 0 (off) | auto */
 } fh_gpu_overrides;
 
 /* Every override FH_AUTO (the plan decides; gemm_tune on, the diagnostics off). */
@@ -39,6 +40,10 @@ fh_status fh_gpu_overrides_parse(fh_gpu_overrides *o, const char *assignment, fh
 /* The defaults, then every FOXHUNT_* variable of the table that is set and non-empty:
  * the only place the process environment is read for them. */
 fh_status fh_gpu_overrides_from_env(fh_gpu_overrides *o, fh_error *err);
+/* *out = *given, or the environment's (fh_gpu_overrides_from_env) when given is NULL: the
+ * product's path passes NULL, tests their own values. */
+fh_status fh_gpu_overrides_or_env(const fh_gpu_overrides *given, fh_gpu_overrides *out,
+                                  fh_error *err);
 /* "name=value ..." of the overrides that are not FH_AUTO (defaults not listed), or
  * "none". */
 void fh_gpu_overrides_describe(const fh_gpu_overrides *o, char *buf, size_t n);

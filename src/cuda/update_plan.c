@@ -59,6 +59,11 @@ static int loss_blocks(long long rows, int sm_count)
     return capped_grid(ceil_div(rows, LOSS_ROWS_PER_BLOCK), LOSS_WAVES, sm_count);
 }
 
+int fh_update_pdl(int cc_major, int plain_launches)
+{
+    return cc_major >= PDL_MIN_CC_MAJOR && !plain_launches;
+}
+
 fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out,
                               fh_error *err)
 {
@@ -102,7 +107,7 @@ fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out
                       ceil_div(FH_CRITIC_N_PARAMS, PARAM_ALIGN_FLOATS) * PARAM_ALIGN_FLOATS;
     out->curiosity_params = FH_CURIOSITY_N_PARAMS;
     out->adam_threads = ADAM_THREADS;
-    out->pdl = prob->cc_major >= PDL_MIN_CC_MAJOR;
+    out->pdl = fh_update_pdl(prob->cc_major, prob->plain_launches);
     int waves = prob->sm_count > 0 ? prob->sm_count : 1;
     long long ppo_blocks = ceil_div(out->ppo_params, ADAM_THREADS);
     long long cur_blocks = ceil_div(out->curiosity_params, ADAM_THREADS);
@@ -131,8 +136,9 @@ void fh_update_plan_print(FILE *f, const fh_update_plan *p)
             p->head_grad_grid, p->head_grad_threads, p->sumsq_blocks, p->adam_grid,
             p->adam_threads, p->curiosity_adam_grid);
     fprintf(f, "  launches:  %s\n", p->pdl ? "programmatic dependent launch (each of our "
-            "kernels scheduled while the one before it finishes)" : "plain (before compute "
-            "capability 9.0)");
+            "kernels scheduled while the one before it finishes)"
+            : q->plain_launches ? "plain (the override update_pdl=0)"
+                                : "plain (before compute capability 9.0)");
     fprintf(f, "  buffer:    %lld floats a block (actor at 0, critic at %lld, 256-byte "
             "aligned)\n", p->ppo_params, p->critic_offset);
     fprintf(f, "  NVRTC:    ");

@@ -23,6 +23,8 @@ typedef struct {
     int curiosity_epochs;   /* the curiosity fit's */
     int precision;               /* fh_precision of the matmuls (0: fp32) */
     int cc_major;                /* the device's compute capability (its major) */
+    int plain_launches;          /* 1: no programmatic dependent launch even where the
+                                    device has it (the override update_pdl=0) */
 } fh_update_problem;
 
 typedef struct {
@@ -62,5 +64,8 @@ typedef struct {
 fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out,
                               fh_error *err);
 void fh_update_plan_print(FILE *f, const fh_update_plan *p);
+/* The plan's `pdl` rule, for the Q update too (it plans its own steps): 1 from compute
+ * capability 9.0 unless plain_launches. */
+int fh_update_pdl(int cc_major, int plain_launches);
 
 #endif

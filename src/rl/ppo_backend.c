@@ -28,7 +28,7 @@ fh_status fh_ppo_backend_create(fh_trainer *t, fh_error *err)
             settings.minibatch = t->share.minibatch;
             st = fh_gpu_ppo_update_create(&t->gpu_update, &t->device, settings,
                                           (long long)t->share.episodes * cfg->steps,
-                                          fh_precision_parse(cfg->precision), err);
+                                          fh_precision_parse(cfg->precision), NULL, err);
             if (st != FH_OK)
                 return st;
             fh_gpu_weights w = fh_gpu_ppo_update_weights(t->gpu_update);

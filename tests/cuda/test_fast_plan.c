@@ -565,6 +565,17 @@ static void test_overrides(void)
     memset(long_name, 'x', 80);
     strcpy(long_name + 80, "=1");
     CHECK(fh_gpu_overrides_parse(&o, long_name, &err) == FH_ERR_INPUT);
+    fh_gpu_overrides_default(&o);
+    /* update_pdl takes only 0 (plain launches) or auto */
+    CHECK(o.update_pdl == FH_AUTO);
+    CHECK(fh_gpu_overrides_parse(&o, "FOXHUNT_UPDATE_PDL=1", &err) == FH_ERR_INPUT);
+    CHECK_MSG(strstr(err.message, "0 to 0") != NULL, "message: %s", err.message);
+    CHECK(fh_gpu_overrides_parse(&o, "update_pdl=0", &err) == FH_OK && o.update_pdl == 0);
+    fh_gpu_overrides_describe(&o, buf, sizeof buf);
+    CHECK_MSG(strcmp(buf, "update_pdl=0") == 0, "describe: %s", buf);
+    /* the product's path (NULL) reads the environment; a caller's values are copied */
+    fh_gpu_overrides got;
+    CHECK(fh_gpu_overrides_or_env(&o, &got, &err) == FH_OK && got.update_pdl == 0);
 
     /* the environment: set and non-empty variables only */
     setenv("FOXHUNT_WARP_BOOK", "0", 1);

@@ -211,7 +211,8 @@ static void gpu_run(run_result *r, const fixture *f, const fh_train_config *cfg,
     fh_rng rng = f->rng;
     fh_gpu_ppo_update *u = NULL;
     r->st = fh_gpu_ppo_update_create(&u, &g_dev,
-                                     fh_gpu_ppo_settings_of(cfg), g->view.n, precision, &err);
+                                     fh_gpu_ppo_settings_of(cfg), g->view.n, precision, NULL,
+                                     &err);
     if (r->st == FH_OK)
         r->st = fh_ppo_trace_init(&r->trace, cfg, g->view.n, &err);
     if (r->st == FH_OK)
@@ -526,7 +527,7 @@ static void test_iteration_metrics(const fixture *f)
     CHECK_MSG(fh_gpu_ppo_collector_create(&c, &g_dev, N, L, &f->cfg.env, &f->view, 9, "fast",
                                           "fp32", NULL, &err) == FH_OK, "%s", err.message);
     CHECK_MSG(fh_gpu_ppo_update_create(&u, &g_dev, fh_gpu_ppo_settings_of(&f->cfg),
-                                       (long long)N * L, 0, &err) == FH_OK,
+                                       (long long)N * L, 0, NULL, &err) == FH_OK,
               "%s", err.message);
     CHECK(fh_trajectory_batch_alloc(&b, N, L, &err) == FH_OK);
     if (!c || !u || !b.mem)

@@ -9,6 +9,7 @@
 
 #include "cuda/embedded_sources.h"
 #include "cuda/fast_plan.h"
+#include "cuda/gpu_q_update.h" /* FH_Q_UPDATE_OPTIONS */
 #include "cuda/nvrtc_compile.h"
 #include "cuda/update_plan.h"
 #include "test_util.h"
@@ -131,9 +132,62 @@ static void test_compiles_to_ptx(void)
 
 /* The update's program with its plan's options (update_plan.c: the same for every
  * problem). */
+/* Every entry of an update module may be launched programmatically (pdl.cuh), so each
+ * must wait for the kernel before it: in its compute_90 PTX, every .entry's body holds
+ * griddepcontrol.wait before its first load or store (ld./st./atom./red.). Counts the
+ * entries checked. */
+static int check_entries_wait(const char *file, const char *const *opts, int n_opts)
+{
+    fh_nvrtc_output out;
+    fh_error err;
+    fh_error_clear(&err);
+    fh_status st = fh_nvrtc_compile(file, "compute_90", opts, n_opts, &out, &err);
+    CHECK_MSG(st == FH_OK, "%s: %s", file, err.message);
+    if (st != FH_OK)
+        return 0;
+    int entries = 0;
+    for (const char *e = strstr(out.image, ".entry "); e; e = strstr(e + 1, ".entry ")) {
+        const char *next = strstr(e + 1, ".entry ");
+        const char *body = strchr(e, '{');
+        const char *wait = strstr(e, "griddepcontrol.wait");
+        char name[128] = {0};
+        sscanf(e + 7, "%127[A-Za-z0-9_]", name);
+        CHECK_MSG(body && wait && (!next || wait < next), "%s: entry %s has no "
+                  "griddepcontrol.wait", file, name);
+        if (!body || !wait || (next && wait > next))
+            continue;
+        const char *memops[] = {"\tld.", "\tst.", "\tatom.", "\tred."};
+        for (int m = 0; m < 4; m++) {
+            const char *op = strstr(body, memops[m]);
+            /* kernel parameters are read with ld.param before the wait: allowed */
+            while (op && op < wait && strncmp(op + 1, "ld.param", 8) == 0)
+                op = strstr(op + 1, memops[m]);
+            CHECK_MSG(!op || (next && op > next) || op > wait,
+                      "%s: entry %s touches memory (%.12s) before griddepcontrol.wait", file,
+                      name, op ? op + 1 : "");
+        }
+        entries++;
+    }
+    fh_nvrtc_output_free(&out);
+    return entries;
+}
+
+static void test_update_entries_wait(void)
+{
+    fh_update_problem q = {132, 64000, 512, 10, 1, 0, 9, 0};
+    fh_update_plan plan;
+    fh_error err;
+    CHECK(fh_update_plan_make(&q, &plan, &err) == FH_OK);
+    int n = check_entries_wait("update_kernels.cu", plan.options, plan.n_options);
+    CHECK_MSG(n >= 10, "update_kernels.cu: %d entries checked", n);
+    const char *const q_opts[] = FH_Q_UPDATE_OPTIONS;
+    n = check_entries_wait("q_update.cu", q_opts, (int)(sizeof q_opts / sizeof q_opts[0]));
+    CHECK_MSG(n >= 11, "q_update.cu: %d entries checked", n);
+}
+
 static void test_update_kernels(void)
 {
-    fh_update_problem q = {132, 64000, 512, 10, 1, 0, 0};
+    fh_update_problem q = {132, 64000, 512, 10, 1, 0, 0, 0};
     fh_update_plan plan;
     fh_error err;
     CHECK(fh_update_plan_make(&q, &plan, &err) == FH_OK);
@@ -185,6 +239,7 @@ int main(void)
     test_compiles_to_ptx();
     test_actor_table_copies();
     test_update_kernels();
+    test_update_entries_wait();
     test_compile_error_reports_log();
     return fh_test_finish();
 }

@@ -7,7 +7,9 @@
  *    number of steps within FH_UPDATE_GRAPH_MAX_STEPS, the gathers cover their rows
  *    within their cap (4 blocks an SM);
  *  - refused problems name the field. */
+#define _GNU_SOURCE /* fmemopen */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cuda/kernels/update_args.h"
@@ -17,7 +19,7 @@
 
 static fh_update_plan plan_of(long long batch, int minibatch, int epochs, fh_status *st)
 {
-    fh_update_problem q = {132, batch, minibatch, epochs, 1, 0, 0};
+    fh_update_problem q = {132, batch, minibatch, epochs, 1, 0, 0, 0};
     fh_update_plan p;
     fh_error err;
     *st = fh_update_plan_make(&q, &p, &err);
@@ -66,17 +68,32 @@ static void test_hand_computed(void)
     CHECK(p.loss_grid == 4 * 132);
 }
 
-/* Programmatic dependent launch from compute capability 9.0 (Hopper) on, not before. */
+/* Programmatic dependent launch from compute capability 9.0 (Hopper) on, not before,
+ * and never under the override update_pdl=0 (plain_launches); the printed plan says
+ * which. */
 static void test_pdl(void)
 {
     fh_error err;
     fh_update_plan p;
     const int majors[] = {0, 7, 8, 9, 10, 12};
-    for (int i = 0; i < 6; i++) {
-        fh_update_problem q = {132, 64000, 512, 10, 1, 0, majors[i]};
-        CHECK(fh_update_plan_make(&q, &p, &err) == FH_OK);
-        CHECK(p.pdl == (majors[i] >= 9));
-    }
+    for (int plain = 0; plain <= 1; plain++)
+        for (int i = 0; i < 6; i++) {
+            fh_update_problem q = {132, 64000, 512, 10, 1, 0, majors[i], plain};
+            CHECK(fh_update_plan_make(&q, &p, &err) == FH_OK);
+            CHECK(p.pdl == (majors[i] >= 9 && !plain));
+            char buf[2048] = {0};
+            FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+            CHECK(f != NULL);
+            if (!f)
+                continue;
+            fh_update_plan_print(f, &p);
+            fclose(f);
+            const char *want = p.pdl ? "programmatic dependent launch"
+                               : plain ? "plain (the override update_pdl=0)"
+                                       : "plain (before compute capability 9.0)";
+            CHECK_MSG(strstr(buf, want) != NULL, "cc %d plain %d: no '%s' in\n%s", majors[i],
+                      plain, want, buf);
+        }
 }
 
 static void test_random(void)
@@ -118,7 +135,7 @@ static void test_random(void)
 
 static void test_refused(void)
 {
-    fh_update_problem q = {132, 1000, 0, 10, 1, 0, 0};
+    fh_update_problem q = {132, 1000, 0, 10, 1, 0, 0, 0};
     fh_update_plan p;
     fh_error err;
     CHECK(fh_update_plan_make(&q, &p, &err) == FH_ERR_INPUT && strstr(err.message, "minibatch"));
