@@ -100,7 +100,7 @@ static fh_status make_plan(fh_update_plan *p, const fh_gpu_curiosity *c, int64_t
 {
     fh_update_problem prob = {c->dev.sm_count, (long long)n,
                               (int)(c->minibatch < n ? c->minibatch : n), 1, c->epochs, c->precision,
-                              c->dev.cc_major, c->plain_launches, FH_AUTO};
+                              c->dev.cc_major, c->plain_launches};
     return fh_update_plan_make(&prob, p, err);
 }
 

@@ -130,14 +130,10 @@ static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
     if ((st = fh_device_mlp_forward(&u->blas_actor, &u->actor, u->mb_states, rows, err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaEventRecord(u->ev_actor_fwd, s1), err);
-    /* the critic's top layers fused into the loss: the value head, and at small
-     * minibatches its last hidden layer (the plan's loss_layer) */
-    const int fused = p->loss_layer ? 2 : 1;
-    if ((st = fh_device_mlp_forward_hidden(&u->blas, &u->critic, u->mb_states, rows, fused,
-                                           err)) != FH_OK)
+    if ((st = fh_device_mlp_forward_hidden(&u->blas, &u->critic, u->mb_states, rows, err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaStreamWaitEvent(s0, u->ev_actor_fwd, 0), err);
-    fh_device_mlp_head head = fh_device_mlp_head_view(&u->critic, fused);
+    fh_device_mlp_head head = fh_device_mlp_head_view(&u->critic);
     unsigned loss_grid = (unsigned)(tail ? p->tail_loss_grid : p->loss_grid);
     fh_ppo_loss_args l = {
         .state = u->state, .logits = fh_device_mlp_output(&u->actor), .values = head.values,
@@ -151,15 +147,11 @@ static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
         .norm_adv = u->cfg.norm_adv, .target_kl = u->cfg.target_kl > 0 ? u->cfg.target_kl : 0.0,
         .dlogits = u->dlogits, .head_in = head.in, .head_in16 = head.in16, .head_w = head.w,
         .head_b = head.b, .hidden_dz = head.hidden_dz, .hidden_dz16 = head.hidden_dz16,
-        .layer_in = head.layer_in, .layer_in16 = head.layer_in16, .layer_w = head.layer_w,
-        .layer_b = head.layer_b, .layer_w16 = head.layer_w16, .layer_b16 = head.layer_b16,
-        .below_dz = head.below_dz, .below_dz16 = head.below_dz16,
         .head_partials = u->head_partials, .records = u->records,
         .partials = u->loss_partials, .counter = &u->counters[1],
         .dist_sums = distributed(u) ? u->dist_sums + DIST_LOSS : NULL,
         .total_rows = (long long)rows * u->reducer.world};
-    if ((st = fh_update_engine_launch(&u->eng, p->loss_layer ? K_PPO_LOSS_LAYER : K_PPO_LOSS,
-                                      loss_grid,
+    if ((st = fh_update_engine_launch(&u->eng, K_PPO_LOSS, loss_grid,
                                       (unsigned)p->loss_threads, &l, err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaEventRecord(u->ev_loss, s0), err);
@@ -168,9 +160,8 @@ static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
      * stream (before the critic's weight gradients there) */
     CUDA_CHECK(cudaStreamWaitEvent(u->blas_dw.stream, u->ev_loss, 0), err);
     fh_ppo_head_grad_args hg = {.partials = u->head_partials, .blocks = (int)loss_grid,
-                                .columns = p->head_sums, .head_dw = head.dw,
-                                .head_db = head.db, .hidden_db = head.hidden_db,
-                                .below_db = head.below_db};
+                                .head_dw = head.dw, .head_db = head.db,
+                                .hidden_db = head.hidden_db};
     if ((st = fh_update_engine_launch_on(&u->eng, u->blas_dw.stream, K_HEAD_GRAD,
                                          (unsigned)p->head_grad_grid,
                                          (unsigned)p->head_grad_threads, &hg, err)) != FH_OK)
@@ -179,7 +170,7 @@ static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
                                      err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaEventRecord(u->ev_actor_bwd, s1), err);
-    if ((st = fh_device_mlp_backward_hidden(&u->blas, &u->blas_dw, &u->critic, rows, fused,
+    if ((st = fh_device_mlp_backward_hidden(&u->blas, &u->blas_dw, &u->critic, rows,
                                             err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaStreamWaitEvent(s0, u->ev_actor_bwd, 0), err);
@@ -337,8 +328,7 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
     u->cfg = s;
     fh_update_problem prob = {dev->sm_count, batch_size, s.minibatch, s.epochs,
                               s.curiosity_epochs, precision, dev->cc_major,
-                              .plain_launches = ov.update_pdl == 0,
-                              .loss_layer = ov.update_loss_layer};
+                              .plain_launches = ov.update_pdl == 0};
     fh_status st = fh_update_plan_make(&prob, &u->plan, err);
     if (st != FH_OK)
         goto fail_status;
@@ -389,7 +379,7 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
                                                             sizeof(double)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->loss_partials, FH_LOSS_STATS * (size_t)p->loss_grid *
                                                           sizeof(double)), err);
-    CUDA_CHECK(cudaMalloc((void **)&u->head_partials, (size_t)p->head_sums * (size_t)p->loss_grid *
+    CUDA_CHECK(cudaMalloc((void **)&u->head_partials, FH_LOSS_HEAD_SUMS * (size_t)p->loss_grid *
                                                           sizeof(double)), err);
     CUDA_CHECK(cudaMalloc((void **)&u->counters, 2 * sizeof(unsigned)), err);
     CUDA_CHECK(cudaMemset(u->counters, 0, 2 * sizeof(unsigned)), err);

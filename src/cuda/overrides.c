@@ -49,9 +49,6 @@ static const override_entry TABLE[] = {
      "the updates' kernels launched with programmatic dependent launch; auto: from compute "
      "capability 9.0; 0: plain launches (compute-sanitizer racecheck does not follow "
      "programmatic launches)"},
-    {"update_loss_layer", "FOXHUNT_UPDATE_LOSS_LAYER", FIELD(update_loss_layer), 0, 1, FH_AUTO,
-     "the critic's last hidden layer computed inside the PPO loss kernel; auto: minibatches "
-     "of at most 2,048 rows (the update plan's rule; the parity tests force each)"},
 };
 #define N_ENTRIES (sizeof TABLE / sizeof TABLE[0])
 

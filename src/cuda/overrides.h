@@ -26,7 +26,6 @@ typedef struct {
     int rollout_clocks;      /* compile the rollout's cycle counters in: 0|1 */
     int block_shared_barriers; /* the block mapping's racecheck build: 0|1 */
     int update_pdl;          /* the updates' programmatic dependent launch: 0 (off) | auto */
-    int update_loss_layer;   /* the critic's last hidden layer in the PPO loss kernel: 0|1 */
 } fh_gpu_overrides;
 
 /* Every override FH_AUTO (the plan decides; gemm_tune on, the diagnostics off). */

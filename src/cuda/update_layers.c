@@ -350,28 +350,13 @@ fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float
     return forward_layers(b, m, x, rows, m->desc->n_layers, err);
 }
 
-/* 1 or 2 top layers of a PPO network of more layers than that (fused_layers_error). */
-static int fused_ok(const fh_device_mlp *m, int fused)
-{
-    return (fused == 1 || fused == 2) && m->desc->n_layers > fused && !m->q_hidden;
-}
-
-static fh_status fused_layers_error(const fh_device_mlp *m, int fused, fh_error *err)
-{
-    return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: %d fused top layers (1 or 2, of a "
-                        "PPO network with more layers than that)", __FILE__, __LINE__,
-                        m->desc->name, fused);
-}
-
 fh_status fh_device_mlp_forward_hidden(fh_update_blas *b, fh_device_mlp *m, const float *x,
-                                       int rows, int fused, fh_error *err)
+                                       int rows, fh_error *err)
 {
-    if (!fused_ok(m, fused))
-        return fused_layers_error(m, fused, err);
-    return forward_layers(b, m, x, rows, m->desc->n_layers - fused, err);
+    return forward_layers(b, m, x, rows, m->desc->n_layers - 1, err);
 }
 
-fh_device_mlp_head fh_device_mlp_head_view(const fh_device_mlp *m, int fused)
+fh_device_mlp_head fh_device_mlp_head_view(const fh_device_mlp *m)
 {
     int L = m->desc->n_layers;
     fh_device_mlp_head h = {
@@ -380,33 +365,12 @@ fh_device_mlp_head fh_device_mlp_head_view(const fh_device_mlp *m, int fused)
         .dw = layer_tensor(m, m->grads, L - 1, 0), .db = layer_tensor(m, m->grads, L - 1, 1),
         .hidden_dz = m->dz[L - 2], .hidden_dz16 = m->g16[L - 2],
         .hidden_db = layer_tensor(m, m->grads, L - 2, 1), .values = m->act[L]};
-    if (fused == 2 && L >= 3) {
-        h.in = NULL;
-        h.in16 = NULL;
-        h.layer_in = m->act[L - 2];
-        h.layer_in16 = m->act16[L - 2];
-        h.layer_w = layer_tensor(m, m->params, L - 2, 0);
-        h.layer_b = layer_tensor(m, m->params, L - 2, 1);
-        h.below_dz = m->dz[L - 3];
-        h.below_dz16 = m->g16[L - 3];
-        h.below_db = layer_tensor(m, m->grads, L - 3, 1);
-        if (m->params16) {
-            h.layer_w16 = layer_tensor16(m, L - 2, 0);
-            h.layer_b16 = layer_tensor16(m, L - 2, 1);
-        }
-    }
     if (m->params16) { /* bf16: the hidden layers' fp32 buffers are not used */
         h.in = NULL;
         h.hidden_dz = NULL;
-        h.layer_in = NULL;
-        h.layer_w = NULL;
-        h.layer_b = NULL;
-        h.below_dz = NULL;
     } else {
         h.in16 = NULL;
         h.hidden_dz16 = NULL;
-        h.layer_in16 = NULL;
-        h.below_dz16 = NULL;
     }
     return h;
 }
@@ -496,7 +460,7 @@ static fh_status hidden_backward(fh_update_blas *b, fh_device_mlp *m, int l, flo
  * From layer `top` down: g (fp32; bf16: m->g16[top]) is the gradient at its output's
  * pre-activation, already masked by its ReLU, its bias gradient already written. */
 static fh_status backward_from(fh_update_blas *b, fh_update_blas *dw, fh_device_mlp *m,
-                               int top, int top_dx_done, float *g, int rows, fh_error *err)
+                               int top, float *g, int rows, fh_error *err)
 {
     const fh_net_desc *d = m->desc;
     fh_update_blas *wb = dw ? dw : b;
@@ -519,10 +483,6 @@ static fh_status backward_from(fh_update_blas *b, fh_update_blas *dw, fh_device_
             return st;
         if (l == 0)
             break;
-        if (l == top && top_dx_done) { /* the caller wrote layer l - 1's masked gradient */
-            g = m->dz[l - 1];
-            continue;
-        }
         void *gin = bf16 ? (void *)m->g16[l - 1] : (void *)m->dz[l - 1];
         if ((st = matmul(b, CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, w, in, gl, out, gin, in,
                          bf16, err)) != FH_OK)
@@ -566,18 +526,18 @@ fh_status fh_device_mlp_backward(fh_update_blas *b, fh_update_blas *dw, fh_devic
     if ((st = m->params16 ? bias_grad16(b, m, L - 1, dout, m->g16[L - 1], NULL, rows, err)
                           : bias_grad(b, m, L - 1, dout, NULL, rows, err)) != FH_OK)
         return st;
-    return backward_from(b, dw, m, L - 1, 0, dout, rows, err);
+    return backward_from(b, dw, m, L - 1, dout, rows, err);
 }
 
 fh_status fh_device_mlp_backward_hidden(fh_update_blas *b, fh_update_blas *dw,
-                                        fh_device_mlp *m, int rows, int fused, fh_error *err)
+                                        fh_device_mlp *m, int rows, fh_error *err)
 {
     fh_status st = check_backward(m, rows, err);
     if (st != FH_OK)
         return st;
-    if (!fused_ok(m, fused))
-        return fused_layers_error(m, fused, err);
     int L = m->desc->n_layers;
-    /* fused 2: layer L - 2's weight gradient here, its input gradient the caller's */
-    return backward_from(b, dw, m, L - 2, fused == 2, m->dz[L - 2], rows, err);
+    if (L < 2 || m->q_hidden)
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: no fused output layer (a PPO "
+                            "network of 2 layers or more)", __FILE__, __LINE__, m->desc->name);
+    return backward_from(b, dw, m, L - 2, m->dz[L - 2], rows, err);
 }

@@ -105,22 +105,16 @@ static inline float *fh_device_mlp_output(const fh_device_mlp *m)
 /* act[L] = net(x); x must stay valid until the backward pass. */
 fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float *x, int rows,
                                 fh_error *err);
-/* The top `fused` layers left to the caller (the PPO critic's, in ppo_loss_kernel): 1,
- * the output layer (act[L - 1] = the hidden layers of the network on x); 2, the last
- * hidden layer too (act[L - 2] = the layers below it). */
+/* The output layer left to the caller (the PPO critic's value head, fused into
+ * ppo_loss_kernel): act[L - 1] = the hidden layers of the network on x. */
 fh_status fh_device_mlp_forward_hidden(fh_update_blas *b, fh_device_mlp *m, const float *x,
-                                       int rows, int fused, fh_error *err);
+                                       int rows, fh_error *err);
 /* What the caller of fh_device_mlp_forward_hidden needs for the output layer: its input
  * (the last hidden layer's ReLU output: `in`, or `in16` for a bf16 network; the other
  * NULL), weights and bias (fp32), and where the backward starts: the gradients of the
  * output layer's weights and bias, the gradient at the last hidden layer's
  * pre-activation (ReLU-masked; hidden_dz or hidden_dz16, as in) and that layer's bias
- * gradient; values (rows) where the output goes (fh_device_mlp_output).
- * With fused 2, the last hidden layer (L - 2) too: its input (the layer below's ReLU
- * output, layer_in or layer_in16), weights and bias (fp32, or their bf16 copies); the
- * caller writes the gradient at the layer below's pre-activation (ReLU-masked; below_dz
- * or below_dz16) and its bias gradient; `in` and `in16` are then NULL (the caller
- * computes the head's input). With fused 1 the layer fields are NULL. */
+ * gradient; values (rows) where the output goes (fh_device_mlp_output). */
 typedef struct {
     const float *in;
     const unsigned short *in16;
@@ -130,13 +124,8 @@ typedef struct {
     unsigned short *hidden_dz16;
     float *hidden_db;
     float *values;
-    const float *layer_in, *layer_w, *layer_b;
-    const unsigned short *layer_in16, *layer_w16, *layer_b16;
-    float *below_dz;
-    unsigned short *below_dz16;
-    float *below_db;
 } fh_device_mlp_head;
-fh_device_mlp_head fh_device_mlp_head_view(const fh_device_mlp *m, int fused);
+fh_device_mlp_head fh_device_mlp_head_view(const fh_device_mlp *m);
 
 /* m->grads = d loss / d params from dout (rows, dims[L]), the gradient with respect to
  * the output of the last forward (no input gradient: the inputs are data). The chain of
@@ -145,11 +134,10 @@ fh_device_mlp_head fh_device_mlp_head_view(const fh_device_mlp *m, int fused);
  * waits for them before returning (in a graph capture: parallel branches). */
 fh_status fh_device_mlp_backward(fh_update_blas *b, fh_update_blas *dw, fh_device_mlp *m,
                                  float *dout, int rows, fh_error *err);
-/* The same below the `fused` layers, after fh_device_mlp_forward_hidden: the caller has
+/* The same below the output layer, after fh_device_mlp_forward_hidden: the caller has
  * written the output layer's gradients, the last hidden layer's bias gradient and its
- * masked pre-activation gradient (fh_device_mlp_head), and with fused 2 the layer
- * below's too: here the last hidden layer's weight gradient, then the layers below. */
+ * masked pre-activation gradient (fh_device_mlp_head). */
 fh_status fh_device_mlp_backward_hidden(fh_update_blas *b, fh_update_blas *dw,
-                                        fh_device_mlp *m, int rows, int fused, fh_error *err);
+                                        fh_device_mlp *m, int rows, fh_error *err);
 
 #endif

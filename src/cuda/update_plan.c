@@ -23,7 +23,7 @@
 #define LOSS_WAVES 4
 #define LOSS_ROWS_PER_BLOCK 8
 /* ppo_head_grad_kernel: the value head's FH_LOSS_HEAD_SUMS (129) column sums over the
- * loss's blocks (FH_LOSS_LAYER_SUMS, 257, with the last hidden layer), a warp a column. */
+ * loss's blocks, a warp a column. */
 #define HEAD_GRAD_THREADS 128
 #define MSE_THREADS 1024
 /* Partial sums of the squared gradients: 132 SMs, ~383k parameters, ~2.9k each. */
@@ -78,9 +78,6 @@ fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out
     if (prob->epochs < 1 || prob->curiosity_epochs < 0)
         return fh_error_set(err, FH_ERR_INPUT, "update plan: %d epochs, %d curiosity epochs",
                             prob->epochs, prob->curiosity_epochs);
-    if (prob->loss_layer != FH_AUTO && prob->loss_layer != 0 && prob->loss_layer != 1)
-        return fh_error_set(err, FH_ERR_INPUT, "update plan: loss_layer %d (auto, 0 or 1)",
-                            prob->loss_layer);
     if (ceil_div(prob->batch, prob->minibatch) > (1LL << 30))
         return fh_error_set(err, FH_ERR_INPUT, "update plan: %lld minibatches an epoch",
                             ceil_div(prob->batch, prob->minibatch));
@@ -101,10 +98,7 @@ fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out
     out->loss_grid = loss_blocks(prob->minibatch, prob->sm_count);
     out->tail_loss_grid = out->tail_rows ? loss_blocks(out->tail_rows, prob->sm_count) : 0;
     out->head_grad_threads = HEAD_GRAD_THREADS;
-    out->loss_layer = prob->loss_layer == FH_AUTO ? prob->minibatch <= FH_LOSS_LAYER_MAX_ROWS
-                                                  : prob->loss_layer;
-    out->head_sums = out->loss_layer ? FH_LOSS_LAYER_SUMS : FH_LOSS_HEAD_SUMS;
-    out->head_grad_grid = (int)ceil_div(out->head_sums * 32LL, HEAD_GRAD_THREADS);
+    out->head_grad_grid = (int)ceil_div(FH_LOSS_HEAD_SUMS * 32LL, HEAD_GRAD_THREADS);
     out->mse_threads = MSE_THREADS;
     out->sumsq_blocks = SUMSQ_BLOCKS;
     out->reduce_threads = REDUCE_THREADS;
@@ -136,9 +130,6 @@ void fh_update_plan_print(FILE *f, const fh_update_plan *p)
             fh_precision_name(q->precision));
     fprintf(f, "  graphs:    %d steps a graph, %d launches an epoch%s\n", p->graph_steps,
             p->graph_launches, p->tail_rows ? " and a tail step" : "");
-    fprintf(f, "  loss:      the value head%s\n", p->loss_layer
-            ? " and the critic's last hidden layer (ppo_loss_layer_kernel)"
-            : " (ppo_loss_kernel; the last hidden layer through cuBLAS)");
     fprintf(f, "  kernels:   gather %d x %d, loss %d x %d (with the value head; its "
             "gradients %d x %d), norm %d blocks, Adam %d x %d (curiosity %d)\n",
             p->gather_grid, p->gather_threads, p->loss_grid, p->loss_threads,

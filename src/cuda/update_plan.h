@@ -9,14 +9,11 @@
 
 #include <stdio.h>
 
-#include "cuda/overrides.h" /* FH_AUTO */
 #include "foxhunt/error.h"
 
 /* Steps per captured graph at most: a graph of S steps has ~40 S nodes; instantiating
  * tens of thousands costs seconds and memory for no gain over relaunching. */
 #define FH_UPDATE_GRAPH_MAX_STEPS 64
-/* The largest minibatch whose loss kernel computes the critic's last hidden layer too. */
-#define FH_LOSS_LAYER_MAX_ROWS 2048
 
 typedef struct {
     int sm_count;
@@ -28,8 +25,6 @@ typedef struct {
     int cc_major;                /* the device's compute capability (its major) */
     int plain_launches;          /* 1: no programmatic dependent launch even where the
                                     device has it (the override update_pdl=0) */
-    int loss_layer;              /* FH_AUTO (the rule below), or 0 | 1 forced (the
-                                    override update_loss_layer) */
 } fh_update_problem;
 
 typedef struct {
@@ -44,12 +39,6 @@ typedef struct {
     int tail_gather_grid;
     int loss_threads, loss_grid; /* ppo_loss_kernel: one warp a row */
     int tail_loss_grid;
-    /* the critic's last hidden layer inside the loss kernel (ppo_loss_layer_kernel) for
-     * minibatches of at most FH_LOSS_LAYER_MAX_ROWS: at 512 rows three kernels leave the
-     * critical path for ~3 us of the loss's; at 16,384 the layer's 2 x 8,192 multiply-adds
-     * a row in double cost more than its cuBLAS matmuls */
-    int loss_layer;
-    int head_sums;             /* the loss's block sums: FH_LOSS_HEAD_SUMS or _LAYER_SUMS */
     int head_grad_threads, head_grad_grid; /* ppo_head_grad_kernel: a warp a column */
     int mse_threads;           /* mse_loss_kernel: one block */
     int sumsq_blocks;          /* grad_sumsq_kernel's partial sums (fixed: determinism) */

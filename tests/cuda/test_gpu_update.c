@@ -10,10 +10,7 @@
  *      absolute), the clip fraction within one sample, and every gradient tensor of actor
  *      and critic within 1e-5 in relative norm, ||g_gpu - g_cpu|| / ||g_cpu||; the CPU's
  *      gradient is fh_mlp_backward's, itself checked against float64 finite differences
- *      in tests/nn. The same with TF32 matmuls within TF32_FIRST_REL; and in fp32 and
- *      bf16 with the critic's last hidden layer forced into the loss kernel and forced
- *      out of it (the override update_loss_layer; the plan takes it in up to
- *      FH_LOSS_LAYER_MAX_ROWS rows: (b) runs it, (f)'s minibatch 4096 does not);
+ *      in tests/nn. The same with TF32 matmuls within TF32_FIRST_REL;
  *  (b) a whole update (4 epochs x 16 minibatches of 512, then the curiosity fit), with
  *      and without value clipping: the same sample order as the CPU's in every epoch (bit
  *      for bit); the records of the first two epochs (32 steps) within EARLY_REL, all
@@ -205,22 +202,16 @@ static void run_result_free(run_result *r)
     fh_ppo_trace_free(&r->trace);
 }
 
-/* loss_layer: FH_AUTO (the plan's rule), or 0 | 1 forced (the override update_loss_layer:
- * the critic's last hidden layer through cuBLAS, or in the loss kernel) */
 static void gpu_run(run_result *r, const fixture *f, const fh_train_config *cfg,
-                    const fh_gpu_batch *g, int precision, int max_steps, float *grads_out[3],
-                    int loss_layer)
+                    const fh_gpu_batch *g, int precision, int max_steps, float *grads_out[3])
 {
     fh_error err;
     memset(r, 0, sizeof *r);
-    fh_gpu_overrides ov;
-    fh_gpu_overrides_default(&ov);
-    ov.update_loss_layer = loss_layer;
     clone_all(r->nets, f->nets);
     fh_rng rng = f->rng;
     fh_gpu_ppo_update *u = NULL;
     r->st = fh_gpu_ppo_update_create(&u, &g_dev,
-                                     fh_gpu_ppo_settings_of(cfg), g->view.n, precision, &ov,
+                                     fh_gpu_ppo_settings_of(cfg), g->view.n, precision, NULL,
                                      &err);
     if (r->st == FH_OK)
         r->st = fh_ppo_trace_init(&r->trace, cfg, g->view.n, &err);
@@ -266,8 +257,7 @@ static void cpu_run(run_result *r, const fixture *f, const fh_train_config *cfg)
 }
 
 /* (a) the first step's loss terms and gradients (fp32: within `rel`; TF32 looser) */
-static void test_first_step(const fixture *f, const fh_gpu_batch *g, int precision, double tol,
-                            int loss_layer)
+static void test_first_step(const fixture *f, const fh_gpu_batch *g, int precision, double tol)
 {
     const fh_train_config *cfg = &f->cfg;
     int M = cfg->minibatch;
@@ -319,12 +309,10 @@ static void test_first_step(const fixture *f, const fh_gpu_batch *g, int precisi
                     malloc(FH_CRITIC_N_PARAMS * sizeof(float)),
                     malloc(FH_CURIOSITY_N_PARAMS * sizeof(float))};
     run_result r;
-    gpu_run(&r, f, cfg, g, precision, 1, gg, loss_layer);
-    char label[96];
-    snprintf(label, sizeof label, "first step (%s%s)", fh_precision_name(precision),
-             loss_layer == 1   ? ", the critic's last hidden layer in the loss kernel"
-             : loss_layer == 0 ? ", that layer through cuBLAS"
-                               : "");
+    gpu_run(&r, f, cfg, g, precision, 1, gg);
+    char label[64];
+    snprintf(label, sizeof label, precision ? "first step (%s)" : "first step",
+             fh_precision_name(precision));
     CHECK_MSG(r.st == FH_OK, "GPU first step: %s", r.message);
     CHECK_MSG(r.trace.n_records == 1, "%d records after one step", r.trace.n_records);
     const double *row = r.trace.records;
@@ -378,7 +366,7 @@ static void compare_whole(const fixture *f, const fh_train_config *cfg, const fh
 {
     run_result c, r;
     cpu_run(&c, f, cfg);
-    gpu_run(&r, f, cfg, g, precision, 0, NULL, FH_AUTO);
+    gpu_run(&r, f, cfg, g, precision, 0, NULL);
     CHECK_MSG(c.st == FH_OK, "%s: CPU update: %s", label, c.message);
     CHECK_MSG(r.st == FH_OK, "%s: GPU update: %s", label, r.message);
     if (c.st != FH_OK || r.st != FH_OK)
@@ -482,8 +470,8 @@ static void control_drift(const fixture *f)
 static void test_determinism(const fixture *f, const fh_gpu_batch *g, int precision)
 {
     run_result a, b;
-    gpu_run(&a, f, &f->cfg, g, precision, 0, NULL, FH_AUTO);
-    gpu_run(&b, f, &f->cfg, g, precision, 0, NULL, FH_AUTO);
+    gpu_run(&a, f, &f->cfg, g, precision, 0, NULL);
+    gpu_run(&b, f, &f->cfg, g, precision, 0, NULL);
     CHECK_MSG(a.st == FH_OK && b.st == FH_OK, "%s %s", a.message, b.message);
     for (int k = 0; k < 3; k++)
         CHECK_MSG(memcmp(a.nets[k].mem, b.nets[k].mem, 4 * a.nets[k].n_params * sizeof(float)) == 0,
@@ -507,7 +495,7 @@ static void test_nan(fixture *f)
     fh_error err;
     CHECK(fh_gpu_batch_upload(&g, &f->batch, &f->market, &err) == FH_OK);
     run_result r;
-    gpu_run(&r, f, &f->cfg, &g, 0, 0, NULL, FH_AUTO);
+    gpu_run(&r, f, &f->cfg, &g, 0, 0, NULL);
     printf("NaN advantage: %s\n", r.message);
     CHECK_MSG(r.st == FH_ERR_FAILURE, "the update went on with a NaN advantage");
     CHECK_MSG(strstr(r.message, "policy loss") && strstr(r.message, "epoch 1, minibatch 1"),
@@ -597,14 +585,9 @@ int main(void)
     fh_gpu_batch g;
     CHECK_MSG(fh_gpu_batch_upload(&g, &f.batch, &f.market, &err) == FH_OK, "%s", err.message);
 
-    test_first_step(&f, &g, 0, FIRST_REL, FH_AUTO);
-    test_first_step(&f, &g, FH_PRECISION_TF32, TF32_FIRST_REL, FH_AUTO);
-    test_first_step(&f, &g, FH_PRECISION_BF16, BF16_FIRST_REL, FH_AUTO);
-    /* both forms of the critic's last hidden layer, whichever the plan takes here */
-    for (int layer = 0; layer <= 1; layer++) {
-        test_first_step(&f, &g, 0, FIRST_REL, layer);
-        test_first_step(&f, &g, FH_PRECISION_BF16, BF16_FIRST_REL, layer);
-    }
+    test_first_step(&f, &g, 0, FIRST_REL);
+    test_first_step(&f, &g, FH_PRECISION_TF32, TF32_FIRST_REL);
+    test_first_step(&f, &g, FH_PRECISION_BF16, BF16_FIRST_REL);
     compare_whole(&f, &f.cfg, &g, 0, LATE_REL, "whole update");
     fh_train_config novclip = f.cfg;
     novclip.clip_vloss = 0;
@@ -618,7 +601,7 @@ int main(void)
     kl.target_kl = 1e-12;
     run_result c, r;
     cpu_run(&c, &f, &kl);
-    gpu_run(&r, &f, &kl, &g, 0, 0, NULL, FH_AUTO);
+    gpu_run(&r, &f, &kl, &g, 0, 0, NULL);
     CHECK_MSG(c.st == FH_OK && r.st == FH_OK, "%s %s", c.message, r.message);
     CHECK_MSG(c.stats.epochs_run == 1 && r.stats.epochs_run == 1 &&
                   r.stats.minibatches == c.stats.minibatches,

@@ -17,19 +17,9 @@
 #include "foxhunt/shapes.h"
 #include "test_util.h"
 
-static fh_update_plan plan_of_forced(long long batch, int minibatch, int epochs,
-                                     int loss_layer, fh_status *st)
-{
-    fh_update_problem q = {132, batch, minibatch, epochs, 1, 0, 0, 0, loss_layer};
-    fh_update_plan p;
-    fh_error err;
-    *st = fh_update_plan_make(&q, &p, &err);
-    return p;
-}
-
 static fh_update_plan plan_of(long long batch, int minibatch, int epochs, fh_status *st)
 {
-    fh_update_problem q = {132, batch, minibatch, epochs, 1, 0, 0, 0, FH_AUTO};
+    fh_update_problem q = {132, batch, minibatch, epochs, 1, 0, 0, 0};
     fh_update_plan p;
     fh_error err;
     *st = fh_update_plan_make(&q, &p, &err);
@@ -46,26 +36,10 @@ static void test_hand_computed(void)
     CHECK(p.gather_grid == 64 && p.gather_threads == 256); /* 512 rows x 32 lanes / 256 */
     CHECK(p.loss_grid == 64 && p.loss_threads == 256);     /* a warp a row, 8 a block */
     CHECK(p.loss_threads == FH_LOSS_ROWS * 32);            /* the kernel's own constant */
-    /* 512 rows: the critic's last hidden layer in the loss kernel too. Its sums: the
-     * head's 64 weights, 64 hidden biases, its bias (129), and the 128 biases of the
-     * layer below: 257 columns, a warp each, 4 warps a block */
-    CHECK(p.loss_layer == 1 && p.head_sums == 257);
-    CHECK(p.head_grad_threads == 128 && p.head_grad_grid == 65);
+    /* the value head's gradients: 64 weights, 64 hidden biases, its bias: 129 columns,
+     * a warp each, 4 warps a block */
+    CHECK(p.head_grad_threads == 128 && p.head_grad_grid == 33);
     CHECK(FH_LOSS_HEAD_SUMS == 129 && FH_LOSS_HEAD_WIDTH == FH_CRITIC_H5);
-    CHECK(FH_LOSS_LAYER_SUMS == 257 && FH_LOSS_LAYER_IN == FH_CRITIC_H4);
-    /* forced off: the head's 129 columns only, 33 blocks */
-    p = plan_of_forced(64000, 512, 10, 0, &st);
-    CHECK(st == FH_OK && p.loss_layer == 0 && p.head_sums == 129 && p.head_grad_grid == 33);
-    /* the rule's edge, and forced on past it */
-    p = plan_of(64000, FH_LOSS_LAYER_MAX_ROWS, 10, &st);
-    CHECK(st == FH_OK && p.loss_layer == 1);
-    p = plan_of(64000, FH_LOSS_LAYER_MAX_ROWS + 1, 10, &st);
-    CHECK(st == FH_OK && p.loss_layer == 0 && p.head_sums == 129);
-    p = plan_of_forced(64000, 16000, 10, 1, &st);
-    CHECK(st == FH_OK && p.loss_layer == 1 && p.head_grad_grid == 65);
-    plan_of_forced(64000, 512, 10, 2, &st);
-    CHECK(st == FH_ERR_INPUT);
-    p = plan_of(64000, 512, 10, &st);
     /* the critic and each of the buffer's four blocks start 256-byte aligned, with no
      * more padding than that needs */
     CHECK(p.critic_offset >= FH_ACTOR_N_PARAMS && p.critic_offset % 64 == 0 &&
@@ -104,7 +78,7 @@ static void test_pdl(void)
     const int majors[] = {0, 7, 8, 9, 10, 12};
     for (int plain = 0; plain <= 1; plain++)
         for (int i = 0; i < 6; i++) {
-            fh_update_problem q = {132, 64000, 512, 10, 1, 0, majors[i], plain, FH_AUTO};
+            fh_update_problem q = {132, 64000, 512, 10, 1, 0, majors[i], plain};
             CHECK(fh_update_plan_make(&q, &p, &err) == FH_OK);
             CHECK(p.pdl == (majors[i] >= 9 && !plain));
             char buf[2048] = {0};
@@ -161,7 +135,7 @@ static void test_random(void)
 
 static void test_refused(void)
 {
-    fh_update_problem q = {132, 1000, 0, 10, 1, 0, 0, 0, FH_AUTO};
+    fh_update_problem q = {132, 1000, 0, 10, 1, 0, 0, 0};
     fh_update_plan p;
     fh_error err;
     CHECK(fh_update_plan_make(&q, &p, &err) == FH_ERR_INPUT && strstr(err.message, "minibatch"));

@@ -12,7 +12,7 @@
 
 int main(void)
 {
-    fh_update_problem q = {132, 64000, 512, 10, 1, 0, 0, 0, FH_AUTO};
+    fh_update_problem q = {132, 64000, 512, 10, 1, 0, 0, 0};
     fh_update_plan plan;
     fh_error err;
     CHECK(fh_update_plan_make(&q, &plan, &err) == FH_OK);

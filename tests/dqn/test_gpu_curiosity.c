@@ -77,7 +77,7 @@ static void clone(fh_mlp *dst, const fh_mlp *src)
 
 static void test_program_entries(void)
 {
-    fh_update_problem prob = {132, (long long)N_EPISODES * N_STEPS, MINIBATCH, 1, 1, 0, 0, 0, FH_AUTO};
+    fh_update_problem prob = {132, (long long)N_EPISODES * N_STEPS, MINIBATCH, 1, 1, 0, 0, 0};
     fh_update_plan plan;
     fh_error err;
     fh_error_clear(&err);

@@ -31,86 +31,28 @@ __device__ __forceinline__ float fh_head_input(const fh_ppo_loss_args *a, long l
     return a->head_in16 ? fh_bf16_to_float(a->head_in16[at]) : a->head_in[at];
 }
 
-__device__ __forceinline__ float fh_bf16_round(float x)
+/* The value head fused here (session 21): at 512 rows the critic's 1-wide output layer
+ * and its backward were five small kernels on the step's critical path (a matmul and a
+ * bias pass forward; the bias gradient, the input-gradient matmul and the ReLU mask of
+ * the last hidden layer backward). A row's value is a 64-term dot product: one warp's. */
+extern "C" __global__ void ppo_loss_kernel(fh_ppo_loss_args a)
 {
-    return fh_bf16_to_float(fh_float_to_bf16(x));
-}
-
-#define FH_LOSS_LAYER_COLS (FH_LOSS_LAYER_IN / 32) /* the layer's input columns a lane */
-static_assert(FH_LOSS_LAYER_IN % 32 == 0, "ppo_loss_layer_kernel: whole columns a lane");
-
-/* The loss over the minibatch's rows, with the value head (session 21: at 512 rows the
- * critic's 1-wide output layer and its backward were five small kernels on the step's
- * critical path; a row's value is a 64-term dot product, one warp's) and, when LAYER,
- * the critic's last hidden layer too (session 22: its forward matmul, its input-gradient
- * matmul and the mask kernel of the layer below leave the critical path; a row is
- * 8,192 multiply-adds each way, in double, against weights the block keeps in shared
- * memory). Its weight gradient stays a matmul, on the weight gradients' stream. */
-template <bool LAYER>
-__device__ __forceinline__ void fh_ppo_loss_rows(fh_ppo_loss_args a)
-{
-    constexpr int SUMS = LAYER ? FH_LOSS_LAYER_SUMS : FH_LOSS_HEAD_SUMS;
-    constexpr int W_BYTES = LAYER ? FH_LOSS_LAYER_IN * FH_LOSS_W_PITCH * 4 : 0;
-    constexpr int SUM_BYTES = FH_LOSS_ROWS * SUMS * 8;
-    /* one pool: the layer's weights while the rows run, the block's sums after them */
-    __shared__ __align__(16) unsigned char pool[W_BYTES > SUM_BYTES ? W_BYTES : SUM_BYTES];
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
     __shared__ double rows_stats[FH_LOSS_ROWS][FH_LOSS_STATS];
-    __shared__ float row_in[LAYER ? FH_LOSS_ROWS : 1][FH_LOSS_LAYER_IN]; /* a warp's row */
-    __shared__ float row_dz[LAYER ? FH_LOSS_ROWS : 1][FH_LOSS_HEAD_WIDTH];
-    float *sw = (float *)pool; /* sw[k * FH_LOSS_W_PITCH + j] = W[j][k] */
-    double(*head_sums)[SUMS] = (double(*)[SUMS])pool;
+    __shared__ double head_sums[FH_LOSS_ROWS][FH_LOSS_HEAD_SUMS];
     fh_update_phase *ph = &a.state->ppo;
     int skip = ph->failed || ph->stopped; /* uniform: nobody writes before the last block */
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     double st[FH_LOSS_STATS] = {0, 0, 0, 0, 0, 0}; /* pg, v, entropy, kl, kl_old, clipped */
     double dw0 = 0.0, dw1 = 0.0, db0 = 0.0, db1 = 0.0, dbh = 0.0; /* this lane's columns */
-    double db_below[LAYER ? FH_LOSS_LAYER_COLS : 1] = {0.0};
     const float w0 = a.head_w[lane], w1 = a.head_w[lane + 32], bh = a.head_b[0];
-    float lb0 = 0.0f, lb1 = 0.0f; /* the layer's bias at this lane's outputs */
-    const int bf16 = a.layer_in16 != NULL || a.head_in16 != NULL;
-    if (LAYER) {
-        lb0 = a.layer_b16 ? fh_bf16_to_float(a.layer_b16[lane]) : a.layer_b[lane];
-        lb1 = a.layer_b16 ? fh_bf16_to_float(a.layer_b16[lane + 32]) : a.layer_b[lane + 32];
-        for (int t = threadIdx.x; !skip && t < FH_LOSS_HEAD_WIDTH * FH_LOSS_LAYER_IN;
-             t += blockDim.x) {
-            int j = t / FH_LOSS_LAYER_IN, k = t % FH_LOSS_LAYER_IN;
-            sw[k * FH_LOSS_W_PITCH + j] = a.layer_w16 ? fh_bf16_to_float(a.layer_w16[t])
-                                                      : a.layer_w[t];
-        }
-        __syncthreads();
-    }
     const int B = a.rows;
     const long long stride = (long long)gridDim.x * FH_LOSS_ROWS;
     for (long long i = (long long)blockIdx.x * FH_LOSS_ROWS + warp; !skip && i < B;
          i += stride) {
-        /* the value: the head's dot product over the last hidden layer, its sum in double */
+        /* the value: the head's dot product, its sum in double */
         const long long hat = i * FH_LOSS_HEAD_WIDTH;
-        float h0, h1, x[LAYER ? FH_LOSS_LAYER_COLS : 1];
-        if (LAYER) { /* that layer first: ReLU(W x + b), rounded to bf16 as cuBLAS's output */
-            const long long xat = i * FH_LOSS_LAYER_IN;
-            __syncwarp(); /* the warp's previous row is read */
-            for (int m = 0; m < FH_LOSS_LAYER_COLS; m++) {
-                long long at = xat + lane + 32 * m;
-                x[m] = a.layer_in16 ? fh_bf16_to_float(a.layer_in16[at]) : a.layer_in[at];
-                row_in[warp][lane + 32 * m] = x[m];
-            }
-            __syncwarp();
-            double s0 = 0.0, s1 = 0.0;
-            for (int k = 0; k < FH_LOSS_LAYER_IN; k++) {
-                double xk = row_in[warp][k];
-                s0 += (double)sw[k * FH_LOSS_W_PITCH + lane] * xk;
-                s1 += (double)sw[k * FH_LOSS_W_PITCH + lane + 32] * xk;
-            }
-            h0 = fmaxf((float)s0 + lb0, 0.0f);
-            h1 = fmaxf((float)s1 + lb1, 0.0f);
-            if (bf16) {
-                h0 = fh_bf16_round(h0);
-                h1 = fh_bf16_round(h1);
-            }
-        } else {
-            h0 = fh_head_input(&a, hat + lane);
-            h1 = fh_head_input(&a, hat + lane + 32);
-        }
+        float h0 = fh_head_input(&a, hat + lane), h1 = fh_head_input(&a, hat + lane + 32);
         float v = (float)fh_warp_sum((double)h0 * w0 + (double)h1 * w1) + bh;
         const float *z = a.logits + i * FH_N_ACTIONS;
         int has_hi = lane < FH_LOSS_HI;
@@ -170,28 +112,6 @@ __device__ __forceinline__ void fh_ppo_loss_rows(fh_ppo_loss_args a)
         dw1 += (double)dv * h1;
         db0 += g_0;
         db1 += g_1;
-        if (LAYER) {
-            /* the layer's input gradient W^T g from g as the weight-gradient matmul reads
-             * it (bf16-rounded for a bf16 critic), rounded as cuBLAS's bf16 output, then
-             * the layer below's ReLU mask and bias gradient */
-            row_dz[warp][lane] = bf16 ? fh_bf16_round(g_0) : g_0;
-            row_dz[warp][lane + 32] = bf16 ? fh_bf16_round(g_1) : g_1;
-            __syncwarp();
-            for (int mm = 0; mm < FH_LOSS_LAYER_COLS; mm++) {
-                int k = lane + 32 * mm;
-                double s = 0.0;
-                for (int j = 0; j < FH_LOSS_HEAD_WIDTH; j++)
-                    s += (double)sw[k * FH_LOSS_W_PITCH + j] * row_dz[warp][j];
-                float d = bf16 ? fh_bf16_round((float)s) : (float)s;
-                float gb = x[mm] > 0.0f ? d : 0.0f;
-                long long at = i * FH_LOSS_LAYER_IN + k;
-                if (a.below_dz16)
-                    a.below_dz16[at] = fh_float_to_bf16(gb);
-                else
-                    a.below_dz[at] = gb;
-                db_below[mm] += gb;
-            }
-        }
         if (lane == 0) {
             dbh += dv;
             a.values[i] = v;
@@ -204,9 +124,7 @@ __device__ __forceinline__ void fh_ppo_loss_rows(fh_ppo_loss_args a)
         }
     }
     /* the block's sums, warps in order; the last block adds the loss's over the blocks
-     * in order, ppo_head_grad_kernel the head's (and the layer's) */
-    if (LAYER)
-        __syncthreads(); /* every warp is done with the weights: the pool takes the sums */
+     * in order, ppo_head_grad_kernel the head's */
     if (lane == 0)
         for (int k = 0; k < FH_LOSS_STATS; k++)
             rows_stats[warp][k] = st[k];
@@ -217,9 +135,6 @@ __device__ __forceinline__ void fh_ppo_loss_rows(fh_ppo_loss_args a)
     hs[FH_LOSS_HEAD_WIDTH + lane + 32] = db1;
     if (lane == 0)
         hs[2 * FH_LOSS_HEAD_WIDTH] = dbh;
-    if (LAYER)
-        for (int mm = 0; mm < FH_LOSS_LAYER_COLS; mm++)
-            hs[FH_LOSS_HEAD_SUMS + lane + 32 * mm] = db_below[mm];
     __syncthreads();
     if (threadIdx.x < FH_LOSS_STATS) {
         double t = 0.0;
@@ -227,7 +142,7 @@ __device__ __forceinline__ void fh_ppo_loss_rows(fh_ppo_loss_args a)
             t += rows_stats[w][threadIdx.x];
         a.partials[(long long)blockIdx.x * FH_LOSS_STATS + threadIdx.x] = t;
     }
-    for (int k = threadIdx.x; k < SUMS; k += blockDim.x) {
+    for (int k = threadIdx.x; k < FH_LOSS_HEAD_SUMS; k += blockDim.x) {
         double t = 0.0;
         for (int w = 0; w < FH_LOSS_ROWS; w++)
             t += head_sums[w][k];
@@ -249,37 +164,22 @@ __device__ __forceinline__ void fh_ppo_loss_rows(fh_ppo_loss_args a)
     fh_ppo_loss_finish(&a, sum, a.rows, skip);
 }
 
-extern "C" __global__ void ppo_loss_kernel(fh_ppo_loss_args a)
-{
-    fh_pdl_wait(); /* pdl.cuh: first, before any read */
-    fh_ppo_loss_rows<false>(a);
-}
-
-/* The same with the critic's last hidden layer (the plan's loss_layer). */
-extern "C" __global__ void ppo_loss_layer_kernel(fh_ppo_loss_args a)
-{
-    fh_pdl_wait(); /* pdl.cuh: first, before any read */
-    fh_ppo_loss_rows<true>(a);
-}
-
 /* The value head's gradients from ppo_loss_kernel's block sums (its head_partials),
  * one warp a column, the blocks in a fixed order: the head's weights (columns 0..63),
- * the last hidden layer's bias (64..127), the head's bias (128), and after
- * ppo_loss_layer_kernel the bias of the layer below (129..256). Off the step's
+ * the last hidden layer's bias (64..127), the head's bias (128). Off the step's
  * critical path: on the weight gradients' stream, beside the chain of input gradients. */
 extern "C" __global__ void ppo_head_grad_kernel(fh_ppo_head_grad_args a)
 {
     fh_pdl_wait(); /* pdl.cuh: first, before any read */
     int k = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
-    if (k >= a.columns)
+    if (k >= FH_LOSS_HEAD_SUMS)
         return;
     double t = fh_warp_sum_strided(a.partials + (long long)k * a.blocks, a.blocks, 1);
     if ((threadIdx.x & 31) != 0)
         return;
     float *out = k < FH_LOSS_HEAD_WIDTH       ? a.head_dw + k
                  : k < 2 * FH_LOSS_HEAD_WIDTH ? a.hidden_db + (k - FH_LOSS_HEAD_WIDTH)
-                 : k < FH_LOSS_HEAD_SUMS      ? a.head_db
-                                              : a.below_db + (k - FH_LOSS_HEAD_SUMS);
+                                              : a.head_db;
     *out = (float)t;
 }
 

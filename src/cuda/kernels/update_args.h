@@ -130,14 +130,6 @@ typedef struct {
 #define FH_LOSS_STATS 6
 #define FH_LOSS_HEAD_WIDTH FH_CRITIC_H5
 #define FH_LOSS_HEAD_SUMS (2 * FH_LOSS_HEAD_WIDTH + 1) /* dW, the hidden db, the head's db */
-/* ppo_loss_layer_kernel: the critic's last hidden layer (FH_LOSS_LAYER_IN -> 64, ReLU)
- * fused too (session 22; the plan's loss_layer): its weights transposed in shared
- * memory, FH_LOSS_W_PITCH floats a row (the pad keeps a warp's reads of a row and of a
- * column on distinct banks); its input gradient, masked by the layer below's ReLU, and
- * that layer's bias gradient follow the head's sums (FH_LOSS_LAYER_SUMS columns). */
-#define FH_LOSS_LAYER_IN FH_CRITIC_H4
-#define FH_LOSS_W_PITCH (FH_LOSS_HEAD_WIDTH + 1)
-#define FH_LOSS_LAYER_SUMS (FH_LOSS_HEAD_SUMS + FH_LOSS_LAYER_IN)
 typedef struct {
     fh_update_state *state;
     const float *logits;  /* (rows, 45) */
@@ -159,20 +151,7 @@ typedef struct {
     const float *head_w, *head_b;
     float *hidden_dz;
     unsigned short *hidden_dz16;
-    /* ppo_loss_layer_kernel's: the last hidden layer itself, whose output is then the
-     * head's input (head_in and head_in16 unused): its input (the ReLU output of the
-     * layer below; fp32 or bf16, as the head's), its weights (64, FH_LOSS_LAYER_IN) and
-     * bias (fp32, or their bf16 copies for a bf16 critic); out: the gradient at the
-     * layer below's pre-activation (below_dz or below_dz16, ReLU-masked), and its bias
-     * gradient's block sums after the head's */
-    const float *layer_in;
-    const unsigned short *layer_in16;
-    const float *layer_w, *layer_b;
-    const unsigned short *layer_w16, *layer_b16;
-    float *below_dz;
-    unsigned short *below_dz16;
-    double *head_partials; /* (FH_LOSS_HEAD_SUMS or FH_LOSS_LAYER_SUMS, blocks): a
-                              column's blocks together */
+    double *head_partials; /* (FH_LOSS_HEAD_SUMS, blocks): a column's blocks together */
     double *records;      /* (epochs * minibatches_per_epoch, FH_UREC_COLS) */
     double *partials;     /* (blocks, FH_LOSS_STATS) */
     unsigned *counter;
@@ -185,10 +164,9 @@ typedef struct {
 /* ppo_head_grad_kernel (a warp a column of head_partials): the value head's gradients,
  * written, not added. */
 typedef struct {
-    const double *partials; /* (columns, blocks) */
+    const double *partials; /* (FH_LOSS_HEAD_SUMS, blocks) */
     int blocks;             /* ppo_loss_kernel's grid */
-    int columns;            /* FH_LOSS_HEAD_SUMS, or FH_LOSS_LAYER_SUMS (below_db too) */
-    float *head_dw, *head_db, *hidden_db, *below_db;
+    float *head_dw, *head_db, *hidden_db;
 } fh_ppo_head_grad_args;
 
 /* mse_loss_kernel (one block): the curiosity loss, its gradient, the position. */
