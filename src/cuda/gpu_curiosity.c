@@ -160,15 +160,13 @@ fh_status fh_gpu_curiosity_create(fh_gpu_curiosity **out, const fh_device_info *
     if (s.curiosity_epochs < 0 || s.curiosity_epochs > MAX_EPOCHS)
         return fh_error_set(err, FH_ERR_INPUT, "curiosity fit: %d epochs (at most %d)",
                             s.curiosity_epochs, MAX_EPOCHS);
+    fh_gpu_overrides ov; /* the environment's (overrides.h) */
+    fh_status st = fh_gpu_overrides_from_env(&ov, err);
+    if (st != FH_OK)
+        return st;
     fh_gpu_curiosity *c = calloc(1, sizeof *c);
     if (!c)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: out of memory", __FILE__, __LINE__);
-    fh_gpu_overrides ov;
-    fh_status st = fh_gpu_overrides_from_env(&ov, err);
-    if (st != FH_OK) {
-        free(c);
-        return st;
-    }
     c->plain_launches = ov.update_pdl == 0;
     c->dev = *dev;
     c->max_rows = max_rows;

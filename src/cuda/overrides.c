@@ -47,8 +47,8 @@ static const override_entry TABLE[] = {
      "barriers too (slower; compute-sanitizer racecheck)"},
     {"update_pdl", "FOXHUNT_UPDATE_PDL", FIELD(update_pdl), 0, 0, FH_AUTO,
      "the updates' kernels launched with programmatic dependent launch; auto: from compute "
-     "capability 9.0; 0: plain launches (compute-sanitizer racecheck does not follow "
-     "programmatic launches)"},
+     "capability 9.0; 0: plain launches (for a tool that does not follow programmatic "
+     "launch; racecheck does, session 22)"},
 };
 #define N_ENTRIES (sizeof TABLE / sizeof TABLE[0])
 

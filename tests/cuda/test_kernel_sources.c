@@ -53,15 +53,22 @@ static void test_program_text(void)
 
 /* NVRTC compiles `file` with `opts` to PTX for compute_90, without warnings, and every
  * entry point in `entries` (NULL-terminated) is in it. */
+/* file compiled to compute_90 PTX with opts; 0 (the failure checked) when it does not. */
+static int compile_ptx(const char *file, const char *const *opts, int n_opts,
+                       fh_nvrtc_output *out)
+{
+    fh_error err;
+    fh_error_clear(&err);
+    fh_status st = fh_nvrtc_compile(file, "compute_90", opts, n_opts, out, &err);
+    CHECK_MSG(st == FH_OK, "%s: %s", file, err.message);
+    return st == FH_OK;
+}
+
 static void check_compiles(const char *file, const char *const *opts, int n_opts,
                            const char *const *entries)
 {
     fh_nvrtc_output out;
-    fh_error err;
-    fh_error_clear(&err);
-    fh_status st = fh_nvrtc_compile(file, "compute_90", opts, n_opts, &out, &err);
-    CHECK_MSG(st == FH_OK, "%s: %s", file, err.message);
-    if (st != FH_OK)
+    if (!compile_ptx(file, opts, n_opts, &out))
         return;
     CHECK(!out.is_cubin && out.size > 0);
     CHECK_MSG(strstr(out.image, ".target sm_90") != NULL, "PTX target is not sm_90");
@@ -130,8 +137,6 @@ static void test_compiles_to_ptx(void)
     CHECK_MSG(n_seen >= 8, "expected at least 8 distinct option sets, found %d", n_seen);
 }
 
-/* The update's program with its plan's options (update_plan.c: the same for every
- * problem). */
 /* Every entry of an update module may be launched programmatically (pdl.cuh), so each
  * must wait for the kernel before it: in its compute_90 PTX, every .entry's body holds
  * griddepcontrol.wait before its first load or store (ld./st./atom./red.). Counts the
@@ -139,11 +144,7 @@ static void test_compiles_to_ptx(void)
 static int check_entries_wait(const char *file, const char *const *opts, int n_opts)
 {
     fh_nvrtc_output out;
-    fh_error err;
-    fh_error_clear(&err);
-    fh_status st = fh_nvrtc_compile(file, "compute_90", opts, n_opts, &out, &err);
-    CHECK_MSG(st == FH_OK, "%s: %s", file, err.message);
-    if (st != FH_OK)
+    if (!compile_ptx(file, opts, n_opts, &out))
         return 0;
     int entries = 0;
     for (const char *e = strstr(out.image, ".entry "); e; e = strstr(e + 1, ".entry ")) {
@@ -185,6 +186,8 @@ static void test_update_entries_wait(void)
     CHECK_MSG(n >= 11, "q_update.cu: %d entries checked", n);
 }
 
+/* The update's program with its plan's options (update_plan.c: the same for every
+ * problem). */
 static void test_update_kernels(void)
 {
     fh_update_problem q = {132, 64000, 512, 10, 1, 0, 0, 0};
