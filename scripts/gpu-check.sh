@@ -8,7 +8,8 @@
 #                                            stand for the default steps in two halves
 #                                            that each fit a 10-minute limit on an H200)
 #   steps: info cache actor_table parity parity_fast parity_map parity_fvr tf32 device_env memcheck racecheck synccheck
-#          bench bench_tf32 train learn; not in the default set: profile (ncu on the rollout
+#          bench bench_tf32 train learn; not in the default set: bf16 (the collection's bf16
+#          critic against fp32, test_gpu_parity's bf16 mode), profile (ncu on the rollout
 #          kernel), clocks (the rollout's cycle counters per part of a step), factor (the
 #          first critic layer as a matmul and factored through the market), layers (ncu:
 #          every kernel's time in one collection), compare (OLD_TREE's build against this
@@ -144,6 +145,9 @@ for step in $STEPS; do
                  run_step actor_table bash -c "$P actor-table/block 200 64 1 && $P actor-table/warp 128 64 1 && $P actor-table/warp warp_episodes=2 129 64 1 && $P actor-table/warp warp_book=0 301 64 1 && $P actor-table/warp warp_episodes=2 warp_book=0 1001 100 1 && $P actor-table/lane 200 64 1 && $P actor-table 128 500 1 && $P actor-table 1024 500 1 && $P actor-table 16384 64 1" ;;
     parity_fvr) run_step parity_fvr "$BUILD/tests/cuda/test_gpu_parity" fast-vs-reference 128 500 1 100 500 1 16384 64 1 ;;
     tf32) run_step tf32 "$BUILD/tests/cuda/test_gpu_parity" tf32 128 500 1 1024 500 1 16384 100 1 ;;
+    # the bf16 batched critic against fp32 (session 23), and through the pipeline without the factor
+    bf16) P="$BUILD/tests/cuda/test_gpu_parity"
+          run_step bf16 bash -c "$P bf16 128 500 1 1024 500 1 4096 128 1 16384 100 1 && $P bf16 critic_pipeline=1 pipeline_first_rows=4096 301 64 1" ;;
     bench_tf32) run_step bench_tf32 "$FH" bench --device cuda --episodes ${BENCH_EPISODES:-128,1024,16384} --steps 500 --kernel fast --precision tf32 --repeats ${BENCH_REPEATS:-5} --json "$OUT/bench_tf32.json" ;;
     device_env) run_step device_env "$BUILD/tests/env/test_nvrtc_common" ;;
     memcheck) run_step memcheck sanitize memcheck 41 $SANITIZE_SETTINGS ;;

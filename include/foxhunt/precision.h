@@ -7,10 +7,10 @@
  * the weights, Adam moments. A code is an int in the structs that carry it; 0 is fp32,
  * so `if (precision)` reads "tensor cores".
  *
- * Under bf16 the matmuls whose operands stay fp32 in memory (the collection's batched
- * critic and market projection) run TF32 (fh_precision_fp32_operands):
- * CUBLAS_COMPUTE_32F_FAST_16BF over fp32 operands ran cuBLAS's TF32 kernels on the
- * H200 (session 19: the same bits and times as tf32). PQN and DQN refuse bf16. */
+ * The collection's batched critic under bf16 (session 23) copies its weights and each
+ * chunk of its input rows to bf16 and keeps its hidden activations in bf16 (fp32
+ * accumulation, fp32 values); its first layer is then a matmul, never the market
+ * look-up (fast_plan.c). PQN and DQN refuse bf16. */
 #ifndef FOXHUNT_PRECISION_H
 #define FOXHUNT_PRECISION_H
 
@@ -35,12 +35,6 @@ static inline int fh_precision_parse(const char *name)
 static inline const char *fh_precision_name(int precision)
 {
     return precision >= 0 && precision < 3 ? fh_precision_names[precision] : "?";
-}
-
-/* The precision of a matmul whose operands are fp32 in memory: bf16 takes TF32 there. */
-static inline int fh_precision_fp32_operands(int precision)
-{
-    return precision == FH_PRECISION_BF16 ? FH_PRECISION_TF32 : precision;
 }
 
 #endif

@@ -117,8 +117,7 @@ static fh_status bench_gpu(bench_row *row, const fh_device_info *dev, const char
     }
     if (st == FH_OK) {
         snprintf(row->device, sizeof row->device, "cuda");
-        /* the collection's precision: bf16 runs it in TF32 (precision.h) */
-        int collect = fh_precision_fp32_operands(fh_precision_parse(precision));
+        int collect = fh_precision_parse(precision);
         snprintf(row->kernel, sizeof row->kernel, "%s%s%s", kernel, collect > 0 ? "/" : "",
                  collect > 0 ? fh_precision_name(collect) : "");
         row->n = n;

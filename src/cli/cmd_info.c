@@ -78,7 +78,7 @@ static int print_plans(const fh_device_info *dev, const int *sizes, int n_sizes,
         fh_plan_device pd = {dev->name, dev->sm_count, dev->shared_mem_per_block_optin,
                              free_bytes};
         fh_plan_problem prob = {sizes[s], steps, (int)view.n, cfg.env.horizon,
-                                fh_precision_fp32_operands(fh_precision_parse(precision)), FH_ROLLOUT_AUTO,
+                                fh_precision_parse(precision), FH_ROLLOUT_AUTO,
                                 cfg.env.obs_noise > 0.0f};
         fh_fast_plan plan;
         if (fh_fast_plan_make(&pd, &prob, &ov, &plan, &err) != FH_OK)

@@ -30,7 +30,8 @@ void fh_fast_path_free(fh_gpu_ppo_collector *c)
         cudaGraphDestroy(f->graph);
     fh_gemm_free(&f->gemm);
     void *buffers[] = {f->actor_table, f->clocks, f->critic_in, f->critic_w0, f->market_in,
-                       f->market_proj, f->values_all, f->trunc_step, f->act_a, f->act_b, f->h0};
+                       f->market_proj, f->values_all, f->trunc_step, f->act_a, f->act_b, f->h0,
+                       f->critic16, f->critic_w0_16};
     for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++)
         cudaFree(buffers[i]);
     for (int k = 0; f->ev_chunk && k < f->plan.n_chunks; k++)
@@ -77,7 +78,8 @@ static fh_status load_kernels(fh_gpu_ppo_collector *c, fh_error *err)
     struct { cudaKernel_t *k; const char *name; } entries[] = {
         {&f->rollout, f->plan.kernel}, {&f->actor_table_k, "actor_table_kernel"},
         {&f->layer0, "critic_layer0_factored_kernel"}, {&f->curiosity, "curiosity_fused_kernel"},
-        {&f->scatter, "scatter_trunc_values_kernel"}, {&f->gae, "gae_kernel"}};
+        {&f->scatter, "scatter_trunc_values_kernel"}, {&f->gae, "gae_kernel"},
+        {&f->to_bf16, "to_bf16_kernel"}};
     for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
         if ((st = fh_cuda_module_kernel(&f->module, entries[i].name, entries[i].k, err)) != FH_OK)
             return st;
@@ -164,6 +166,13 @@ static fh_status allocate(fh_gpu_ppo_collector *c, fh_error *err)
         (size_t)p->chunk_rows * (f->h0 ? FH_CRITIC_H2 : FH_CRITIC_H1) * sizeof(float);
     if ((st = device_alloc(c, (void **)&f->act_a, act_bytes, 0, err)) != FH_OK ||
         (st = device_alloc(c, (void **)&f->act_b, act_bytes, 0, err)) != FH_OK)
+        return st;
+    if (p->problem.precision == FH_PRECISION_BF16 &&
+        ((st = device_alloc(c, (void **)&f->critic16, FH_CRITIC_N_PARAMS * sizeof(unsigned short),
+                            0, err)) != FH_OK ||
+         (st = device_alloc(c, (void **)&f->critic_w0_16,
+                            (size_t)FH_CRITIC_H1 * p->in_stride * sizeof(unsigned short), 0,
+                            err)) != FH_OK))
         return st;
     for (int i = 0; i < 4; i++)
         CUDA_CHECK(cudaEventCreate(&f->ev_phase[i]), err);

@@ -1,8 +1,10 @@
 /* fast_networks.c — the fast path's batched networks after the rollout: the critic over
  * every critic row (cublasLt matmuls; the first layer factored through the market where
  * the plan says so; with the pipeline, that layer chunk by chunk on a side stream
- * beside the matmuls) and the curiosity model's bonus (one fused kernel). */
+ * beside the matmuls; under bf16, bf16 copies of the weights and rows and bf16
+ * activations) and the curiosity model's bonus (one fused kernel). */
 #include "cuda/gpu_ppo_collector_internal.h"
+#include "cuda/kernels/bf16_convert.h"
 
 /* the factored first layer's grid per SM: run alone, and beside the pipeline's
  * matmuls (bound by its writes; fewer blocks leave the matmuls room; session 6) */
@@ -58,6 +60,51 @@ static fh_status critic_layer0_factored(fh_gpu_ppo_collector *c, cudaStream_t st
     return FH_OK;
 }
 
+/* dst (n) = bf16(src) on `stream` (to_bf16_kernel, a grid-stride loop). */
+static fh_status to_bf16(fh_gpu_ppo_collector *c, cudaStream_t stream, unsigned short *dst,
+                         const float *src, long long n, fh_error *err)
+{
+    fh_to_bf16_args a = {.src = src, .dst = dst, .n = n};
+    long long blocks = (n + 255) / 256, cap = (long long)c->dev.sm_count * 8;
+    return fh_fast_launch(stream, c->fast.to_bf16, (unsigned)(blocks < cap ? blocks : cap), 256,
+                          0, &a, err);
+}
+
+/* bf16: this collection's bf16 copies of the critic's parameters and of its zero-padded
+ * first layer (critic_w0, written by the rollout's phase), on `stream`. */
+static fh_status critic_weights_bf16(fh_gpu_ppo_collector *c, cudaStream_t stream, fh_error *err)
+{
+    fh_fast_path *f = &c->fast;
+    fh_status st = to_bf16(c, stream, f->critic16, c->weights.critic, FH_CRITIC_N_PARAMS, err);
+    return st != FH_OK ? st
+                       : to_bf16(c, stream, f->critic_w0_16, f->critic_w0,
+                                 (long long)FH_CRITIC_H1 * f->plan.in_stride, err);
+}
+
+/* The bf16 critic (precision.h) over `rows` (<= chunk_rows) critic input rows x into
+ * values: x copied to bf16 into act_b, then six bf16 matmuls with fp32 accumulation, the
+ * hidden activations in bf16 (act_a, act_b, reused at half their fp32 size), the bias
+ * epilogues reading the bf16 copy of the biases, the value layer's output and bias fp32. */
+static fh_status critic_chain_bf16(fh_gpu_ppo_collector *c, cudaStream_t stream, const float *x,
+                                   long long rows, float *values, fh_error *err)
+{
+    fh_fast_path *f = &c->fast;
+    unsigned short *x16 = (unsigned short *)f->act_b;
+    fh_status st = to_bf16(c, stream, x16, x, rows * f->plan.in_stride, err);
+    for (int l = 0; st == FH_OK && l < FH_CRITIC_N_LAYERS; l++) {
+        int last = l == FH_CRITIC_N_LAYERS - 1;
+        void *y = last ? (void *)values : l % 2 == 0 ? (void *)f->act_a : (void *)f->act_b;
+        const unsigned short *w = l == 0 ? f->critic_w0_16 : f->critic16 + CRITIC_W[l];
+        const void *b = last ? (const void *)(c->weights.critic + CRITIC_B[l])
+                             : (const void *)(f->critic16 + CRITIC_B[l]);
+        st = fh_gemm_dense_typed(&f->gemm, stream, y, !last, x16, w, b,
+                                 l == 0 ? f->plan.in_stride : CRITIC_DIMS[l], CRITIC_DIMS[l + 1],
+                                 rows, !last, err);
+        x16 = (unsigned short *)y;
+    }
+    return st;
+}
+
 /* The critic's layers from first_layer (0 or 1) over `rows` (<= chunk_rows) input rows
  * x at bars `bars`, into values, on `stream`. From layer 0, x is critic input rows
  * (in_stride floats apart) and the first layer is the factored kernel with the plan's
@@ -68,6 +115,11 @@ static fh_status critic_chain(fh_gpu_ppo_collector *c, cudaStream_t stream, cons
                               fh_error *err)
 {
     fh_fast_path *f = &c->fast;
+    if (f->critic16 && first_layer == 0 && !f->plan.critic_factor)
+        return critic_chain_bf16(c, stream, x, rows, values, err);
+    if (f->critic16) /* the plan refuses the factor under bf16 */
+        return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the bf16 critic from a factored first "
+                            "layer (an internal error)", __FILE__, __LINE__);
     if (f->h0 && first_layer == 0) /* the activation buffers are 384 wide with h0 */
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: the critic from its first layer with "
                             "the pipeline's h0 (an internal error)", __FILE__, __LINE__);
@@ -177,6 +229,9 @@ fail:
 
 fh_status fh_fast_networks(fh_gpu_ppo_collector *c, fh_error *err)
 {
+    fh_status st;
+    if (c->fast.critic16 && (st = critic_weights_bf16(c, c->stream, err)) != FH_OK)
+        return st;
     return c->fast.plan.pipeline ? pipelined_networks(c, err) : batched_networks(c, err);
 }
 

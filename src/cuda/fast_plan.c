@@ -29,7 +29,8 @@ _Static_assert(CRITIC_IN_STRIDE >= FH_STATE_DIM && CRITIC_IN_STRIDE % 4 == 0,
 #define CHUNK_ROW_STEP 4096 /* memory-capped chunks in whole steps (the tuned alignments) */
 /* The factored first critic layer pays in fp32 when the market has at most half as many
  * bars as the critic has rows (its projection costs a layer-0 matmul over the bars); in
- * TF32 the layer-0 matmul is cheaper than the look-up (session 4). Table capped at 1 GiB,
+ * TF32 the layer-0 matmul is cheaper than the look-up (session 4), and bf16 reads a bf16
+ * copy of the rows, which the look-up does not make. Table capped at 1 GiB,
  * split into column slices of at most 16 MiB (half an H200's L2: each half serves its
  * own SMs). */
 #define FACTOR_MAX_BARS_PER_ROW 0.5
@@ -175,6 +176,10 @@ static fh_status plan_critic(const fh_plan_device *dev, const fh_plan_problem *p
     if (prob->noisy_obs && ov->critic_factor == 1)
         return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_CRITIC_FACTOR=1 with obs_noise > 0: the "
                             "market projection holds the noiseless features; unset it");
+    if (prob->precision == FH_PRECISION_BF16 && ov->critic_factor == 1)
+        return fh_error_set(err, FH_ERR_INPUT, "FOXHUNT_CRITIC_FACTOR=1 with --precision bf16: "
+                            "the factored first layer writes fp32 and the bf16 critic reads "
+                            "bf16; unset it, or choose fp32");
     p->critic_factor = pick(ov->critic_factor,
                             !prob->noisy_obs && !prob->precision &&
                                 prob->n_bars <= FACTOR_MAX_BARS_PER_ROW * (double)p->critic_rows &&
@@ -282,7 +287,10 @@ void fh_fast_plan_print(FILE *f, const fh_fast_plan *p)
     fprintf(f, "  curiosity: %d blocks x %d threads; GAE: %d blocks of %d warps%s\n",
             p->curiosity_grid, FH_CUR_THREADS, p->gae_grid, p->gae_warps,
             p->gae_staged ? ", rows staged in shared memory" : "");
-    fprintf(f, "  matmuls:   %s, %s\n", fh_precision_name(prob->precision),
+    fprintf(f, "  matmuls:   %s%s, %s\n", fh_precision_name(prob->precision),
+            prob->precision == FH_PRECISION_BF16
+                ? " (the critic's weights and input rows copied to bf16, bf16 activations)"
+                : "",
             p->gemm_tune ? "algorithms timed per shape once per GPU model (the cache's gemm-*.bin)"
                         : "cublasLt's first heuristic");
     fprintf(f, "  NVRTC:    ");

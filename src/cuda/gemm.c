@@ -176,6 +176,7 @@ static fh_gemm_cache_entry cache_entry(const fh_gemm *f, const fh_gemm_key *key,
     e.relu = key->relu;
     e.bias = key->bias;
     e.precision = f->precision;
+    e.y_bf16 = key->y_bf16;
     e.align_w = key->align_w;
     e.align_x = key->align_x;
     e.align_y = key->align_y;
@@ -313,7 +314,7 @@ fh_status fh_gemm_dense_typed(fh_gemm *f, cudaStream_t stream, void *y, int y_bf
     cublasLtMatmulAlgo_t from_disk, settled;
     uint64_t refused_algo[8];
     int refused = 0;
-    if (!algo && f->n_disk && f->precision != FH_PRECISION_BF16) /* the file: fp32 operands */
+    if (!algo && f->n_disk)
         algo = algo_from_disk(f, &key, op, la, lb, lc, &from_disk, refused_algo, &refused);
     if (!algo) {
         LT_CHECK(cublasLtMatmulAlgoGetHeuristic(f->lt, op, la, lb, lc, lc, pref,
@@ -333,7 +334,7 @@ fh_status fh_gemm_dense_typed(fh_gemm *f, cudaStream_t stream, void *y, int y_bf
             if ((st = fastest_algo(f, &call, heuristics, found, &best, err)) != FH_OK)
                 goto done;
             f->n_timed++;
-            if (f->cache_path[0] && f->precision != FH_PRECISION_BF16) {
+            if (f->cache_path[0]) {
                 settle_algo(f, &key, op, la, lb, lc, &heuristics[best].algo,
                             refused ? refused_algo : NULL, &settled);
                 heuristics[best].algo = settled;

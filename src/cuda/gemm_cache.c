@@ -21,33 +21,39 @@
  * fh_gemm_cache_entry, each little-endian as the host writes it (the file never leaves
  * the machine that wrote it: its name carries the GPU model). */
 static const char MAGIC[8] = {'F', 'H', 'G', 'E', 'M', 'M', 'C', '\0'};
-#define FORMAT_VERSION 1u
+/* version 2 (session 23): y_bf16, and bf16 entries (the bf16 collection's critic) */
+#define FORMAT_VERSION 2u
 #define HEADER_BYTES 24
-#define RECORD_BYTES (5 * 4 + 8 + 3 * 4 + 8 * 8)
+#define N_INTS 6
+#define RECORD_BYTES (N_INTS * 4 + 8 + 3 * 4 + 8 * 8)
+#define ROWS_AT (N_INTS * 4)
+#define ALIGNS_AT (ROWS_AT + 8)
+#define ALGO_AT (ALIGNS_AT + 3 * 4)
 
 static void pack(unsigned char *p, const fh_gemm_cache_entry *e)
 {
-    int32_t ints[5] = {e->n_in, e->n_out, e->relu, e->bias, e->precision};
+    int32_t ints[N_INTS] = {e->n_in, e->n_out, e->relu, e->bias, e->precision, e->y_bf16};
     uint32_t aligns[3] = {e->align_w, e->align_x, e->align_y};
     memcpy(p, ints, sizeof ints);
-    memcpy(p + 20, &e->rows, 8);
-    memcpy(p + 28, aligns, sizeof aligns);
-    memcpy(p + 40, e->algo, sizeof e->algo);
+    memcpy(p + ROWS_AT, &e->rows, 8);
+    memcpy(p + ALIGNS_AT, aligns, sizeof aligns);
+    memcpy(p + ALGO_AT, e->algo, sizeof e->algo);
 }
 
 static void unpack(fh_gemm_cache_entry *e, const unsigned char *p)
 {
-    int32_t ints[5];
+    int32_t ints[N_INTS];
     uint32_t aligns[3];
     memcpy(ints, p, sizeof ints);
-    memcpy(&e->rows, p + 20, 8);
-    memcpy(aligns, p + 28, sizeof aligns);
-    memcpy(e->algo, p + 40, sizeof e->algo);
+    memcpy(&e->rows, p + ROWS_AT, 8);
+    memcpy(aligns, p + ALIGNS_AT, sizeof aligns);
+    memcpy(e->algo, p + ALGO_AT, sizeof e->algo);
     e->n_in = ints[0];
     e->n_out = ints[1];
     e->relu = ints[2];
     e->bias = ints[3];
     e->precision = ints[4];
+    e->y_bf16 = ints[5];
     e->align_w = aligns[0];
     e->align_x = aligns[1];
     e->align_y = aligns[2];
@@ -63,7 +69,9 @@ static int power_of_two_upto_256(uint32_t a)
 static int plausible(const fh_gemm_cache_entry *e)
 {
     return e->n_in > 0 && e->n_out > 0 && e->rows > 0 && (e->relu == 0 || e->relu == 1) &&
-           (e->bias == 0 || e->bias == 1) && (e->precision == FH_PRECISION_FP32 || e->precision == FH_PRECISION_TF32) &&
+           (e->bias == 0 || e->bias == 1) && e->precision >= FH_PRECISION_FP32 &&
+           e->precision <= FH_PRECISION_BF16 && (e->y_bf16 == 0 || e->y_bf16 == 1) &&
+           (!e->y_bf16 || e->precision == FH_PRECISION_BF16) &&
            power_of_two_upto_256(e->align_w) && power_of_two_upto_256(e->align_x) &&
            power_of_two_upto_256(e->align_y);
 }
@@ -72,7 +80,7 @@ int fh_gemm_cache_same_shape(const fh_gemm_cache_entry *a, const fh_gemm_cache_e
 {
     return a->n_in == b->n_in && a->n_out == b->n_out && a->rows == b->rows &&
            a->relu == b->relu && a->bias == b->bias && a->precision == b->precision &&
-           a->align_w == b->align_w && a->align_x == b->align_x && a->align_y == b->align_y;
+           a->y_bf16 == b->y_bf16 && a->align_w == b->align_w && a->align_x == b->align_x && a->align_y == b->align_y;
 }
 
 int fh_gemm_cache_path(char *out, size_t n, const char *dir, const char *device_name,

@@ -17,11 +17,11 @@
  * stop every other one (issue 32). */
 #define FH_GEMM_CACHE_LOCK_SECONDS 3.0
 
-/* One timed choice: the shape (gemm.h's fh_gemm_key fields), the precision, and
- * cublasLtMatmulAlgo_t's 64 bytes (cuBLASLt documents them as serialisable for the same
- * library version). */
+/* One timed choice: the shape (gemm.h's fh_gemm_key fields), the precision (bf16: bf16
+ * operands, y_bf16 its output's type), and cublasLtMatmulAlgo_t's 64 bytes (cuBLASLt
+ * documents them as serialisable for the same library version). */
 typedef struct {
-    int32_t n_in, n_out, relu, bias, precision;
+    int32_t n_in, n_out, relu, bias, precision, y_bf16;
     int64_t rows;
     uint32_t align_w, align_x, align_y;
     uint64_t algo[8];

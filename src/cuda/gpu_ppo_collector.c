@@ -89,8 +89,7 @@ fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_devic
     c->cfg.noise_seed = seed; /* obs_noise's key, as the CPU collector's */
     c->use_fast = strncmp(kernel, "fast", 4) == 0;
     c->rollout_mapping = mapping;
-    /* the collection's matmul operands are fp32 in memory: bf16 takes TF32 here */
-    c->precision = fh_precision_fp32_operands(fh_precision_parse(precision));
+    c->precision = fh_precision_parse(precision);
     size_t nl = (size_t)n_episodes * (size_t)n_steps;
     fh_env_market host_market = fh_env_market_from_view(market);
     fh_status st = fh_env_market_validate(&host_market, err);

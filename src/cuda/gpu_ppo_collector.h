@@ -23,9 +23,10 @@ typedef struct fh_gpu_ppo_collector fh_gpu_ppo_collector;
 
 /* kernel: "reference" (one thread per episode) or "fast" (its rollout mapping chosen
  * from N and the device; "fast/block", "fast/warp" or "fast/lane" force one);
- * precision "fp32", "tf32" or "bf16" (the collection's operands are fp32 in memory: bf16
- * runs its matmuls in TF32, precision.h); overrides: the fast path's (overrides.h), NULL for the
- * user's, read from the environment (fh_gpu_overrides_from_env). */
+ * precision "fp32", "tf32" or "bf16" (the fast path's batched critic: bf16 copies of its
+ * weights and rows, bf16 activations, precision.h; the reference kernel is fp32 always);
+ * overrides: the fast path's (overrides.h), NULL for the user's, read from the
+ * environment (fh_gpu_overrides_from_env). */
 fh_status fh_gpu_ppo_collector_create(fh_gpu_ppo_collector **out, const fh_device_info *dev,
                                       int n_episodes, int n_steps, const fh_env_config *cfg,
                                       const fh_market_view *market, uint64_t seed,

@@ -21,12 +21,15 @@
 typedef struct {
     fh_fast_plan plan;
     fh_cuda_module module;
-    cudaKernel_t rollout, actor_table_k, layer0, curiosity, scatter, gae;
+    cudaKernel_t rollout, actor_table_k, layer0, curiosity, scatter, gae, to_bf16;
     fh_gemm gemm;
     float *actor_table;    /* (n_bars, 256 split or 128) with plan.actor_table, else NULL */
     long long *clocks;     /* (N, FH_CLOCK_STRIDE) with plan.rollout_clocks, else NULL */
     float *critic_in;      /* (critic_rows, in_stride); rows [0, N*L) are the states */
     float *critic_w0;      /* (512, in_stride) the first critic layer, zero-padded */
+    /* bf16 (precision.h): the critic's parameters and critic_w0 in bf16, copied at each
+     * collection; the input rows' copy and the activations live in act_b / act_a */
+    unsigned short *critic16, *critic_w0_16;
     float *market_in;      /* with the factor: (n_bars, in_stride) the bars' features */
     float *market_proj;    /* with the factor: (n_bars, 512) market_in times W0's columns */
     float *values_all;     /* (critic_rows) */

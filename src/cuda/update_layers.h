@@ -49,7 +49,8 @@ void fh_update_blas_set_hidden(fh_update_blas *b, cudaKernel_t forward, cudaKern
 /* Our kernels launched with programmatic dependent launch (the update plan's pdl; 0
  * after init): every kernel they launch begins with fh_pdl_wait (kernels/pdl.cuh). */
 void fh_update_blas_set_pdl(fh_update_blas *b, int pdl);
-/* The bf16 networks' kernels: to_bf16_kernel, bias_grad_bf16_kernel (layer_elementwise.cu). */
+/* The bf16 networks' kernels: to_bf16_kernel (bf16_convert.cu), bias_grad_bf16_kernel
+ * (layer_elementwise.cu). */
 void fh_update_blas_set_bf16(fh_update_blas *b, cudaKernel_t to_bf16, cudaKernel_t bias_grad16);
 
 /* A network's device view: its parameters and gradients (flat, nn.h's layout, owned

@@ -18,6 +18,7 @@
  * then the overrides and the print-out (properties over random problems, devices and
  * overrides: test_fast_plan_random.c; the fixture both share: fast_plan_fixture.h). */
 #include "cuda/fast_plan_fixture.h"
+#include "foxhunt/precision.h"
 
 /* ---- H200, the default market (20000 bars, horizon 256), L 500, fp32 ---- */
 
@@ -617,6 +618,53 @@ static void test_print(void)
     CHECK(strcmp(fh_rollout_mapping_name(FH_ROLLOUT_AUTO), "auto") == 0);
 }
 
+/* bf16 (session 23): the critic's first layer a matmul over a bf16 copy of the rows at
+ * every size (the factored look-up writes fp32), so no automatic pipeline; forcing the
+ * factor is refused, naming the override and the precision; a forced pipeline runs
+ * without the factor; the print-out says what is copied. */
+static void test_bf16(void)
+{
+    fh_plan_problem pr = problem(16384, 500, FH_ROLLOUT_AUTO);
+    pr.precision = FH_PRECISION_BF16;
+    fh_fast_plan p;
+    int sizes[3] = {128, 4096, 16384};
+    for (int i = 0; i < 3; i++) {
+        pr.n_episodes = sizes[i];
+        if (make_ok(&H200, &pr, NULL, &p))
+            CHECK_MSG(p.critic_factor == 0 && p.l0_slices == 1 && p.pipeline == 0 &&
+                          p.n_chunks == 0 && p.in_stride == 56,
+                      "bf16 N %d: factor %d slices %d pipeline %d chunks %d stride %d",
+                      sizes[i], p.critic_factor, p.l0_slices, p.pipeline, p.n_chunks,
+                      p.in_stride);
+    }
+    fh_gpu_overrides ov;
+    fh_gpu_overrides_default(&ov);
+    ov.critic_factor = 1;
+    fh_error err = {0};
+    CHECK(fh_fast_plan_make(&H200, &pr, &ov, &p, &err) == FH_ERR_INPUT);
+    CHECK_MSG(strstr(err.message, "FOXHUNT_CRITIC_FACTOR") && strstr(err.message, "bf16"),
+              "message: %s", err.message);
+    fh_gpu_overrides_default(&ov);
+    ov.critic_pipeline = 1;
+    if (make_ok(&H200, &pr, &ov, &p))
+        CHECK(p.pipeline == 1 && p.critic_factor == 0 && p.n_chunks == 5);
+    FILE *f = tmpfile();
+    CHECK(f != NULL);
+    if (!f || !make_ok(&H200, &pr, NULL, &p)) {
+        if (f)
+            fclose(f);
+        return;
+    }
+    fh_fast_plan_print(f, &p);
+    rewind(f);
+    char buf[4096] = {0};
+    CHECK(fread(buf, 1, sizeof buf - 1, f) > 0);
+    fclose(f);
+    CHECK_MSG(strstr(buf, "matmuls:   bf16 (the critic's weights and input rows copied to bf16"),
+              "print-out:\n%s", buf);
+    CHECK_MSG(strstr(buf, "first layer a matmul"), "print-out:\n%s", buf);
+}
+
 /* ---- the DQN/PQN collection's plan (fh_dqn_plan_make) ----
  * threads a block: ceil(ceil(N / SMs) / 32) * 32, clamped to [32, 128]; grid ceil(N / it):
  *   H200 (132 SMs), N 4096: 4096/132 = 31.03 -> 32 a SM -> 32 threads, 128 blocks
@@ -688,5 +736,6 @@ int main(void)
     test_invalid_problems();
     test_overrides();
     test_print();
+    test_bf16();
     return fh_test_finish();
 }

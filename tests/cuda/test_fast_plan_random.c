@@ -35,14 +35,14 @@ static int lane_fits_optin(size_t optin)
 static void test_random_properties(void)
 {
     static const size_t optins[] = {101376, 167936, 232448};
-    int made = 0, failed_lane = 0, failed_pipeline = 0, pipelined = 0;
+    int made = 0, failed_lane = 0, failed_pipeline = 0, failed_bf16 = 0, pipelined = 0;
     int mappings[4] = {0};
     for (int trial = 0; trial < 3000; trial++) {
         fh_plan_device d = {"random", (int)uniform(8, 200), optins[uniform(0, 2)],
                             (size_t)uniform(1000000000ll, 140000000000ll)};
         fh_plan_problem pr = {(int)uniform(1, 70000), (int)uniform(1, 2000),
                               (int)uniform(2, 1000000), (int)uniform(1, 1000),
-                              (int)uniform(0, 1), (fh_rollout_mapping)uniform(0, 3), 0};
+                              (int)uniform(0, 2), (fh_rollout_mapping)uniform(0, 3), 0};
         fh_gpu_overrides ov;
         fh_gpu_overrides_default(&ov);
         ov.actor_table = random_override(0, 1);
@@ -70,7 +70,10 @@ static void test_random_properties(void)
         int sched = fh_critic_chunk_schedule(rows, first, want_chunk, 4, NULL);
         int lane_fits = lane_fits_optin(d.shared_mem_per_block_optin);
         int expect_lane_fail = pr.mapping == FH_ROLLOUT_LANE && !lane_fits;
-        int expect_pipe_fail = !expect_lane_fail && ov.critic_pipeline == 1 && sched > 64;
+        /* bf16 (precision 2) refuses the forced factor, before the pipeline's check */
+        int expect_bf16_fail = !expect_lane_fail && pr.precision == 2 && ov.critic_factor == 1;
+        int expect_pipe_fail = !expect_lane_fail && !expect_bf16_fail &&
+                               ov.critic_pipeline == 1 && sched > 64;
 
         fh_fast_plan p;
         fh_error err = {0};
@@ -79,6 +82,13 @@ static void test_random_properties(void)
             failed_lane++;
             CHECK_MSG(st == FH_ERR_FAILURE, "trial %d: forced lane on %zu B: status %d", trial,
                       d.shared_mem_per_block_optin, (int)st);
+            continue;
+        }
+        if (expect_bf16_fail) {
+            failed_bf16++;
+            CHECK_MSG(st == FH_ERR_INPUT && strstr(err.message, "FOXHUNT_CRITIC_FACTOR") &&
+                          strstr(err.message, "bf16"),
+                      "trial %d: bf16 with the factor forced: status %d", trial, (int)st);
             continue;
         }
         if (expect_pipe_fail) {
@@ -213,15 +223,15 @@ static void test_random_properties(void)
 #undef PROP
         CHECK_MSG(ok, "trial %d: a property failed (above)", trial);
     }
-    printf("random: %d plans (warp %d, block %d, lane %d; %d pipelined), %d forced-lane and "
-           "%d forced-pipeline failures\n", made, mappings[FH_ROLLOUT_WARP],
-           mappings[FH_ROLLOUT_BLOCK], mappings[FH_ROLLOUT_LANE], pipelined, failed_lane,
-           failed_pipeline);
+    printf("random: %d plans (warp %d, block %d, lane %d; %d pipelined), %d forced-lane, "
+           "%d forced-pipeline and %d bf16 forced-factor failures\n", made,
+           mappings[FH_ROLLOUT_WARP], mappings[FH_ROLLOUT_BLOCK], mappings[FH_ROLLOUT_LANE],
+           pipelined, failed_lane, failed_pipeline, failed_bf16);
     /* the draws reach every branch */
     CHECK_MSG(made > 1500, "%d plans made", made);
-    CHECK_MSG(failed_lane > 0 && failed_pipeline > 0 && pipelined > 0,
-              "lane failures %d, pipeline failures %d, pipelined %d", failed_lane,
-              failed_pipeline, pipelined);
+    CHECK_MSG(failed_lane > 0 && failed_pipeline > 0 && failed_bf16 > 0 && pipelined > 0,
+              "lane failures %d, pipeline failures %d, bf16 failures %d, pipelined %d",
+              failed_lane, failed_pipeline, failed_bf16, pipelined);
     CHECK_MSG(mappings[FH_ROLLOUT_WARP] > 0 && mappings[FH_ROLLOUT_BLOCK] > 0 &&
                   mappings[FH_ROLLOUT_LANE] > 0, "warp %d, block %d, lane %d",
               mappings[FH_ROLLOUT_WARP], mappings[FH_ROLLOUT_BLOCK], mappings[FH_ROLLOUT_LANE]);

@@ -37,11 +37,16 @@
 #include "cuda/gemm_cache.h"
 #include "dqn/test_cases.h"
 #include "foxhunt/device.h"
+#include "foxhunt/precision.h"
 #include "foxhunt/dqn.h"
 #include "foxhunt/hash.h"
 #include "test_util.h"
 
 /* ---- file_format ---- */
+
+/* A record's bytes in format version 2: six int32 (n_in, n_out, relu, bias, precision,
+ * y_bf16), the int64 rows, three uint32 alignments, the algorithm's 64 bytes. */
+#define RECORD (6 * 4 + 8 + 3 * 4 + 64)
 
 static fh_gemm_cache_entry random_entry(fh_rng *r)
 {
@@ -52,7 +57,8 @@ static fh_gemm_cache_entry random_entry(fh_rng *r)
     e.rows = 1 + (int64_t)fh_pcg32_next(r) * 4;
     e.relu = fh_pcg32_uniform_int(r, 2);
     e.bias = fh_pcg32_uniform_int(r, 2);
-    e.precision = fh_pcg32_uniform_int(r, 2); /* fp32, tf32 */
+    e.precision = fh_pcg32_uniform_int(r, 3); /* fp32, tf32, bf16 */
+    e.y_bf16 = e.precision == FH_PRECISION_BF16 ? fh_pcg32_uniform_int(r, 2) : 0;
     e.align_w = 1u << (2 + fh_pcg32_uniform_int(r, 7));
     e.align_x = 1u << (2 + fh_pcg32_uniform_int(r, 7));
     e.align_y = 1u << (2 + fh_pcg32_uniform_int(r, 7));
@@ -126,6 +132,13 @@ static void case_file_format(void)
     CHECK_MSG(fh_gemm_cache_read(path, got, N - 1, why, sizeof why) == 0,
               "a file of %d entries read into room for %d", N, N - 1);
 
+    /* the output's type is part of a bf16 shape: y_bf16 0 and 1 are two shapes */
+    fh_gemm_cache_entry y32 = e[0], y16 = e[0];
+    y32.precision = y16.precision = FH_PRECISION_BF16;
+    y32.y_bf16 = 0;
+    y16.y_bf16 = 1;
+    CHECK(!fh_gemm_cache_same_shape(&y32, &y16) && fh_gemm_cache_same_shape(&y16, &y16));
+
     /* a merge keeps the file's algorithm of a known shape and appends new shapes */
     fh_gemm_cache_entry add[2] = {e[7], random_entry(&r)};
     add[0].algo[0] ^= 1; /* same shape, another algorithm: the file's stays */
@@ -145,7 +158,7 @@ static void case_file_format(void)
     /* damaged and foreign files read as none, with the reason */
     size_t n = 0;
     unsigned char *good = slurp(path, &n);
-    CHECK(good && n == 24 + (size_t)(N + 1) * 104);
+    CHECK(good && n == 24 + (size_t)(N + 1) * RECORD);
     if (good && n > 100) {
         unsigned char *bad = malloc(n + 1);
         memcpy(bad, good, n);
@@ -153,7 +166,7 @@ static void case_file_format(void)
         bad[n] = 0;
         check_refused(path, bad, n + 1, "damaged", "one byte longer");
         memcpy(bad, good, n);
-        bad[24 + 104 * 3 + 50] ^= 0x10;
+        bad[24 + RECORD * 3 + 50] ^= 0x10;
         check_refused(path, bad, n, "damaged", "a flipped bit in an algorithm");
         memcpy(bad, good, n);
         bad[0] = 'X';
@@ -172,6 +185,14 @@ static void case_file_format(void)
         uint64_t sum = fh_fnv1a(bad + 24, n - 24, FH_FNV1A_OFFSET);
         memcpy(bad + 16, &sum, 8);
         check_refused(path, bad, n, "no matmul", "relu 2 under a valid checksum");
+        /* a bf16 output under fp32 operands (y_bf16, the sixth int, of the first record) */
+        memcpy(bad, good, n);
+        int32_t fp32 = FH_PRECISION_FP32, one = 1;
+        memcpy(bad + 24 + 16, &fp32, 4);
+        memcpy(bad + 24 + 20, &one, 4);
+        sum = fh_fnv1a(bad + 24, n - 24, FH_FNV1A_OFFSET);
+        memcpy(bad + 16, &sum, 8);
+        check_refused(path, bad, n, "no matmul", "y_bf16 under fp32 under a valid checksum");
         check_refused(path, bad, 10, "magic", "ten bytes");
         /* a merge over a damaged file leaves a valid one with the new entries */
         check_refused(path, good, n / 2, "damaged", "half a file");
@@ -275,6 +296,7 @@ static void case_concurrent(void)
             s.rows = 4096;
             s.relu = s.bias = 1;
             s.precision = 0;
+            s.y_bf16 = 0;
             s.align_w = s.align_x = s.align_y = 256;
             ok &= fh_gemm_cache_settle(path, &s, NULL);
             FILE *f = fopen(agreed[p], "wb");

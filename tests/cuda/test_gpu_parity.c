@@ -24,7 +24,12 @@
  *   fast-vs-reference  GPU reference kernel vs GPU fast path (also /warp, /block, /lane)
  *   tf32               fast path fp32 vs fast path TF32: the same trajectories, and the
  *                      measured deviation of values, rewards and advantages (looser
- *                      bounds: values 2e-2 relative, rewards 1e-4, GAE 5e-2 + 5e-2|b|).
+ *                      bounds: values 1e-2 + 2e-2|b|, rewards 1e-4, GAE 5e-2 + 5e-2|b|).
+ *   bf16               fast path fp32 vs fast path bf16 (the batched critic on bf16
+ *                      copies, bf16 activations): the same trajectories; values within
+ *                      5e-2 + 5e-2|b| each and an RMS error at most 2e-2 of the values'
+ *                      RMS, rewards 1e-4, GAE 1.5e-1 + 1e-1|b| (bf16 keeps 8 bits of
+ *                      mantissa to TF32's 10, and rounds every stored activation).
  *   actor-table        fast path without vs with the actor table (actor_table=0 / 1;
  *                      also /warp, /block, /lane): every output and episode state
  *                      bit-identical, as the table keeps each sum's order (both with
@@ -101,17 +106,20 @@ typedef struct {
     long steps, divergences, rows_compared_gae;
     double max_logp_err, max_value_err, max_adv_err, max_value_rel, max_reward_err;
     double value_sq, adv_sq; /* for the RMS of the baseline's values and advantages */
+    double value_err_sq;     /* for the RMS of the values' error */
 } parity_stats;
 
 typedef struct {
-    double value_rtol, reward_atol, gae_atol, gae_rtol;
+    double value_atol, value_rtol, reward_atol, gae_atol, gae_rtol;
+    double value_rms_rel; /* RMS of the values' error / RMS of the values; 0: not checked */
 } tolerances;
 
-static const tolerances TOL_FP32 = {1e-4, 1e-5, 2e-4, 1e-3};
+static const tolerances TOL_FP32 = {1e-5, 1e-4, 1e-5, 2e-4, 1e-3, 0};
 /* TF32 rounds the critic's inputs to 10 mantissa bits: its error scales with the
  * operands, not the output, so small values get an absolute bound */
-static const tolerances TOL_TF32 = {2e-2, 1e-4, 5e-2, 5e-2};
-#define TF32_VALUE_ATOL 1e-2
+static const tolerances TOL_TF32 = {1e-2, 2e-2, 1e-4, 5e-2, 5e-2, 0};
+/* bf16 (session 23): 8 mantissa bits, every hidden activation stored rounded */
+static const tolerances TOL_BF16 = {5e-2, 5e-2, 1e-4, 1.5e-1, 1e-1, 2e-2};
 
 /* One side of a comparison: the CPU collector or a GPU collector. */
 typedef struct {
@@ -184,10 +192,11 @@ static void compare(const fh_trajectory_batch *c, const fh_trajectory_batch *g, 
             if (verr > ps->max_value_err)
                 ps->max_value_err = verr;
             ps->value_sq += (double)c->values[i] * c->values[i];
+            ps->value_err_sq += verr * verr;
             ps->adv_sq += (double)c->advantages[i] * c->advantages[i];
             if (verr / (fabs(c->values[i]) + 1e-3) > ps->max_value_rel)
                 ps->max_value_rel = verr / (fabs(c->values[i]) + 1e-3);
-            double value_atol = tol == &TOL_TF32 ? TF32_VALUE_ATOL : 1e-5;
+            double value_atol = tol->value_atol;
             if (!close_to(g->values[i], c->values[i], value_atol, tol->value_rtol)) {
                 fh_test_failed++;
                 fprintf(stderr, "%s: value mismatch at episode %d step %d: gpu %.9g cpu %.9g\n",
@@ -229,8 +238,7 @@ static void compare(const fh_trajectory_batch *c, const fh_trajectory_batch *g, 
         (void)first_div;
         if (diverged[n])
             continue;
-        if (!close_to(g->last_values[n], c->last_values[n], tol == &TOL_TF32 ? TF32_VALUE_ATOL : 1e-5,
-                      tol->value_rtol)) {
+        if (!close_to(g->last_values[n], c->last_values[n], tol->value_atol, tol->value_rtol)) {
             fh_test_failed++;
             fprintf(stderr, "%s: last value of episode %d: gpu %.9g cpu %.9g\n", label, n,
                     g->last_values[n], c->last_values[n]);
@@ -305,11 +313,11 @@ static void run_case(const fh_device_info *dev, const char *mode, const fh_gpu_o
         cand_kernel = fast_kernel_for(mode + 17);
     } else if (strncmp(mode, "actor-table", 11) == 0) {
         base_kernel = cand_kernel = fast_kernel_for(mode + 11);
-    } else if (strcmp(mode, "tf32") == 0) {
+    } else if (strcmp(mode, "tf32") == 0 || strcmp(mode, "bf16") == 0) {
         base_kernel = "fast";
         cand_kernel = "fast";
-        cand_precision = "tf32";
-        tol = &TOL_TF32;
+        cand_precision = mode;
+        tol = mode[0] == 't' ? &TOL_TF32 : &TOL_BF16;
     }
     char label[128];
     snprintf(label, sizeof label, "%s N=%d L=%d seed=%llu%s", mode, N, L,
@@ -370,13 +378,18 @@ static void run_case(const fh_device_info *dev, const char *mode, const fh_gpu_o
     CHECK_MSG(frac <= MAX_DIVERGENCE_FRACTION, "%s: %ld divergences = %.4f%% of steps",
               label, ps.divergences, 100 * frac);
     double kernel_ms = cand.gpu ? fh_gpu_ppo_collector_timing(cand.gpu).rollout_ms : 0;
+    double rms_rel = sqrt(ps.value_err_sq / (ps.value_sq > 0 ? ps.value_sq : 1));
     printf("%-36s steps %8ld  diverged %3ld  GAE rows %5ld/%d  max |dlogp| %.1e |dV| %.1e "
-           "(rel %.1e) |dr| %.1e |dA| %.1e  rms V %.1e A %.1e  %.2f ms\n", label, ps.steps,
-           ps.divergences, ps.rows_compared_gae, N, ps.max_logp_err, ps.max_value_err,
-           ps.max_value_rel, ps.max_reward_err, ps.max_adv_err,
+           "(rel %.1e) |dr| %.1e |dA| %.1e  rms V %.1e A %.1e dV/V %.1e  %.2f ms\n", label,
+           ps.steps, ps.divergences, ps.rows_compared_gae, N, ps.max_logp_err,
+           ps.max_value_err, ps.max_value_rel, ps.max_reward_err, ps.max_adv_err,
            sqrt(ps.value_sq / (ps.steps > 0 ? ps.steps : 1)),
-           sqrt(ps.adv_sq / (ps.steps > 0 ? ps.steps : 1)), kernel_ms);
+           sqrt(ps.adv_sq / (ps.steps > 0 ? ps.steps : 1)), rms_rel, kernel_ms);
     CHECK_MSG(ps.rows_compared_gae >= N / 2, "%s: too few rows without divergence", label);
+    if (tol->value_rms_rel > 0)
+        CHECK_MSG(ps.steps > 0 && rms_rel <= tol->value_rms_rel,
+                  "%s: the values' RMS error is %.2e of their RMS (bound %.0e)", label, rms_rel,
+                  tol->value_rms_rel);
     free(diverged);
     fh_trajectory_batch_free(&bb);
     fh_trajectory_batch_free(&cb);
@@ -403,6 +416,7 @@ int main(int argc, char **argv)
     static const char *const modes[] = {"reference", "fast", "fast/warp", "fast/block", "fast/lane",
                                         "fast-vs-reference", "fast-vs-reference/warp",
                                         "fast-vs-reference/block", "fast-vs-reference/lane", "tf32",
+                                        "bf16",
                                         "actor-table", "actor-table/warp", "actor-table/block",
                                         "actor-table/lane"};
     fh_gpu_overrides ov;

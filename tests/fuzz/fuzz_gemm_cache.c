@@ -10,9 +10,10 @@
  * gemm_cache.h promises:
  *  - the reason (why) names the file, accepted or not;
  *  - a file read as k > 0 entries is exactly the 24-byte header (magic "FHGEMMC\0",
- *    version 1, count k) and k records of 104 bytes, and every entry is one a matmul can
- *    have: n_in, n_out, rows > 0, relu, bias in {0, 1}, precision in {0, 1}, each
- *    alignment a power of two up to 256; the entries are the records' bytes field for field;
+ *    version 2, count k) and k records of 108 bytes, and every entry is one a matmul can
+ *    have: n_in, n_out, rows > 0, relu, bias in {0, 1}, precision in {0, 1, 2}, y_bf16
+ *    in {0, 1} and 1 only under precision 2 (bf16), each alignment a power of two up to
+ *    256; the entries are the records' bytes field for field;
  *  - the entries written back (fh_gemm_cache_merge into a fresh file) read back as the
  *    same entries, the first of each shape (a merge keeps one entry per shape); with no
  *    shape twice the file written is the input byte for byte;
@@ -26,7 +27,7 @@
 #include "fuzz_util.h"
 
 #define HEADER_BYTES 24
-#define RECORD_BYTES 104
+#define RECORD_BYTES 108
 #define MAX_ENTRIES 512 /* room for any input under fuzz.sh's -max_len */
 
 static char g_lock[300];
@@ -66,7 +67,7 @@ static void check_read(const char *path, const uint8_t *data, size_t size)
         return;
     FUZZ_REQUIRE(size == HEADER_BYTES + (size_t)k * RECORD_BYTES,
                  "%d entries read from %zu bytes", k, size);
-    FUZZ_REQUIRE(memcmp(data, "FHGEMMC", 8) == 0 && i32_at(data + 8) == 1 &&
+    FUZZ_REQUIRE(memcmp(data, "FHGEMMC", 8) == 0 && i32_at(data + 8) == 2 &&
                      i32_at(data + 12) == k, "accepted with another magic, version or count");
     for (int i = 0; i < k; i++) {
         const fh_gemm_cache_entry *x = &e[i];
@@ -74,20 +75,22 @@ static void check_read(const char *path, const uint8_t *data, size_t size)
         FUZZ_REQUIRE(x->n_in > 0 && x->n_out > 0 && x->rows > 0, "entry %d: %d x %d x %lld", i,
                      x->n_in, x->n_out, (long long)x->rows);
         FUZZ_REQUIRE((x->relu == 0 || x->relu == 1) && (x->bias == 0 || x->bias == 1) &&
-                         (x->precision == 0 || x->precision == 1),
-                     "entry %d: relu %d bias %d precision %d", i, x->relu, x->bias, x->precision);
+                         x->precision >= 0 && x->precision <= 2 &&
+                         (x->y_bf16 == 0 || (x->y_bf16 == 1 && x->precision == 2)),
+                     "entry %d: relu %d bias %d precision %d y_bf16 %d", i, x->relu, x->bias,
+                     x->precision, x->y_bf16);
         FUZZ_REQUIRE(power_of_two_upto_256(x->align_w) && power_of_two_upto_256(x->align_x) &&
                          power_of_two_upto_256(x->align_y),
                      "entry %d: alignments %u %u %u", i, x->align_w, x->align_x, x->align_y);
         int64_t rows;
-        memcpy(&rows, p + 20, 8);
+        memcpy(&rows, p + 24, 8);
         FUZZ_REQUIRE(x->n_in == i32_at(p) && x->n_out == i32_at(p + 4) &&
                          x->relu == i32_at(p + 8) && x->bias == i32_at(p + 12) &&
-                         x->precision == i32_at(p + 16) && x->rows == rows &&
-                         x->align_w == (uint32_t)i32_at(p + 28) &&
-                         x->align_x == (uint32_t)i32_at(p + 32) &&
-                         x->align_y == (uint32_t)i32_at(p + 36) &&
-                         memcmp(x->algo, p + 40, sizeof x->algo) == 0,
+                         x->precision == i32_at(p + 16) && x->y_bf16 == i32_at(p + 20) &&
+                         x->rows == rows && x->align_w == (uint32_t)i32_at(p + 32) &&
+                         x->align_x == (uint32_t)i32_at(p + 36) &&
+                         x->align_y == (uint32_t)i32_at(p + 40) &&
+                         memcmp(x->algo, p + 44, sizeof x->algo) == 0,
                      "entry %d is not its record's bytes", i);
     }
 

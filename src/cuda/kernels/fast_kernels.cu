@@ -14,7 +14,8 @@
  *      truncated episodes (K slots per episode) and s_L.
  *   2. the critic over all those rows at once (cublasLt matmuls with a bias+ReLU
  *      epilogue; the first layer factored through the market in fp32,
- *      critic_layer0.cu), and the curiosity model over the N*L transitions
+ *      critic_layer0.cu; under bf16 the weights and rows copied by to_bf16_kernel,
+ *      bf16_convert.cu), and the curiosity model over the N*L transitions
  *      (curiosity.cu), which adds the bonus;
  *   3. scatter_trunc_values_kernel and gae_kernel (gae.cu).
  *
@@ -36,3 +37,4 @@
 #include "critic_layer0.cu"
 #include "curiosity.cu"
 #include "gae.cu"
+#include "bf16_convert.cu"

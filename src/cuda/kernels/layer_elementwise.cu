@@ -10,9 +10,8 @@
  *     (masked in place by the bf16 act), or an fp32 dz (the loss's gradient at the
  *     output layer) whose bf16 copy it writes for the layer's matmuls;
  *   bias_act_kernel: the forward pass's bias and ReLU, for the layers whose widths
- *     cublasLt's bias epilogue cannot take (fp32, or bf16 y);
- *   to_bf16_kernel: a bf16 copy of a float array (the weights at an update's start,
- *     a network's input). */
+ *     cublasLt's bias epilogue cannot take (fp32, or bf16 y).
+ * (to_bf16_kernel, the bf16 copies, is in bf16_convert.cu.) */
 #include "bf16_round.cuh"
 
 /* The sum over threadIdx.y of each column's s, in row-group order, to the threads of
@@ -108,12 +107,4 @@ extern "C" __global__ void bias_act_kernel(fh_bias_act_args a)
         else
             a.y[i] = v;
     }
-}
-
-extern "C" __global__ void to_bf16_kernel(fh_to_bf16_args a)
-{
-    fh_pdl_wait(); /* pdl.cuh: first, before any read */
-    long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += stride)
-        a.dst[i] = fh_float_to_bf16(a.src[i]);
 }

@@ -17,6 +17,7 @@
 #include "foxhunt/env_types.h"
 #include "foxhunt/shapes.h"
 #endif
+#include "bf16_convert.h" /* to_bf16_kernel's argument */
 #include "iteration_sums.h"
 
 /* Record columns: the same as fh_ppo_trace's (foxhunt/ppo.h, FH_PPO_TRACE_*). */
@@ -215,13 +216,6 @@ typedef struct {
     long long rows;
     int width, relu;
 } fh_bias_act_args;
-
-/* to_bf16_kernel: dst[i] = bf16(src[i]), i < n (a grid-stride loop). */
-typedef struct {
-    const float *src;
-    unsigned short *dst;
-    long long n;
-} fh_to_bf16_args;
 
 /* grad_sumsq_kernel: partials[b] = the sum of g^2 over block b's slice. */
 typedef struct {

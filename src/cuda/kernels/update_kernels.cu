@@ -23,6 +23,7 @@
 #include "update_gather.cu"
 #include "ppo_loss.cu"
 #include "layer_elementwise.cu"
+#include "bf16_convert.cu"
 #include "adam.cu"
 #include "update_summary.cu"
 #include "iteration_metrics.cu"
