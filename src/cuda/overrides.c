@@ -24,7 +24,7 @@ static const override_entry TABLE[] = {
      "auto: when the market has at most N*L bars and the table takes <= 256 MiB"},
     {"critic_factor", "FOXHUNT_CRITIC_FACTOR", FIELD(critic_factor), 0, 1, FH_AUTO,
      "the critic's first layer factored through the market; auto: fp32 with at most "
-     "half as many bars as critic rows"},
+     "half as many bars as critic rows (1 is refused under bf16)"},
     {"critic_pipeline", "FOXHUNT_CRITIC_PIPELINE", FIELD(critic_pipeline), 0, 1, FH_AUTO,
      "the critic's first layer chunk by chunk on a second stream beside the matmuls; "
      "auto: from 2^22 critic rows where memory allows"},
