@@ -14,16 +14,28 @@
  *   5  as 2, a thread's rows of the chunk all loaded before any is stored (restrict
  *      pointers: the loads in flight together), chunks of CHUNK5 rows
  *   6  as 5 with chunks of 4 x CHUNK5 rows (a quarter of the blocks)
+ *   7-13 (session 23) vec<VEC, CH>: VEC adjacent columns a thread (VEC x 2-byte loads
+ *      and stores as one), chunks of CH rows, each thread's rows loaded BATCH at a time
+ *      before any is masked and stored, and the last chunk's sums over the chunks
+ *      loaded BATCH at a time; the same order of additions as version 2 (a thread's rows
+ *      in order, the chunk's eight row groups in order, the chunks y, y + 8, ... per row
+ *      group): 7 <1, 64> (version 2's bits), 8 <2, 64>, 9 <2, 128>, 10 <4, 128>,
+ *      11 <8, 128>, 12 <2, 256>, 13 <4, 256>
+ * Times: one launch between two events (the first column: a launch's latency included,
+ * as before session 23), and LAUNCHES back to back between them, per launch (the second:
+ * as in the update's graph, where launches overlap). Under ncu each launch is a row.
  * Session 20's profile (ncu, throughput configuration) had version 1 at 281 us for
  * 16,384 x 512 where the fp32 kernel took 35 us.
  *
  * Check: float64 CPU reference on random inputs (dz, act uniform in [-1, 1], rounded to
  * bf16): the masked dz exactly, db within 1e-6 + 1e-6 |db|.
  *
- * Build: make bias_grad_bf16.   Run: ./bias_grad_bf16 [version]. Exit 1 when a check fails. */
+ * Build: make bias_grad_bf16.   Run: ./bias_grad_bf16 [version|-1] [--quick] (--quick: one
+ * timed launch of each, for ncu). Exit 1 when a check fails. */
 #include "common.h"
 
 #define DEV_RUNS 7
+#define LAUNCHES 20
 #define CHUNK 64
 #define ROWS 8
 #define CHUNK5 64
@@ -264,20 +276,162 @@ __global__ void v56(bf16_t *__restrict__ dz, const bf16_t *__restrict__ act, flo
     finish<1>(part, &s, col, width, db, partials, counters);
 }
 
+#define BATCH 4
+/* VEC adjacent bf16 as one load or store (VEC * 2 bytes; the row's start aligned to it) */
+template <int VEC> struct vec_t;
+template <> struct vec_t<1> { typedef unsigned short t; };
+template <> struct vec_t<2> { typedef unsigned t; };
+template <> struct vec_t<4> { typedef uint2 t; };
+template <> struct vec_t<8> { typedef uint4 t; };
+
+template <int VEC>
+__device__ void unpack(typename vec_t<VEC>::t v, bf16_t *out)
+{
+    memcpy(out, &v, sizeof v);
+}
+
+template <int VEC>
+__device__ typename vec_t<VEC>::t pack(const bf16_t *in)
+{
+    typename vec_t<VEC>::t v;
+    memcpy(&v, in, sizeof v);
+    return v;
+}
+
+template <int VEC, int CH>
+__global__ void vec(bf16_t *__restrict__ dz, const bf16_t *__restrict__ act, float *db, int rows,
+                    int width, double *partials, unsigned *counters)
+{
+    typedef typename vec_t<VEC>::t V;
+    __shared__ double part[ROWS][32 * VEC];
+    __shared__ int last;
+    const int per = CH / ROWS; /* rows a thread */
+    int col = (blockIdx.x * 32 + threadIdx.x) * VEC;
+    int begin = blockIdx.y * CH;
+    double s[VEC];
+    for (int k = 0; k < VEC; k++)
+        s[k] = 0.0;
+    if (col < width) {
+        for (int r0 = 0; r0 < per; r0 += BATCH) {
+            V d[BATCH], a[BATCH];
+#pragma unroll
+            for (int r = 0; r < BATCH; r++) {
+                int i = begin + threadIdx.y + (r0 + r) * ROWS;
+                long long at = ((long long)i * width + col) / VEC;
+                d[r] = i < rows ? ((const V *)dz)[at] : V();
+                a[r] = i < rows ? ((const V *)act)[at] : V();
+            }
+#pragma unroll
+            for (int r = 0; r < BATCH; r++) {
+                int i = begin + threadIdx.y + (r0 + r) * ROWS;
+                bf16_t dd[VEC], aa[VEC];
+                unpack<VEC>(d[r], dd);
+                unpack<VEC>(a[r], aa);
+#pragma unroll
+                for (int k = 0; k < VEC; k++) {
+                    float g = from_bf16(aa[k]) > 0.0f ? from_bf16(dd[k]) : 0.0f;
+                    dd[k] = to_bf16(g);
+                    s[k] += g;
+                }
+                if (i < rows)
+                    ((V *)dz)[((long long)i * width + col) / VEC] = pack<VEC>(dd);
+            }
+        }
+    }
+    /* the chunk's column sums, row groups in order, into partials */
+    for (int k = 0; k < VEC; k++)
+        part[threadIdx.y][threadIdx.x * VEC + k] = s[k];
+    __syncthreads();
+    for (int c = threadIdx.y * 32 + threadIdx.x; c < 32 * VEC; c += 32 * ROWS) {
+        int gc = blockIdx.x * 32 * VEC + c;
+        double t = 0.0;
+        for (int y = 0; y < ROWS; y++)
+            t += part[y][c];
+        if (gc < width)
+            partials[(long long)blockIdx.y * width + gc] = t;
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0) {
+        unsigned done = atomicAdd(&counters[blockIdx.x], 1u);
+        last = done == gridDim.y - 1;
+        if (last)
+            counters[blockIdx.x] = 0;
+    }
+    __syncthreads();
+    if (!last)
+        return;
+    __threadfence();
+    /* the tile's columns over every chunk: row group y takes chunks y, y + 8, ... in
+     * order, BATCH loads at a time, then the groups in order */
+    for (int k = 0; k < VEC; k++) {
+        int gc = col + k;
+        double u = 0.0;
+        if (col < width && gc < width)
+            for (int c0 = threadIdx.y; c0 < (int)gridDim.y; c0 += ROWS * BATCH) {
+                double p[BATCH];
+#pragma unroll
+                for (int b = 0; b < BATCH; b++) {
+                    int c = c0 + b * ROWS;
+                    p[b] = c < (int)gridDim.y ? partials[(long long)c * width + gc] : 0.0;
+                }
+#pragma unroll
+                for (int b = 0; b < BATCH; b++)
+                    u += p[b];
+            }
+        s[k] = u;
+    }
+    __syncthreads();
+    for (int k = 0; k < VEC; k++)
+        part[threadIdx.y][threadIdx.x * VEC + k] = s[k];
+    __syncthreads();
+    if (threadIdx.y == 0)
+        for (int k = 0; k < VEC; k++) {
+            double t = 0.0;
+            for (int y = 0; y < ROWS; y++)
+                t += part[y][threadIdx.x * VEC + k];
+            if (col + k < width)
+                db[col + k] = (float)t;
+        }
+}
+
+template <int VEC, int CH>
+static void launch_vec(bf16_t *dz, const bf16_t *act, float *db, int rows, int width,
+                       double *partials, unsigned *counters)
+{
+    dim3 grid((width + 32 * VEC - 1) / (32 * VEC), (rows + CH - 1) / CH), block(32, ROWS);
+    vec<VEC, CH><<<grid, block>>>(dz, act, db, rows, width, partials, counters);
+}
+
 typedef struct {
-    int version, rows, width;
+    int version, rows, width, launches;
     float *dz32, *act32, *db;
     bf16_t *dz16, *act16;
     double *partials;
     unsigned *counters;
 } ctx_t;
 
-static void run(void *p)
+static void run_once(ctx_t *c)
 {
-    ctx_t *c = (ctx_t *)p;
     int chunks = (c->rows + CHUNK - 1) / CHUNK;
     dim3 block(32, ROWS);
-    if (c->version == 0)
+    bf16_t *d = c->dz16;
+    const bf16_t *a = c->act16;
+    if (c->version == 7)
+        launch_vec<1, 64>(d, a, c->db, c->rows, c->width, c->partials, c->counters);
+    else if (c->version == 8)
+        launch_vec<2, 64>(d, a, c->db, c->rows, c->width, c->partials, c->counters);
+    else if (c->version == 9)
+        launch_vec<2, 128>(d, a, c->db, c->rows, c->width, c->partials, c->counters);
+    else if (c->version == 10)
+        launch_vec<4, 128>(d, a, c->db, c->rows, c->width, c->partials, c->counters);
+    else if (c->version == 11)
+        launch_vec<8, 128>(d, a, c->db, c->rows, c->width, c->partials, c->counters);
+    else if (c->version == 12)
+        launch_vec<2, 256>(d, a, c->db, c->rows, c->width, c->partials, c->counters);
+    else if (c->version == 13)
+        launch_vec<4, 256>(d, a, c->db, c->rows, c->width, c->partials, c->counters);
+    else if (c->version == 0)
         v0<<<dim3((c->width + 31) / 32, chunks), block>>>(c->dz32, c->act32, c->db, c->rows,
                                                           c->width, c->partials, c->counters);
     else if (c->version == 1)
@@ -302,14 +456,24 @@ static void run(void *p)
     cudaCheckLaunch();
 }
 
+static void run(void *p)
+{
+    ctx_t *c = (ctx_t *)p;
+    for (int k = 0; k < c->launches; k++)
+        run_once(c);
+}
+
 int main(int argc, char **argv)
 {
     int only = argc > 1 ? atoi(argv[1]) : -1;
-    const int rows_list[2] = {512, 16384}, widths[4] = {512, 384, 256, 64};
+    /* --quick: one timed launch each (under ncu, which times every launch itself) */
+    int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
+    const int rows_list[2] = {512, 16384}, widths[6] = {512, 384, 256, 128, 64, 32};
+    const int n_versions = 14;
     dev_print_device();
     int failed = 0;
     for (int ri = 0; ri < 2; ri++)
-        for (int wi = 0; wi < 4; wi++) {
+        for (int wi = 0; wi < 6; wi++) {
             int rows = rows_list[ri], width = widths[wi];
             size_t n = (size_t)rows * width;
             dev_rng rng = {777 + n};
@@ -345,10 +509,11 @@ int main(int argc, char **argv)
             /* (versions 3 and 4 use fewer column tiles: their counters are a prefix) */
             cudaCheck(cudaMemcpy(c.act32, act, n * 4, cudaMemcpyHostToDevice));
             cudaCheck(cudaMemcpy(c.act16, act16, n * 2, cudaMemcpyHostToDevice));
-            for (int v = 0; v <= 6; v++) {
+            for (int v = 0; v < n_versions; v++) {
                 if (only >= 0 && v != only)
                     continue;
                 c.version = v;
+                c.launches = 1;
                 cudaCheck(cudaMemcpy(c.dz32, dz, n * 4, cudaMemcpyHostToDevice));
                 cudaCheck(cudaMemcpy(c.dz16, dz16, n * 2, cudaMemcpyHostToDevice));
                 run(&c);
@@ -367,10 +532,12 @@ int main(int argc, char **argv)
                     dev_check_one(&chk, (long long)i, got[i], act[i] > 0.0f ? dz[i] : 0.0f, 0.0, 0.0);
                 for (int k = 0; k < width; k++)
                     dev_check_one(&chk, (long long)(n + k), got_db[k], want_db[k], 1e-6, 1e-6);
-                float ms = dev_time_median_ms(run, &c, DEV_RUNS);
+                float ms = dev_time_median_ms(run, &c, quick ? 1 : DEV_RUNS);
+                c.launches = quick ? 1 : LAUNCHES;
+                float batch = dev_time_median_ms(run, &c, quick ? 1 : DEV_RUNS) / c.launches;
                 failed |= chk.failed != 0;
-                printf("rows %6d width %4d  v%d  %8.4f ms  max |err| %.2e  %s\n", rows, width, v,
-                       ms, chk.max_abs, chk.failed ? "FAIL" : "ok");
+                printf("rows %6d width %4d  v%-2d  %8.4f ms  %8.4f ms/launch in %d  max |err| %.2e  %s\n",
+                       rows, width, v, ms, batch, LAUNCHES, chk.max_abs, chk.failed ? "FAIL" : "ok");
             }
             cudaFree(c.dz32); cudaFree(c.act32); cudaFree(c.dz16); cudaFree(c.act16);
             cudaFree(c.db); cudaFree(c.partials); cudaFree(c.counters);
