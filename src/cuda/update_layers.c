@@ -1,6 +1,7 @@
 /* update_layers.c — see update_layers.h. */
 #include "cuda/update_layers.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "cuda/cuda_check.h"
@@ -377,12 +378,13 @@ fh_device_mlp_head fh_device_mlp_head_view(const fh_device_mlp *m)
 
 /* db = column sums of dz (rows, width), dz first masked by act > 0 when act != NULL,
  * with the given scratch (bias_grad_kernel). */
+/* The column-sum kernels' grid: tiles of 32 * vec columns, chunks of `chunk` rows. */
 static fh_status launch_column_sums(fh_update_blas *b, cudaKernel_t kernel, void *args,
-                                    int rows, int width, fh_error *err)
+                                    int rows, int width, int vec, int chunk, fh_error *err)
 {
     void *params[] = {args};
-    dim3 grid = {(unsigned)((width + 31) / 32),
-                 (unsigned)((rows + FH_BIAS_GRAD_CHUNK - 1) / FH_BIAS_GRAD_CHUNK), 1};
+    dim3 grid = {(unsigned)((width + 32 * vec - 1) / (32 * vec)),
+                 (unsigned)((rows + chunk - 1) / chunk), 1};
     dim3 block = {32, FH_BIAS_GRAD_ROWS, 1};
     CUDA_CHECK(fh_pdl_launch((const void *)kernel, grid, block, params, b->stream, b->pdl), err);
     CUDA_CHECK(cudaGetLastError(), err);
@@ -397,7 +399,7 @@ static fh_status column_sums(fh_update_blas *b, float *db, float *dz, const floa
 {
     fh_bias_grad_args a = {.dz = dz, .act = act, .db = db, .rows = rows, .width = width,
                            .partials = partials, .counters = counters};
-    return launch_column_sums(b, b->bias_grad, &a, rows, width, err);
+    return launch_column_sums(b, b->bias_grad, &a, rows, width, 1, FH_BIAS_GRAD_CHUNK, err);
 }
 
 /* The bias gradient of `layer` from dz (masked by act > 0 first when act != NULL). */
@@ -417,11 +419,17 @@ static fh_status bias_grad16(fh_update_blas *b, const fh_device_mlp *m, int laye
                              const unsigned short *act16, int rows, fh_error *err)
 {
     int width = m->desc->dims[layer + 1];
+    /* two columns a thread where every row's pairs are whole 4-byte (8 for fp32) words:
+     * the hidden layers (fewer, larger chunks; dev/cuda/bias_grad_bf16, session 23) */
+    int vec2 = width % 2 == 0 && (uintptr_t)dz16 % 4 == 0 && (uintptr_t)act16 % 4 == 0 &&
+               (uintptr_t)dz32 % 8 == 0;
     fh_bias_grad_bf16_args a = {.dz32 = dz32, .dz16 = dz16, .act16 = act16,
                                 .db = layer_tensor(m, m->grads, layer, 1), .rows = rows,
-                                .width = width, .partials = m->bias_partials[layer],
+                                .width = width, .vec = vec2 ? 2 : 1,
+                                .partials = m->bias_partials[layer],
                                 .counters = m->bias_counters[layer]};
-    return launch_column_sums(b, b->bias_grad16, &a, rows, width, err);
+    return launch_column_sums(b, b->bias_grad16, &a, rows, width, vec2 ? 2 : 1,
+                              vec2 ? FH_BIAS_GRAD_CHUNK2 : FH_BIAS_GRAD_CHUNK, err);
 }
 
 /* A Q-network's hidden layer l backward, from g (rows, dims[l + 1]) = d loss / d act[l + 1]
