@@ -6,6 +6,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/pdl_launch.h"
+#include "cuda/update_plan.h"
 #include "cuda/kernels/q_update_args.h"
 #include "cuda/kernels/update_args.h"
 
@@ -419,17 +420,19 @@ static fh_status bias_grad16(fh_update_blas *b, const fh_device_mlp *m, int laye
                              const unsigned short *act16, int rows, fh_error *err)
 {
     int width = m->desc->dims[layer + 1];
-    /* two columns a thread where every row's pairs are whole 4-byte (8 for fp32) words:
-     * the hidden layers (fewer, larger chunks; dev/cuda/bias_grad_bf16, session 23) */
-    int vec2 = width % 2 == 0 && (uintptr_t)dz16 % 4 == 0 && (uintptr_t)act16 % 4 == 0 &&
-               (uintptr_t)dz32 % 8 == 0;
+    /* two columns a thread where every row's pairs are whole 4-byte (8 for fp32) words
+     * (the hidden layers; dev/cuda/bias_grad_bf16, session 23), chunks by the plan's rule */
+    int vec = width % 2 == 0 && (uintptr_t)dz16 % 4 == 0 && (uintptr_t)act16 % 4 == 0 &&
+                      (uintptr_t)dz32 % 8 == 0
+                  ? 2
+                  : 1;
+    int chunk = fh_update_bias_chunk(rows, vec);
     fh_bias_grad_bf16_args a = {.dz32 = dz32, .dz16 = dz16, .act16 = act16,
                                 .db = layer_tensor(m, m->grads, layer, 1), .rows = rows,
-                                .width = width, .vec = vec2 ? 2 : 1,
+                                .width = width, .vec = vec, .chunk = chunk,
                                 .partials = m->bias_partials[layer],
                                 .counters = m->bias_counters[layer]};
-    return launch_column_sums(b, b->bias_grad16, &a, rows, width, vec2 ? 2 : 1,
-                              vec2 ? FH_BIAS_GRAD_CHUNK2 : FH_BIAS_GRAD_CHUNK, err);
+    return launch_column_sums(b, b->bias_grad16, &a, rows, width, vec, chunk, err);
 }
 
 /* A Q-network's hidden layer l backward, from g (rows, dims[l + 1]) = d loss / d act[l + 1]

@@ -9,7 +9,8 @@
  *   bias_grad_bf16_kernel: the same for the bf16 update (precision.h): dz in bf16
  *     (masked in place by the bf16 act), or an fp32 dz (the loss's gradient at the
  *     output layer) whose bf16 copy it writes for the layer's matmuls; two columns a
- *     thread where the width is even (session 23: 22.7 -> 14.9 us at 16,384 x 512);
+ *     thread where the width is even, in chunks of rows the update plan chooses
+ *     (fh_update_bias_chunk; session 23: 22.7 -> 14.9 us at 16,384 x 512);
  *   bias_act_kernel: the forward pass's bias and ReLU, for the layers whose widths
  *     cublasLt's bias epilogue cannot take (fp32, or bf16 y).
  * (to_bf16_kernel, the bf16 copies, is in bf16_convert.cu.) */
@@ -216,8 +217,10 @@ __device__ void fh_bias_grad_bf16_tile(const fh_bias_grad_bf16_args &a)
 extern "C" __global__ void bias_grad_bf16_kernel(fh_bias_grad_bf16_args a)
 {
     fh_pdl_wait(); /* pdl.cuh: first, before any read */
-    if (a.vec == 2)
+    if (a.vec == 2 && a.chunk == FH_BIAS_GRAD_CHUNK2)
         fh_bias_grad_bf16_tile<2, FH_BIAS_GRAD_CHUNK2>(a);
+    else if (a.vec == 2)
+        fh_bias_grad_bf16_tile<2, FH_BIAS_GRAD_CHUNK>(a);
     else
         fh_bias_grad_bf16_tile<1, FH_BIAS_GRAD_CHUNK>(a);
 }
