@@ -349,7 +349,8 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
     fh_update_blas *engines[] = {&u->blas, &u->blas_actor, &u->blas_dw};
     u->eng.pdl = p->pdl;
     for (int i = 0; i < 3; i++) {
-        fh_update_blas_set_bf16(engines[i], u->eng.k[K_TO_BF16], u->eng.k[K_BIAS_GRAD_BF16]);
+        fh_update_blas_set_bf16(engines[i], u->eng.k[K_TO_BF16], u->eng.k[K_BIAS_GRAD_BF16],
+                                u->eng.k[K_BIAS_GRAD_BF16_WIDE]);
         fh_update_blas_set_pdl(engines[i], p->pdl);
     }
     long long P = p->ppo_params, C = p->curiosity_params;

@@ -22,7 +22,7 @@
 #include "foxhunt/device.h"
 #include "foxhunt/nn.h"
 
-#define FH_UPDATE_ENGINE_MAX_KERNELS 16
+#define FH_UPDATE_ENGINE_MAX_KERNELS 20
 #define FH_UPDATE_ENGINE_MAX_GRAPHS 4
 
 typedef struct {

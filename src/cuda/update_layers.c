@@ -52,8 +52,10 @@ void fh_update_blas_set_pdl(fh_update_blas *b, int pdl)
     b->pdl = pdl;
 }
 
-void fh_update_blas_set_bf16(fh_update_blas *b, cudaKernel_t to_bf16, cudaKernel_t bias_grad16)
+void fh_update_blas_set_bf16(fh_update_blas *b, cudaKernel_t to_bf16, cudaKernel_t bias_grad16,
+                             cudaKernel_t bias_grad16_wide)
 {
+    b->bias_grad16_wide = bias_grad16_wide;
     b->to_bf16 = to_bf16;
     b->bias_grad16 = bias_grad16;
 }
@@ -420,19 +422,18 @@ static fh_status bias_grad16(fh_update_blas *b, const fh_device_mlp *m, int laye
                              const unsigned short *act16, int rows, fh_error *err)
 {
     int width = m->desc->dims[layer + 1];
-    /* two columns a thread where every row's pairs are whole 4-byte (8 for fp32) words
-     * (the hidden layers; dev/cuda/bias_grad_bf16, session 23), chunks by the plan's rule */
-    int vec = width % 2 == 0 && (uintptr_t)dz16 % 4 == 0 && (uintptr_t)act16 % 4 == 0 &&
-                      (uintptr_t)dz32 % 8 == 0
-                  ? 2
-                  : 1;
-    int chunk = fh_update_bias_chunk(rows, vec);
+    /* the wide kernel where the plan's rule says so and every row's pairs are whole 4-byte
+     * (8 for fp32) words */
+    int wide = b->bias_grad16_wide && fh_update_bias_wide(rows, width) &&
+               (uintptr_t)dz16 % 4 == 0 && (uintptr_t)act16 % 4 == 0 && (uintptr_t)dz32 % 8 == 0;
     fh_bias_grad_bf16_args a = {.dz32 = dz32, .dz16 = dz16, .act16 = act16,
                                 .db = layer_tensor(m, m->grads, layer, 1), .rows = rows,
-                                .width = width, .vec = vec, .chunk = chunk,
-                                .partials = m->bias_partials[layer],
+                                .width = width, .partials = m->bias_partials[layer],
                                 .counters = m->bias_counters[layer]};
-    return launch_column_sums(b, b->bias_grad16, &a, rows, width, vec, chunk, err);
+    return wide ? launch_column_sums(b, b->bias_grad16_wide, &a, rows, width, 2,
+                                     FH_BIAS_GRAD_CHUNK2, err)
+                : launch_column_sums(b, b->bias_grad16, &a, rows, width, 1, FH_BIAS_GRAD_CHUNK,
+                                     err);
 }
 
 /* A Q-network's hidden layer l backward, from g (rows, dims[l + 1]) = d loss / d act[l + 1]

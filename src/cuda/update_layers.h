@@ -34,7 +34,8 @@ typedef struct {
     void *workspace;     /* cuBLAS's, set explicitly (graph capture allocates nothing) */
     cudaKernel_t bias_grad, bias_act;
     cudaKernel_t hidden_fwd, hidden_bwd; /* the Q-networks' (q_update.cu), or NULL */
-    cudaKernel_t to_bf16, bias_grad16;   /* the bf16 networks' (fh_update_blas_set_bf16) */
+    cudaKernel_t to_bf16, bias_grad16, bias_grad16_wide; /* the bf16 networks'
+                                                            (fh_update_blas_set_bf16) */
     cudaStream_t stream;
     cublasComputeType_t compute; /* the run's precision's (fh_gemm_compute_type) */
     cudaDataType_t operand;      /* the matmuls' A and B: bf16 at FH_PRECISION_BF16 */
@@ -49,9 +50,10 @@ void fh_update_blas_set_hidden(fh_update_blas *b, cudaKernel_t forward, cudaKern
 /* Our kernels launched with programmatic dependent launch (the update plan's pdl; 0
  * after init): every kernel they launch begins with fh_pdl_wait (kernels/pdl.cuh). */
 void fh_update_blas_set_pdl(fh_update_blas *b, int pdl);
-/* The bf16 networks' kernels: to_bf16_kernel (bf16_convert.cu), bias_grad_bf16_kernel
- * (layer_elementwise.cu). */
-void fh_update_blas_set_bf16(fh_update_blas *b, cudaKernel_t to_bf16, cudaKernel_t bias_grad16);
+/* The bf16 networks' kernels: to_bf16_kernel (bf16_convert.cu), bias_grad_bf16_kernel and
+ * bias_grad_bf16_wide_kernel (layer_elementwise.cu). */
+void fh_update_blas_set_bf16(fh_update_blas *b, cudaKernel_t to_bf16, cudaKernel_t bias_grad16,
+                             cudaKernel_t bias_grad16_wide);
 
 /* A network's device view: its parameters and gradients (flat, nn.h's layout, owned
  * by the caller) and the activations of up to max_rows rows (owned here). grads NULL:

@@ -64,9 +64,9 @@ int fh_update_pdl(int cc_major, int plain_launches)
     return cc_major >= PDL_MIN_CC_MAJOR && !plain_launches;
 }
 
-int fh_update_bias_chunk(int rows, int vec)
+int fh_update_bias_wide(int rows, int width)
 {
-    return vec == 2 && rows >= FH_BIAS_CHUNK2_MIN_ROWS ? FH_BIAS_GRAD_CHUNK2 : FH_BIAS_GRAD_CHUNK;
+    return width % 2 == 0 && rows >= FH_BIAS_WIDE_MIN_ROWS;
 }
 
 fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out,
@@ -113,7 +113,7 @@ fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out
     out->curiosity_params = FH_CURIOSITY_N_PARAMS;
     out->adam_threads = ADAM_THREADS;
     out->pdl = fh_update_pdl(prob->cc_major, prob->plain_launches);
-    out->bias_chunk = fh_update_bias_chunk(prob->minibatch, 2);
+    out->bias_wide = fh_update_bias_wide(prob->minibatch, 2);
     int waves = prob->sm_count > 0 ? prob->sm_count : 1;
     long long ppo_blocks = ceil_div(out->ppo_params, ADAM_THREADS);
     long long cur_blocks = ceil_div(out->curiosity_params, ADAM_THREADS);
@@ -146,8 +146,10 @@ void fh_update_plan_print(FILE *f, const fh_update_plan *p)
             : q->plain_launches ? "plain (the override update_pdl=0)"
                                 : "plain (before compute capability 9.0)");
     if (q->precision == FH_PRECISION_BF16)
-        fprintf(f, "  bias grad: bf16, two columns a thread (even widths), chunks of %d rows\n",
-                p->bias_chunk);
+        fprintf(f, "  bias grad: %s\n", p->bias_wide
+                ? "bias_grad_bf16_wide_kernel (two columns a thread, chunks of 128 rows) for "
+                  "the even widths"
+                : "bias_grad_bf16_kernel (a column a thread, chunks of 64 rows)");
     fprintf(f, "  buffer:    %lld floats a block (actor at 0, critic at %lld, 256-byte "
             "aligned)\n", p->ppo_params, p->critic_offset);
     fprintf(f, "  NVRTC:    ");

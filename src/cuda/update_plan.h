@@ -54,9 +54,9 @@ typedef struct {
      * each may be scheduled while the one before it finishes: on compute capability 9.0
      * and later (earlier GPUs do not have it) */
     int pdl;
-    /* bf16: the minibatch's chunk of rows in bias_grad_bf16_kernel's blocks
-     * (fh_update_bias_chunk, hidden layers: two columns a thread) */
-    int bias_chunk;
+    /* bf16: the minibatch's hidden layers' bias gradients by bias_grad_bf16_wide_kernel
+     * (fh_update_bias_wide) */
+    int bias_wide;
     /* NVRTC options, in the order passed */
     int n_options;
     const char *options[4];
@@ -70,14 +70,15 @@ void fh_update_plan_print(FILE *f, const fh_update_plan *p);
 /* The plan's `pdl` rule, for the Q update too (it plans its own steps): 1 from compute
  * capability 9.0 unless plain_launches. */
 int fh_update_pdl(int cc_major, int plain_launches);
-/* bias_grad_bf16_kernel's rows a block for a layer of `rows` rows, vec columns a thread:
- * with two columns a thread (an even width), chunks of FH_BIAS_GRAD_CHUNK2 (128) rows from
- * FH_BIAS_CHUNK2_MIN_ROWS rows on, else FH_BIAS_GRAD_CHUNK (64). A thread waits for about
- * chunk / (8 x 4) load round trips over its rows and the last block chunks / (8 x 4)
- * over the partials; the sum is least near chunk = sqrt(rows), and 64 and 128 cost the
- * same at 8,192 rows. Measured (dev/cuda/bias_grad_bf16, session 23): at 16,384 rows 128
- * beat 64 by 11-22% (versions 9 and 8), at 512 rows 64 beat 128 by 5-17%. */
-#define FH_BIAS_CHUNK2_MIN_ROWS 8192
-int fh_update_bias_chunk(int rows, int vec);
+/* 1 when a bf16 layer of `rows` rows and an even width takes bias_grad_bf16_wide_kernel
+ * (two columns a thread, chunks of 128 rows), else bias_grad_bf16_kernel (one column,
+ * chunks of 64): from FH_BIAS_WIDE_MIN_ROWS rows. Measured in the product (session 23,
+ * run 3): the update at 16,384 rows 26.63 -> 26.17 ms with the wide form, at 512 rows
+ * (SPEC defaults) 121.2 -> 138.7 ms; the lab (dev/cuda/bias_grad_bf16) agrees at 16,384
+ * (22.7 -> 14.9 us at a width of 512). 8,192 is the crossover of a cost model (a thread
+ * waits ~chunk / 32 load round trips over its rows, the last block ~chunks / 32 over the
+ * partials), not a measured point. */
+#define FH_BIAS_WIDE_MIN_ROWS 8192
+int fh_update_bias_wide(int rows, int width);
 
 #endif

@@ -96,22 +96,21 @@ static void test_pdl(void)
         }
 }
 
-/* bias_grad_bf16_kernel's chunk (fh_update_bias_chunk): 64 rows with one column a thread
- * at any size; with two, 64 below 8,192 rows and 128 from there (the cost model's
- * crossover: chunk / 32 + rows / (32 chunk) round trips, 2 + 4 = 4 + 2 at 8,192); the
- * plan's minibatch entry follows it, and the bf16 plan prints it. */
-static void test_bias_chunk(void)
+/* The bf16 bias gradient's kernel (fh_update_bias_wide): the wide one for even widths from
+ * 8,192 rows (the cost model's crossover: chunk / 32 + rows / (32 chunk) round trips,
+ * 2 + 4 = 4 + 2 at 8,192), never for odd ones; the plan's minibatch entry follows it, and
+ * the bf16 plan prints it. */
+static void test_bias_wide(void)
 {
     const int rows[] = {1, 511, 512, 2048, 8191, 8192, 8193, 16384, 1 << 20};
     for (int i = 0; i < 9; i++) {
-        CHECK_MSG(fh_update_bias_chunk(rows[i], 1) == 64, "rows %d vec 1", rows[i]);
-        int want = rows[i] >= 8192 ? 128 : 64;
-        CHECK_MSG(fh_update_bias_chunk(rows[i], 2) == want, "rows %d vec 2: %d", rows[i],
-                  fh_update_bias_chunk(rows[i], 2));
+        CHECK_MSG(!fh_update_bias_wide(rows[i], 45), "rows %d width 45", rows[i]);
+        int want = rows[i] >= 8192;
+        CHECK_MSG(fh_update_bias_wide(rows[i], 512) == want, "rows %d width 512", rows[i]);
         double round_trips64 = 64 / 32.0 + rows[i] / (32.0 * 64),
                round_trips128 = 128 / 32.0 + rows[i] / (32.0 * 128);
-        CHECK_MSG((want == 128) == (round_trips128 <= round_trips64), "rows %d: the cost model "
-                  "picks %d", rows[i], round_trips128 <= round_trips64 ? 128 : 64);
+        CHECK_MSG(want == (round_trips128 <= round_trips64), "rows %d: the cost model picks %d",
+                  rows[i], round_trips128 <= round_trips64 ? 128 : 64);
     }
     fh_error err;
     fh_update_plan p;
@@ -120,16 +119,16 @@ static void test_bias_chunk(void)
         for (int precision = 0; precision <= 2; precision++) {
             fh_update_problem q = {132, 524288, mb[i], 2, 1, precision, 9, 0};
             CHECK(fh_update_plan_make(&q, &p, &err) == FH_OK);
-            CHECK(p.bias_chunk == (mb[i] >= 8192 ? 128 : 64));
-            char buf[2048] = {0}, want[128];
+            CHECK(p.bias_wide == (mb[i] >= 8192));
+            char buf[2048] = {0};
             FILE *f = fmemopen(buf, sizeof buf - 1, "w");
             CHECK(f != NULL);
             if (!f)
                 continue;
             fh_update_plan_print(f, &p);
             fclose(f);
-            snprintf(want, sizeof want, "bias grad: bf16, two columns a thread (even widths), "
-                     "chunks of %d rows", p.bias_chunk);
+            const char *want = p.bias_wide ? "bias grad: bias_grad_bf16_wide_kernel"
+                                           : "bias grad: bias_grad_bf16_kernel";
             CHECK_MSG((strstr(buf, want) != NULL) == (precision == 2),
                       "minibatch %d precision %d:\n%s", mb[i], precision, buf);
         }
@@ -192,7 +191,7 @@ int main(void)
 {
     test_hand_computed();
     test_pdl();
-    test_bias_chunk();
+    test_bias_wide();
     test_random();
     test_refused();
     return fh_test_finish();

@@ -8,9 +8,9 @@
  *     partials, and the last chunk to finish a column tile adds them in chunk order;
  *   bias_grad_bf16_kernel: the same for the bf16 update (precision.h): dz in bf16
  *     (masked in place by the bf16 act), or an fp32 dz (the loss's gradient at the
- *     output layer) whose bf16 copy it writes for the layer's matmuls; two columns a
- *     thread where the width is even, in chunks of rows the update plan chooses
- *     (fh_update_bias_chunk; session 23: 22.7 -> 14.9 us at 16,384 x 512);
+ *     output layer) whose bf16 copy it writes for the layer's matmuls;
+ *   bias_grad_bf16_wide_kernel: the same, two columns a thread in chunks of 128 rows,
+ *     for even widths at many rows (update_plan.h's fh_update_bias_wide);
  *   bias_act_kernel: the forward pass's bias and ReLU, for the layers whose widths
  *     cublasLt's bias epilogue cannot take (fp32, or bf16 y).
  * (to_bf16_kernel, the bf16 copies, is in bf16_convert.cu.) */
@@ -108,14 +108,13 @@ __device__ __forceinline__ void fh_store_bf16s(unsigned short *p, long long at, 
         p[at] = fh_float_to_bf16(g[0]);
 }
 
-/* One block of bias_grad_bf16_kernel: VEC adjacent columns a thread (a tile of 32 * VEC),
+/* One block of bias_grad_bf16_wide_kernel: VEC adjacent columns a thread (a tile of 32 * VEC),
  * a chunk of CHUNK rows, FH_BIAS_GRAD_ROWS row groups; each thread's rows loaded
  * FH_BIAS_GRAD_BATCH at a time before any is masked and stored (the loads in flight
  * together), then, as bias_grad_kernel, the chunk's column sums into partials and the
  * last chunk of the tile adding them in chunk order (loads batched likewise). A thread
  * adds its rows in order, a chunk its row groups in order, the last chunk each row
- * group's chunks in order, then the groups: VEC 1 with chunks of FH_BIAS_GRAD_CHUNK sums
- * as session 20's kernel did, bit for bit. */
+ * group's chunks in order, then the groups (the order of bias_grad_bf16_kernel's sums). */
 template <int VEC, int CHUNK>
 __device__ void fh_bias_grad_bf16_tile(const fh_bias_grad_bf16_args &a)
 {
@@ -217,12 +216,35 @@ __device__ void fh_bias_grad_bf16_tile(const fh_bias_grad_bf16_args &a)
 extern "C" __global__ void bias_grad_bf16_kernel(fh_bias_grad_bf16_args a)
 {
     fh_pdl_wait(); /* pdl.cuh: first, before any read */
-    if (a.vec == 2 && a.chunk == FH_BIAS_GRAD_CHUNK2)
-        fh_bias_grad_bf16_tile<2, FH_BIAS_GRAD_CHUNK2>(a);
-    else if (a.vec == 2)
-        fh_bias_grad_bf16_tile<2, FH_BIAS_GRAD_CHUNK>(a);
-    else
-        fh_bias_grad_bf16_tile<1, FH_BIAS_GRAD_CHUNK>(a);
+    __shared__ double part[FH_BIAS_GRAD_ROWS][32];
+    int col = blockIdx.x * 32 + threadIdx.x;
+    int begin = blockIdx.y * FH_BIAS_GRAD_CHUNK;
+    int end = begin + FH_BIAS_GRAD_CHUNK < a.rows ? begin + FH_BIAS_GRAD_CHUNK : a.rows;
+    double s = 0.0;
+    if (col < a.width) {
+        for (int i = begin + threadIdx.y; i < end; i += FH_BIAS_GRAD_ROWS) {
+            long long at = (long long)i * a.width + col;
+            float g = a.dz32 ? a.dz32[at] : fh_bf16_to_float(a.dz16[at]);
+            if (a.act16)
+                g = fh_bf16_to_float(a.act16[at]) > 0.0f ? g : 0.0f;
+            /* every element stored, not only the masked ones: the partial 16-bit stores
+             * ran 2.7x slower at 16,384 x 512 (dev/cuda/bias_grad_bf16, session 20) */
+            if (a.act16 || a.dz32)
+                a.dz16[at] = fh_float_to_bf16(g);
+            s += g;
+        }
+    }
+    fh_bias_grad_finish(part, s, col, a.width, a.db, a.partials, a.counters);
+}
+
+/* bias_grad_bf16_wide_kernel: the same over an even width at many rows (the update
+ * plan's fh_update_bias_wide): two columns a thread, chunks of FH_BIAS_GRAD_CHUNK2 rows
+ * (session 23: at 16,384 rows the update 26.63 -> 26.17 ms in bf16; its own kernel, as
+ * one kernel holding both forms ran both slower, run 4) */
+extern "C" __global__ void bias_grad_bf16_wide_kernel(fh_bias_grad_bf16_args a)
+{
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
+    fh_bias_grad_bf16_tile<2, FH_BIAS_GRAD_CHUNK2>(a);
 }
 
 extern "C" __global__ void bias_act_kernel(fh_bias_act_args a)

@@ -184,8 +184,7 @@ typedef struct {
  * partial sums in chunk order. */
 #define FH_BIAS_GRAD_CHUNK 64
 #define FH_BIAS_GRAD_ROWS 8
-/* bias_grad_bf16_kernel with two columns a thread (vec 2): chunks of FH_BIAS_GRAD_CHUNK
- * or, at many rows, FH_BIAS_GRAD_CHUNK2 rows (update_plan.h's fh_update_bias_chunk);
+/* bias_grad_bf16_wide_kernel: two columns a thread, chunks of FH_BIAS_GRAD_CHUNK2 rows,
  * each thread's rows loaded FH_BIAS_GRAD_BATCH at a time */
 #define FH_BIAS_GRAD_CHUNK2 128
 #define FH_BIAS_GRAD_BATCH 4
@@ -201,15 +200,14 @@ typedef struct {
 /* bias_grad_bf16_kernel (the bf16 update): as bias_grad_kernel over dz16 (rows,
  * width) bf16, masked in place where act16 (bf16) is not positive; or, dz32 given,
  * over the fp32 dz32, whose bf16 copy (masked likewise when act16) goes to dz16.
- * vec 2: two adjacent columns a thread (width even, the arrays 4-byte aligned; grid
- * (width / 64, chunks of `chunk` rows: FH_BIAS_GRAD_CHUNK or FH_BIAS_GRAD_CHUNK2)); else
- * 1 (grid as bias_grad_kernel's, chunk FH_BIAS_GRAD_CHUNK). */
+ * bias_grad_bf16_wide_kernel takes the same: width even, the arrays 4-byte (dz32 8-byte)
+ * aligned, grid (width / 64, chunks of FH_BIAS_GRAD_CHUNK2 rows). */
 typedef struct {
     const float *dz32;
     unsigned short *dz16;
     const unsigned short *act16;
     float *db;
-    int rows, width, vec, chunk;
+    int rows, width;
     double *partials;   /* (chunks, width) */
     unsigned *counters; /* (column tiles) */
 } fh_bias_grad_bf16_args;
