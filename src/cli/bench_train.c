@@ -126,9 +126,15 @@ static fh_status bench_device(const char *device, const fh_bench_train_options *
         char flops[40];
         format_flops(flops, sizeof flops, update_flop("ppo", o->epochs, samples),
                      isfinite(ud) ? ud : u, t.gpu_update ? ceiling : 0.0);
-        printf("%-4s %-8s %-4s %7d %5d %9d %6d %4s %10.2f %10.2f %10.2f %10.2f %s %14.0f\n",
+        /* the update's device time exists only for the GPU update: "-" otherwise */
+        char dev_ms[16];
+        if (isfinite(ud))
+            snprintf(dev_ms, sizeof dev_ms, "%10.2f", ud);
+        else
+            snprintf(dev_ms, sizeof dev_ms, "%10s", "-");
+        printf("%-4s %-8s %-4s %7d %5d %9d %6d %4s %10.2f %10.2f %10.2f %s %s %14.0f\n",
                "ppo", device, fh_ppo_backend_update_device(&t), o->episodes, o->steps,
-               o->epochs, o->minibatch, o->precision, it, c, u, ud, flops,
+               o->epochs, o->minibatch, o->precision, it, c, u, dev_ms, flops,
                samples / (it * 1e-3));
         fflush(stdout);
     }
