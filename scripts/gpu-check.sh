@@ -7,9 +7,9 @@
 #   bash scripts/gpu-check.sh [STEP...]     (default: every step; `part1` and `part2`
 #                                            stand for the default steps in two halves
 #                                            that each fit a 10-minute limit on an H200)
-#   steps: info cache actor_table parity parity_fast parity_map parity_fvr tf32 device_env memcheck racecheck synccheck
-#          bench bench_tf32 train learn; not in the default set: bf16 (the collection's bf16
-#          critic against fp32, test_gpu_parity's bf16 mode), profile (ncu on the rollout
+#   steps: info cache actor_table parity parity_fast parity_map parity_fvr tf32 bf16 device_env memcheck racecheck synccheck
+#          bench bench_tf32 train learn (bf16: the collection's bf16 critic against fp32,
+#          test_gpu_parity's bf16 mode); not in the default set: profile (ncu on the rollout
 #          kernel), clocks (the rollout's cycle counters per part of a step), factor (the
 #          first critic layer as a matmul and factored through the market), layers (ncu:
 #          every kernel's time in one collection), compare (OLD_TREE's build against this
@@ -80,7 +80,7 @@ FH="$BUILD/foxhunt"
 # entry that turns it off.
 SANITIZE_KERNELS=${KERNELS:-FOXHUNT_WARP_EPISODES=1/block FOXHUNT_WARP_EPISODES=1/warp FOXHUNT_WARP_EPISODES=1/lane FOXHUNT_WARP_EPISODES=2/warp FOXHUNT_WARP_EPISODES=2,FOXHUNT_WARP_BOOK=0/warp FOXHUNT_CRITIC_PIPELINE=1,FOXHUNT_CRITIC_FACTOR=1,FOXHUNT_CRITIC_PIPELINE_FIRST=4096/warp FOXHUNT_ACTOR_FACTOR=0,FOXHUNT_WARP_EPISODES=2,FOXHUNT_WARP_BOOK=0/warp}
 SANITIZE_SETTINGS=${SANITIZE_SETTINGS:-FOXHUNT_ACTOR_FACTOR=1}
-PART1="info cache actor_table parity_fast parity_map parity_fvr tf32 device_env memcheck synccheck bench bench_tf32 train"
+PART1="info cache actor_table parity_fast parity_map parity_fvr tf32 bf16 device_env memcheck synccheck bench bench_tf32 train"
 PART2="info parity racecheck learn"
 STEPS=${*:-$PART1 parity racecheck learn}
 STEPS=${STEPS//part1/$PART1}

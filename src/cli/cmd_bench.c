@@ -117,7 +117,8 @@ static fh_status bench_gpu(bench_row *row, const fh_device_info *dev, const char
     }
     if (st == FH_OK) {
         snprintf(row->device, sizeof row->device, "cuda");
-        int collect = fh_precision_parse(precision);
+        /* the reference kernel is fp32 whatever the precision */
+        int collect = strncmp(kernel, "fast", 4) == 0 ? fh_precision_parse(precision) : 0;
         snprintf(row->kernel, sizeof row->kernel, "%s%s%s", kernel, collect > 0 ? "/" : "",
                  collect > 0 ? fh_precision_name(collect) : "");
         row->n = n;

@@ -169,10 +169,10 @@ static fh_status allocate(fh_gpu_ppo_collector *c, fh_error *err)
         return st;
     if (p->problem.precision == FH_PRECISION_BF16 &&
         ((st = device_alloc(c, (void **)&f->critic16, FH_CRITIC_N_PARAMS * sizeof(unsigned short),
-                            0, err)) != FH_OK ||
+                            1, err)) != FH_OK ||
          (st = device_alloc(c, (void **)&f->critic_w0_16,
-                            (size_t)FH_CRITIC_H1 * p->in_stride * sizeof(unsigned short), 0,
-                            err)) != FH_OK))
+                            (size_t)FH_CRITIC_H1 * p->in_stride * sizeof(unsigned short), 1,
+                            err)) != FH_OK)) /* zeroed: the start-up timing reads them */
         return st;
     for (int i = 0; i < 4; i++)
         CUDA_CHECK(cudaEventCreate(&f->ev_phase[i]), err);

@@ -80,7 +80,8 @@ int fh_gemm_cache_same_shape(const fh_gemm_cache_entry *a, const fh_gemm_cache_e
 {
     return a->n_in == b->n_in && a->n_out == b->n_out && a->rows == b->rows &&
            a->relu == b->relu && a->bias == b->bias && a->precision == b->precision &&
-           a->y_bf16 == b->y_bf16 && a->align_w == b->align_w && a->align_x == b->align_x && a->align_y == b->align_y;
+           a->y_bf16 == b->y_bf16 && a->align_w == b->align_w && a->align_x == b->align_x &&
+           a->align_y == b->align_y;
 }
 
 int fh_gemm_cache_path(char *out, size_t n, const char *dir, const char *device_name,
@@ -89,7 +90,10 @@ int fh_gemm_cache_path(char *out, size_t n, const char *dir, const char *device_
     uint64_t h = fh_fnv1a(device_name, strlen(device_name), FH_FNV1A_OFFSET);
     uint64_t v = (uint64_t)cublaslt_version;
     h = fh_fnv1a(&v, sizeof v, h);
-    int k = snprintf(out, n, "%s/gemm-%016llx.bin", dir, (unsigned long long)h);
+    /* the format version in the name: binaries of two formats on one machine keep a file
+     * each, instead of each reading the other's as foreign and rewriting it */
+    int k = snprintf(out, n, "%s/gemm-v%u-%016llx.bin", dir, FORMAT_VERSION,
+                     (unsigned long long)h);
     return k > 0 && (size_t)k < n;
 }
 

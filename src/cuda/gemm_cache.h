@@ -27,8 +27,8 @@ typedef struct {
     uint64_t algo[8];
 } fh_gemm_cache_entry;
 
-/* DIR/gemm-<16 hex digits>.bin, the digits an FNV-1a of the device name and the
- * cuBLASLt version; 0 when it does not fit in n bytes. */
+/* DIR/gemm-v<format version>-<16 hex digits>.bin, the digits an FNV-1a of the device name
+ * and the cuBLASLt version; 0 when it does not fit in n bytes. */
 int fh_gemm_cache_path(char *out, size_t n, const char *dir, const char *device_name,
                        size_t cublaslt_version);
 

@@ -148,7 +148,8 @@ void fh_update_plan_print(FILE *f, const fh_update_plan *p)
     if (q->precision == FH_PRECISION_BF16)
         fprintf(f, "  bias grad: %s\n", p->bias_wide
                 ? "bias_grad_bf16_wide_kernel (two columns a thread, chunks of 128 rows) for "
-                  "the even widths"
+                  "the even widths of a full minibatch; bias_grad_bf16_kernel for the odd "
+                  "ones and a tail under 8,192 rows"
                 : "bias_grad_bf16_kernel (a column a thread, chunks of 64 rows)");
     fprintf(f, "  buffer:    %lld floats a block (actor at 0, critic at %lld, 256-byte "
             "aligned)\n", p->ppo_params, p->critic_offset);

@@ -113,6 +113,8 @@ static void case_file_format(void)
     CHECK(fh_gemm_cache_path(other, sizeof other, dir, "NVIDIA H200", 130001) &&
           strcmp(other, path) == 0);
     CHECK(!fh_gemm_cache_path(tiny, sizeof tiny, dir, "NVIDIA H200", 130001));
+    /* the format version is in the name (a binary of format 1 keeps its own file) */
+    CHECK_MSG(strstr(path, "/gemm-v2-") != NULL, "%s", path);
 
     fh_gemm_cache_entry got[64];
     CHECK(fh_gemm_cache_read(path, got, 64, why, sizeof why) == 0 && strstr(why, "absent"));

@@ -33,8 +33,9 @@
  *      activations and backward gradients) the same: its first step within
  *      BF16_FIRST_REL and its changes at cosine >= BF16_COSINE (bf16 keeps 8 bits of
  *      mantissa to TF32's 11, so its rounding is 8x coarser: the bounds are TF32's
- *      loosened), the same with (f)'s tail minibatch, and two bf16 updates
- *      bit-identical as (c);
+ *      loosened), the same with (f)'s tail minibatch and with the whole batch as one
+ *      minibatch of 8,192 rows (the first step too: the bias gradients of
+ *      bias_grad_bf16_wide_kernel), and two bf16 updates bit-identical as (c);
  *  (h) the iteration's metrics computed on the device from a GPU collection against the
  *      host's sums of the same collection, two collections in a row;
  *  (i) the regularisers (issue 34): anneal_ent (iteration PARITY_ITERATION 3 of 4: half
@@ -50,6 +51,7 @@
 
 #include "cuda/gpu_ppo_collector.h"
 #include "cuda/gpu_ppo_update.h"
+#include "cuda/update_plan.h"
 #include "rl/gpu_update_settings.h"
 #include "env/common_device_functions.cuh"
 #include "env/minibatch_order.cuh"
@@ -256,10 +258,11 @@ static void cpu_run(run_result *r, const fixture *f, const fh_train_config *cfg)
     fh_ppo_workspace_free(&ws);
 }
 
-/* (a) the first step's loss terms and gradients (fp32: within `rel`; TF32 looser) */
-static void test_first_step(const fixture *f, const fh_gpu_batch *g, int precision, double tol)
+/* (a) the first step's loss terms and gradients (fp32: within `rel`; TF32 looser), at
+ * cfg's minibatch */
+static void test_first_step(const fixture *f, const fh_train_config *cfg,
+                            const fh_gpu_batch *g, int precision, double tol)
 {
-    const fh_train_config *cfg = &f->cfg;
     int M = cfg->minibatch;
     int64_t n = (int64_t)N_EPISODES * N_STEPS;
     /* the CPU reference: the same first key, the same rows */
@@ -310,9 +313,9 @@ static void test_first_step(const fixture *f, const fh_gpu_batch *g, int precisi
                     malloc(FH_CURIOSITY_N_PARAMS * sizeof(float))};
     run_result r;
     gpu_run(&r, f, cfg, g, precision, 1, gg);
-    char label[64];
-    snprintf(label, sizeof label, precision ? "first step (%s)" : "first step",
-             fh_precision_name(precision));
+    char label[96];
+    snprintf(label, sizeof label, "first step (%s, minibatch %d)", fh_precision_name(precision),
+             M);
     CHECK_MSG(r.st == FH_OK, "GPU first step: %s", r.message);
     CHECK_MSG(r.trace.n_records == 1, "%d records after one step", r.trace.n_records);
     const double *row = r.trace.records;
@@ -585,9 +588,17 @@ int main(void)
     fh_gpu_batch g;
     CHECK_MSG(fh_gpu_batch_upload(&g, &f.batch, &f.market, &err) == FH_OK, "%s", err.message);
 
-    test_first_step(&f, &g, 0, FIRST_REL);
-    test_first_step(&f, &g, FH_PRECISION_TF32, TF32_FIRST_REL);
-    test_first_step(&f, &g, FH_PRECISION_BF16, BF16_FIRST_REL);
+    test_first_step(&f, &f.cfg, &g, 0, FIRST_REL);
+    test_first_step(&f, &f.cfg, &g, FH_PRECISION_TF32, TF32_FIRST_REL);
+    test_first_step(&f, &f.cfg, &g, FH_PRECISION_BF16, BF16_FIRST_REL);
+    /* the whole batch as one minibatch (8,192 rows): the bf16 hidden layers' bias
+     * gradients by bias_grad_bf16_wide_kernel (update_plan.h's fh_update_bias_wide),
+     * each gradient tensor against the CPU's as above */
+    fh_train_config wide = f.cfg;
+    wide.minibatch = N_EPISODES * N_STEPS;
+    CHECK(fh_update_bias_wide(wide.minibatch, 512));
+    test_first_step(&f, &wide, &g, FH_PRECISION_BF16, BF16_FIRST_REL);
+    test_first_step(&f, &wide, &g, 0, FIRST_REL);
     compare_whole(&f, &f.cfg, &g, 0, LATE_REL, "whole update");
     fh_train_config novclip = f.cfg;
     novclip.clip_vloss = 0;
@@ -625,6 +636,8 @@ int main(void)
     compare_whole(&f, &f.cfg, &g, FH_PRECISION_TF32, 0, "tf32");
     compare_whole(&f, &f.cfg, &g, FH_PRECISION_BF16, 0, "bf16");
     compare_whole(&f, &tail, &g, FH_PRECISION_BF16, 0, "bf16, tail minibatch");
+    wide.epochs = 2;
+    compare_whole(&f, &wide, &g, FH_PRECISION_BF16, 0, "bf16, minibatch 8192 (wide bias kernel)");
     fh_train_config reg = f.cfg;
     reg.anneal_ent = 1;
     reg.iterations = 4; /* PARITY_ITERATION 3 of 4: half the entropy coefficient */

@@ -1,5 +1,5 @@
 /* fuzz_gemm_cache.c — libFuzzer harness: an arbitrary file in the place of the matmul
- * algorithm file (src/cuda/gemm_cache.c; ~/.cache/foxhunt/gemm-<hash>.bin, read by every
+ * algorithm file (src/cuda/gemm_cache.c; ~/.cache/foxhunt/gemm-v2-<hash>.bin, read by every
  * GPU process at start, issue 32). The reader is plain C and built without CUDA, so it
  * is fuzzed on any machine.
  *

@@ -114,7 +114,8 @@ __device__ __forceinline__ void fh_store_bf16s(unsigned short *p, long long at, 
  * together), then, as bias_grad_kernel, the chunk's column sums into partials and the
  * last chunk of the tile adding them in chunk order (loads batched likewise). A thread
  * adds its rows in order, a chunk its row groups in order, the last chunk each row
- * group's chunks in order, then the groups (the order of bias_grad_bf16_kernel's sums). */
+ * group's chunks in order, then the groups: bias_grad_bf16_kernel's order over other
+ * chunks, so the two agree to rounding, not bit for bit (each is deterministic). */
 template <int VEC, int CHUNK>
 __device__ void fh_bias_grad_bf16_tile(const fh_bias_grad_bf16_args &a)
 {

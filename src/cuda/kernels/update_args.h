@@ -188,6 +188,9 @@ typedef struct {
  * each thread's rows loaded FH_BIAS_GRAD_BATCH at a time */
 #define FH_BIAS_GRAD_CHUNK2 128
 #define FH_BIAS_GRAD_BATCH 4
+#if (FH_BIAS_GRAD_CHUNK2 / FH_BIAS_GRAD_ROWS) % FH_BIAS_GRAD_BATCH != 0
+#error "bias_grad_bf16_wide_kernel loads a thread's rows in whole batches"
+#endif
 typedef struct {
     float *dz;
     const float *act;
