@@ -55,9 +55,9 @@ void fh_update_blas_set_pdl(fh_update_blas *b, int pdl)
 void fh_update_blas_set_bf16(fh_update_blas *b, cudaKernel_t to_bf16, cudaKernel_t bias_grad16,
                              cudaKernel_t bias_grad16_wide)
 {
-    b->bias_grad16_wide = bias_grad16_wide;
     b->to_bf16 = to_bf16;
     b->bias_grad16 = bias_grad16;
+    b->bias_grad16_wide = bias_grad16_wide;
 }
 
 void fh_update_blas_free(fh_update_blas *b)
@@ -303,7 +303,8 @@ static fh_status forward_layers(fh_update_blas *b, fh_device_mlp *m, const float
                             "were not set (fh_update_blas_set_hidden)", __FILE__, __LINE__,
                             d->name);
     int bf16 = m->params16 != NULL;
-    if (bf16 && (!b->to_bf16 || !b->bias_grad16 || b->operand != CUDA_R_16BF))
+    if (bf16 && (!b->to_bf16 || !b->bias_grad16 || !b->bias_grad16_wide ||
+                 b->operand != CUDA_R_16BF))
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: a bf16 network on engines that are "
                             "not bf16 (fh_update_blas_set_bf16, precision bf16)", __FILE__,
                             __LINE__, d->name);
@@ -379,8 +380,6 @@ fh_device_mlp_head fh_device_mlp_head_view(const fh_device_mlp *m)
     return h;
 }
 
-/* db = column sums of dz (rows, width), dz first masked by act > 0 when act != NULL,
- * with the given scratch (bias_grad_kernel). */
 /* The column-sum kernels' grid: tiles of 32 * vec columns, chunks of `chunk` rows. */
 static fh_status launch_column_sums(fh_update_blas *b, cudaKernel_t kernel, void *args,
                                     int rows, int width, int vec, int chunk, fh_error *err)
@@ -396,6 +395,8 @@ fail:
     return err->status;
 }
 
+/* db = column sums of dz (rows, width), dz first masked by act > 0 when act != NULL,
+ * with the given scratch (bias_grad_kernel). */
 static fh_status column_sums(fh_update_blas *b, float *db, float *dz, const float *act,
                              int rows, int width, double *partials, unsigned *counters,
                              fh_error *err)
@@ -424,7 +425,7 @@ static fh_status bias_grad16(fh_update_blas *b, const fh_device_mlp *m, int laye
     int width = m->desc->dims[layer + 1];
     /* the wide kernel where the plan's rule says so and every row's pairs are whole 4-byte
      * (8 for fp32) words */
-    int wide = b->bias_grad16_wide && fh_update_bias_wide(rows, width) &&
+    int wide = fh_update_bias_wide(rows, width) &&
                (uintptr_t)dz16 % 4 == 0 && (uintptr_t)act16 % 4 == 0 && (uintptr_t)dz32 % 8 == 0;
     fh_bias_grad_bf16_args a = {.dz32 = dz32, .dz16 = dz16, .act16 = act16,
                                 .db = layer_tensor(m, m->grads, layer, 1), .rows = rows,

@@ -113,7 +113,7 @@ fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out
     out->curiosity_params = FH_CURIOSITY_N_PARAMS;
     out->adam_threads = ADAM_THREADS;
     out->pdl = fh_update_pdl(prob->cc_major, prob->plain_launches);
-    out->bias_wide = fh_update_bias_wide(prob->minibatch, 2);
+    out->bias_wide = fh_update_bias_wide(prob->minibatch, 2); /* for the even widths */
     int waves = prob->sm_count > 0 ? prob->sm_count : 1;
     long long ppo_blocks = ceil_div(out->ppo_params, ADAM_THREADS);
     long long cur_blocks = ceil_div(out->curiosity_params, ADAM_THREADS);

@@ -17,6 +17,19 @@
 #include "foxhunt/shapes.h"
 #include "test_util.h"
 
+/* p's print-out into buf (n bytes, NUL-terminated); 0 (a failed check) when it cannot. */
+static int printed(const fh_update_plan *p, char *buf, size_t n)
+{
+    memset(buf, 0, n);
+    FILE *f = fmemopen(buf, n - 1, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return 0;
+    fh_update_plan_print(f, p);
+    fclose(f);
+    return 1;
+}
+
 static fh_update_plan plan_of(long long batch, int minibatch, int epochs, fh_status *st)
 {
     fh_update_problem q = {132, batch, minibatch, epochs, 1, 0, 0, 0};
@@ -81,13 +94,9 @@ static void test_pdl(void)
             fh_update_problem q = {132, 64000, 512, 10, 1, 0, majors[i], plain};
             CHECK(fh_update_plan_make(&q, &p, &err) == FH_OK);
             CHECK(p.pdl == (majors[i] >= 9 && !plain));
-            char buf[2048] = {0};
-            FILE *f = fmemopen(buf, sizeof buf - 1, "w");
-            CHECK(f != NULL);
-            if (!f)
+            char buf[2048];
+            if (!printed(&p, buf, sizeof buf))
                 continue;
-            fh_update_plan_print(f, &p);
-            fclose(f);
             const char *want = p.pdl ? "programmatic dependent launch"
                                : plain ? "plain (the override update_pdl=0)"
                                        : "plain (before compute capability 9.0)";
@@ -120,13 +129,9 @@ static void test_bias_wide(void)
             fh_update_problem q = {132, 524288, mb[i], 2, 1, precision, 9, 0};
             CHECK(fh_update_plan_make(&q, &p, &err) == FH_OK);
             CHECK(p.bias_wide == (mb[i] >= 8192));
-            char buf[2048] = {0};
-            FILE *f = fmemopen(buf, sizeof buf - 1, "w");
-            CHECK(f != NULL);
-            if (!f)
+            char buf[2048];
+            if (!printed(&p, buf, sizeof buf))
                 continue;
-            fh_update_plan_print(f, &p);
-            fclose(f);
             const char *want = p.bias_wide ? "bias grad: bias_grad_bf16_wide_kernel"
                                            : "bias grad: bias_grad_bf16_kernel";
             CHECK_MSG((strstr(buf, want) != NULL) == (precision == 2),

@@ -72,53 +72,41 @@ extern "C" __global__ void bias_grad_kernel(fh_bias_grad_args a)
     fh_bias_grad_finish(part, s, col, a.width, a.db, a.partials, a.counters);
 }
 
-/* bias_grad_bf16_kernel's element access, VEC adjacent columns at element `at` (VEC 1 or 2:
- * one 2- or 4-byte access of bf16, one 4- or 8-byte access of fp32) */
-template <int VEC>
-__device__ __forceinline__ void fh_load_bf16s(const unsigned short *p, long long at, float *out)
+/* bias_grad_bf16_wide_kernel's element access: the two adjacent columns at element `at`
+ * as one 4-byte access of bf16 or one 8-byte access of fp32 */
+__device__ __forceinline__ void fh_load_bf16_pair(const unsigned short *p, long long at,
+                                                  float *out)
 {
-    if (VEC == 2) {
-        unsigned u = *(const unsigned *)(p + at);
-        out[0] = fh_bf16_to_float((unsigned short)(u & 0xffffu));
-        out[VEC - 1] = fh_bf16_to_float((unsigned short)(u >> 16));
-    } else {
-        out[0] = fh_bf16_to_float(p[at]);
-    }
+    unsigned u = *(const unsigned *)(p + at);
+    out[0] = fh_bf16_to_float((unsigned short)(u & 0xffffu));
+    out[1] = fh_bf16_to_float((unsigned short)(u >> 16));
 }
 
-template <int VEC>
-__device__ __forceinline__ void fh_load_floats(const float *p, long long at, float *out)
+__device__ __forceinline__ void fh_load_float_pair(const float *p, long long at, float *out)
 {
-    if (VEC == 2) {
-        float2 v = *(const float2 *)(p + at);
-        out[0] = v.x;
-        out[VEC - 1] = v.y;
-    } else {
-        out[0] = p[at];
-    }
+    float2 v = *(const float2 *)(p + at);
+    out[0] = v.x;
+    out[1] = v.y;
 }
 
-template <int VEC>
-__device__ __forceinline__ void fh_store_bf16s(unsigned short *p, long long at, const float *g)
+__device__ __forceinline__ void fh_store_bf16_pair(unsigned short *p, long long at,
+                                                   const float *g)
 {
-    if (VEC == 2)
-        *(unsigned *)(p + at) = (unsigned)fh_float_to_bf16(g[0]) |
-                                (unsigned)fh_float_to_bf16(g[VEC - 1]) << 16;
-    else
-        p[at] = fh_float_to_bf16(g[0]);
+    *(unsigned *)(p + at) = (unsigned)fh_float_to_bf16(g[0]) |
+                            (unsigned)fh_float_to_bf16(g[1]) << 16;
 }
 
-/* One block of bias_grad_bf16_wide_kernel: VEC adjacent columns a thread (a tile of 32 * VEC),
- * a chunk of CHUNK rows, FH_BIAS_GRAD_ROWS row groups; each thread's rows loaded
- * FH_BIAS_GRAD_BATCH at a time before any is masked and stored (the loads in flight
- * together), then, as bias_grad_kernel, the chunk's column sums into partials and the
+/* One block of bias_grad_bf16_wide_kernel: VEC (2) adjacent columns a thread (a tile of
+ * 32 * VEC), a chunk of FH_BIAS_GRAD_CHUNK2 rows, FH_BIAS_GRAD_ROWS row groups; each
+ * thread's rows loaded FH_BIAS_GRAD_BATCH at a time before any is masked and stored (the
+ * loads in flight together), then, as bias_grad_kernel, the chunk's column sums into partials and the
  * last chunk of the tile adding them in chunk order (loads batched likewise). A thread
  * adds its rows in order, a chunk its row groups in order, the last chunk each row
  * group's chunks in order, then the groups: bias_grad_bf16_kernel's order over other
  * chunks, so the two agree to rounding, not bit for bit (each is deterministic). */
-template <int VEC, int CHUNK>
 __device__ void fh_bias_grad_bf16_tile(const fh_bias_grad_bf16_args &a)
 {
+    const int VEC = 2, CHUNK = FH_BIAS_GRAD_CHUNK2;
     __shared__ double part[FH_BIAS_GRAD_ROWS][32 * VEC];
     __shared__ int last;
     const int B = FH_BIAS_GRAD_BATCH;
@@ -138,11 +126,11 @@ __device__ void fh_bias_grad_bf16_tile(const fh_bias_grad_bf16_args &a)
                     g[r][k] = act[r][k] = 0.0f;
                 if (i < a.rows) {
                     if (a.dz32)
-                        fh_load_floats<VEC>(a.dz32, at, g[r]);
+                        fh_load_float_pair(a.dz32, at, g[r]);
                     else
-                        fh_load_bf16s<VEC>(a.dz16, at, g[r]);
+                        fh_load_bf16_pair(a.dz16, at, g[r]);
                     if (a.act16)
-                        fh_load_bf16s<VEC>(a.act16, at, act[r]);
+                        fh_load_bf16_pair(a.act16, at, act[r]);
                 }
             }
 #pragma unroll
@@ -156,7 +144,7 @@ __device__ void fh_bias_grad_bf16_tile(const fh_bias_grad_bf16_args &a)
                 /* every element stored, not only the masked ones: the partial 16-bit
                  * stores ran 2.7x slower at 16,384 x 512 (dev/cuda/bias_grad_bf16, session 20) */
                 if (i < a.rows && (a.act16 || a.dz32))
-                    fh_store_bf16s<VEC>(a.dz16, (long long)i * a.width + col, g[r]);
+                    fh_store_bf16_pair(a.dz16, (long long)i * a.width + col, g[r]);
             }
         }
     }
@@ -245,7 +233,7 @@ extern "C" __global__ void bias_grad_bf16_kernel(fh_bias_grad_bf16_args a)
 extern "C" __global__ void bias_grad_bf16_wide_kernel(fh_bias_grad_bf16_args a)
 {
     fh_pdl_wait(); /* pdl.cuh: first, before any read */
-    fh_bias_grad_bf16_tile<2, FH_BIAS_GRAD_CHUNK2>(a);
+    fh_bias_grad_bf16_tile(a);
 }
 
 extern "C" __global__ void bias_act_kernel(fh_bias_act_args a)
