@@ -38,7 +38,10 @@ static fh_status optimizer_step(fh_gpu_ppo_update *u, int curiosity, fh_error *e
         .eps = curiosity ? 1e-8f : (float)u->cfg.adam_eps,
         .weight_decay = curiosity ? 0.0f : (float)u->cfg.weight_decay,
         .records = curiosity ? NULL : u->records,
-        .params16 = curiosity ? u->cur16 : u->ppo16};
+        .params16 = curiosity ? u->cur16 : u->ppo16,
+        .n_padded = curiosity ? u->n_cur_padded : u->n_ppo_padded};
+    for (int k = 0; k < o.n_padded; k++)
+        o.padded[k] = curiosity ? u->cur_padded[k] : u->ppo_padded[k];
     return fh_update_engine_optimizer_step(&u->eng, &o, err);
 }
 
@@ -112,7 +115,8 @@ static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
     cudaStream_t s0 = u->eng.stream, s1 = u->blas_actor.stream;
     fh_ppo_gather_args g = {
         .batch = u->bound, .state = u->state, .keys = u->keys, .minibatch = p->problem.minibatch,
-        .rows = rows, .states = u->mb_states, .actions = u->mb_actions,
+        .rows = rows, .states = u->mb_states, .states16 = u->mb_states16,
+        .actions = u->mb_actions,
         .old_logp = u->mb_old_logp, .adv = u->mb_adv, .returns = u->mb_returns,
         .old_values = u->mb_old_values, .norm_adv = u->cfg.norm_adv,
         .partials = u->gather_partials, .counter = &u->counters[0],
@@ -301,7 +305,7 @@ void fh_gpu_ppo_update_destroy(fh_gpu_ppo_update *u)
                     u->keys, u->summary, u->gather_partials, u->loss_partials, u->counters,
                     u->episode_return, u->totals, u->metric_partials, u->episode_length,
                     u->int_totals, u->metric_counter, u->sums, u->dist_sums, u->ppo16,
-                    u->cur16};
+                    u->cur16, u->mb_states16};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         cudaFree(bufs[i]);
     cudaFreeHost(u->h_state);
@@ -354,11 +358,14 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
         fh_update_blas_set_pdl(engines[i], p->pdl);
     }
     long long P = p->ppo_params, C = p->curiosity_params;
+    size_t M = (size_t)p->problem.minibatch;
     if (precision == FH_PRECISION_BF16) {
+        size_t states16 = M * FH_BF16_LD(FH_STATE_DIM) * sizeof(unsigned short);
         CUDA_CHECK(cudaMalloc((void **)&u->ppo16, (size_t)P * sizeof(unsigned short)), err);
         CUDA_CHECK(cudaMalloc((void **)&u->cur16, (size_t)C * sizeof(unsigned short)), err);
+        CUDA_CHECK(cudaMalloc((void **)&u->mb_states16, states16), err);
+        CUDA_CHECK(cudaMemset(u->mb_states16, 0, states16), err); /* the padding stays 0 */
     }
-    size_t M = (size_t)p->problem.minibatch;
     int total_keys = p->problem.epochs + p->problem.curiosity_epochs;
     size_t records = (size_t)p->problem.epochs * p->minibatches_per_epoch * FH_UREC_COLS;
     CUDA_CHECK(cudaMalloc((void **)&u->ppo_mem, 4 * (size_t)P * sizeof(float)), err);
@@ -401,6 +408,14 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
         (st = fh_device_mlp_init(&u->curiosity, FH_NET_CURIOSITY, u->cur_mem, u->cur_mem + C,
                                  u->cur16, (int)M, err)) != FH_OK)
         goto fail_status;
+    if (u->mb_states16) { /* the gather writes both networks' bf16 input */
+        fh_device_mlp_set_input16(&u->actor, u->mb_states16);
+        fh_device_mlp_set_input16(&u->critic, u->mb_states16);
+    }
+    u->n_ppo_padded = fh_device_mlp_padded_w0(&u->actor, u->ppo_mem, &u->ppo_padded[0]);
+    u->n_ppo_padded += fh_device_mlp_padded_w0(&u->critic, u->ppo_mem,
+                                               &u->ppo_padded[u->n_ppo_padded]);
+    u->n_cur_padded = fh_device_mlp_padded_w0(&u->curiosity, u->cur_mem, &u->cur_padded[0]);
     CUDA_CHECK(cudaDeviceSynchronize(), err); /* the memsets ran on the legacy stream */
     *out = u;
     return FH_OK;
@@ -613,6 +628,16 @@ static fh_status refresh_bf16_weights(fh_gpu_ppo_update *u, fh_error *err)
     if (st == FH_OK)
         st = fh_update_engine_launch(&u->eng, K_TO_BF16, (unsigned)u->plan.curiosity_adam_grid,
                                      (unsigned)u->plan.adam_threads, &c, err);
+    /* the first layers' padded copies (update_layers.h) */
+    for (int k = 0; st == FH_OK && k < u->n_ppo_padded + u->n_cur_padded; k++) {
+        int cur = k >= u->n_ppo_padded;
+        const fh_bf16_padded *q = cur ? &u->cur_padded[k - u->n_ppo_padded] : &u->ppo_padded[k];
+        fh_to_bf16_args w = {.src = (cur ? u->cur_mem : u->ppo_mem) + q->begin, .dst = q->dst,
+                             .n = (long long)q->rows * q->cols, .cols = q->cols,
+                             .src_ld = q->cols, .dst_ld = q->ld};
+        st = fh_update_engine_launch(&u->eng, K_TO_BF16, (unsigned)u->plan.adam_grid,
+                                     (unsigned)u->plan.adam_threads, &w, err);
+    }
     return st;
 }
 

@@ -54,9 +54,15 @@ struct fh_gpu_ppo_update {
                                       at each update's start and by every Adam step; NULL
                                       otherwise */
     fh_device_mlp actor, critic, curiosity;
+    /* bf16: the first layers' padded weight copies (fh_device_mlp_padded_w0), which Adam
+       and the refresh keep current: the actor's and the critic's, the curiosity model's */
+    fh_bf16_padded ppo_padded[FH_ADAM_PADDED], cur_padded[1];
+    int n_ppo_padded, n_cur_padded;
     int64_t adam_step, curiosity_adam_step; /* the device's, mirrored */
     /* one minibatch (plan.problem.minibatch rows) */
     float *mb_states, *mb_old_logp, *mb_adv, *mb_returns, *mb_old_values;
+    unsigned short *mb_states16; /* bf16: the states' copy instead (rows of FH_BF16_LD(54)),
+                                    the actor's and the critic's input; NULL otherwise */
     int *mb_actions;
     float *dlogits, *cur_in, *cur_target, *cur_dpred;
     double *partials, *records;

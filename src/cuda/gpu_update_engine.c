@@ -88,7 +88,9 @@ fh_status fh_update_engine_optimizer_step(fh_update_engine *e, const fh_update_o
         .adam_m = o->mem + 2 * n, .adam_v = o->mem + 3 * n, .n = n, .partials = o->partials,
         .n_partials = o->sumsq_blocks, .max_norm = o->max_norm, .beta1 = o->beta1,
         .beta2 = o->beta2, .eps = o->eps, .weight_decay = o->weight_decay,
-        .records = o->records, .params16 = o->params16};
+        .records = o->records, .params16 = o->params16, .n_padded = o->n_padded};
+    for (int k = 0; k < o->n_padded && k < FH_ADAM_PADDED; k++)
+        a.padded[k] = o->padded[k];
     return fh_update_engine_launch(e, o->adam_kernel, (unsigned)o->adam_grid,
                                    (unsigned)o->adam_threads, &a, err);
 }

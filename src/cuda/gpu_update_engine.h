@@ -76,6 +76,8 @@ typedef struct {
     float weight_decay;               /* AdamW's decoupled decay; 0: plain Adam */
     double *records;                  /* the step's row takes the norm; NULL: no record */
     unsigned short *params16;         /* the bf16 update's weight copy (n), or NULL */
+    fh_bf16_padded padded[FH_ADAM_PADDED]; /* with params16: matrices it also keeps padded */
+    int n_padded;
 } fh_update_optimizer;
 
 /* grad_sumsq_kernel over o's gradients, then adam_kernel over its params. */

@@ -134,8 +134,16 @@ fh_status fh_device_mlp_init(fh_device_mlp *m, fh_net_kind kind, float *params, 
     int L = m->desc->n_layers;
     fh_status st = FH_OK;
     size_t rows16 = (size_t)max_rows * sizeof(unsigned short);
-    if (params16)
-        CUDA_CHECK(cudaMalloc((void **)&m->input16, rows16 * m->desc->dims[0]), err);
+    m->ld16 = FH_BF16_LD(m->desc->dims[0]);
+    if (params16) { /* the padding stays zero: every copy writes the first dims[0] only */
+        CUDA_CHECK(cudaMalloc((void **)&m->input16, rows16 * m->ld16), err);
+        CUDA_CHECK(cudaMemset(m->input16, 0, rows16 * m->ld16), err);
+        if (m->ld16 > m->desc->dims[0]) {
+            size_t w0 = (size_t)m->desc->dims[1] * m->ld16 * sizeof(unsigned short);
+            CUDA_CHECK(cudaMalloc((void **)&m->w0_16, w0), err);
+            CUDA_CHECK(cudaMemset(m->w0_16, 0, w0), err);
+        }
+    }
     for (int l = 0; l < L; l++) {
         int width = m->desc->dims[l + 1], hidden = l < L - 1;
         size_t bytes = (size_t)max_rows * width * sizeof(float);
@@ -180,6 +188,7 @@ fail_status:
 void fh_device_mlp_free(fh_device_mlp *m)
 {
     cudaFree(m->input16);
+    cudaFree(m->w0_16);
     for (int l = 0; l <= FH_NN_MAX_LAYERS; l++) {
         cudaFree(m->act[l]);
         cudaFree(m->act16[l]);
@@ -244,11 +253,13 @@ static unsigned short *layer_tensor16(const fh_device_mlp *m, int layer, int k)
     return m->params16 + m->tensors[fh_net_layer_tensor(m->desc, layer) + k].offset;
 }
 
-/* dst (n) = bf16(src) (to_bf16_kernel). */
-static fh_status to_bf16(fh_update_blas *b, unsigned short *dst, const float *src, long long n,
-                         fh_error *err)
+/* dst = bf16(src) (to_bf16_kernel): rows x cols, src's rows cols apart, dst's ld. */
+static fh_status to_bf16(fh_update_blas *b, unsigned short *dst, const float *src, int rows,
+                         int cols, int ld, fh_error *err)
 {
-    fh_to_bf16_args a = {.src = src, .dst = dst, .n = n};
+    long long n = (long long)rows * cols;
+    fh_to_bf16_args a = {.src = src, .dst = dst, .n = n, .cols = cols, .src_ld = cols,
+                         .dst_ld = ld};
     void *params[] = {&a};
     long long blocks = (n + ELEMENTWISE_THREADS - 1) / ELEMENTWISE_THREADS;
     dim3 grid = {(unsigned)(blocks < 1024 ? blocks : 1024), 1, 1}, block = {ELEMENTWISE_THREADS, 1, 1};
@@ -312,15 +323,20 @@ static fh_status forward_layers(fh_update_blas *b, fh_device_mlp *m, const float
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: an fp32 network (no bf16 weight "
                             "copy) on bf16 engines", __FILE__, __LINE__, d->name);
     m->input = x;
-    if (bf16 && (st = to_bf16(b, m->input16, x, (long long)rows * d->dims[0], err)) != FH_OK)
+    m->x16 = m->input16_ext ? m->input16_ext : m->input16;
+    if (bf16 && !m->input16_ext &&
+        (st = to_bf16(b, m->input16, x, rows, d->dims[0], m->ld16, err)) != FH_OK)
         return st;
-    const void *in = bf16 ? (const void *)m->input16 : (const void *)x;
+    const void *in = bf16 ? (const void *)m->x16 : (const void *)x;
     for (int l = 0; l < n_run; l++) {
         int hidden = l < d->n_layers - 1, n_in = d->dims[l], n_out = d->dims[l + 1];
+        if (bf16 && l == 0)
+            n_in = m->ld16; /* the padded input and weights: the zeros add nothing */
         /* bf16: the weights' copy; a hidden layer's output (and so its bias, of the
          * output's type) bf16, the output layer's fp32 */
         int y_bf16 = bf16 && hidden;
-        const void *w = bf16 ? (const void *)layer_tensor16(m, l, 0)
+        const void *w = bf16 ? (l == 0 && m->w0_16 ? (const void *)m->w0_16
+                                                   : (const void *)layer_tensor16(m, l, 0))
                              : (const void *)layer_tensor(m, m->params, l, 0);
         const float *bias = layer_tensor(m, m->params, l, 1);
         const void *lt_bias = y_bf16 ? (const void *)layer_tensor16(m, l, 1) : (const void *)bias;
@@ -347,6 +363,22 @@ static fh_status forward_layers(fh_update_blas *b, fh_device_mlp *m, const float
         in = y_bf16 ? (const void *)m->act16[l + 1] : (const void *)m->act[l + 1];
     }
     return FH_OK;
+}
+
+void fh_device_mlp_set_input16(fh_device_mlp *m, const unsigned short *x16)
+{
+    m->input16_ext = x16;
+}
+
+int fh_device_mlp_padded_w0(const fh_device_mlp *m, const float *base, fh_bf16_padded *out)
+{
+    if (!m->w0_16)
+        return 0;
+    fh_bf16_padded q = {.begin = layer_tensor(m, m->params, 0, 0) - base,
+                        .rows = m->desc->dims[1], .cols = m->desc->dims[0], .ld = m->ld16,
+                        .dst = m->w0_16};
+    *out = q;
+    return 1;
 }
 
 fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float *x, int rows,
@@ -481,7 +513,8 @@ static fh_status backward_from(fh_update_blas *b, fh_update_blas *dw, fh_device_
     fh_status st;
     for (int l = top; l >= 0; l--) {
         int in = d->dims[l], out = d->dims[l + 1];
-        const void *x = bf16 ? (l == 0 ? (const void *)m->input16 : (const void *)m->act16[l])
+        int ldx = bf16 && l == 0 ? m->ld16 : in; /* the bf16 input's rows are padded */
+        const void *x = bf16 ? (l == 0 ? (const void *)m->x16 : (const void *)m->act16[l])
                              : (l == 0 ? (const void *)m->input : (const void *)m->act[l]);
         const void *w = bf16 ? (const void *)layer_tensor16(m, l, 0)
                              : (const void *)layer_tensor(m, m->params, l, 0);
@@ -491,8 +524,8 @@ static fh_status backward_from(fh_update_blas *b, fh_update_blas *dw, fh_device_
             CUDA_CHECK(cudaEventRecord(m->ev[l], b->stream), err);
             CUDA_CHECK(cudaStreamWaitEvent(dw->stream, m->ev[l], 0), err);
         }
-        if ((st = matmul(wb, CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, x, in, gl, out, dwt, in, 0,
-                         err)) != FH_OK)
+        if ((st = matmul(wb, CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, x, ldx, gl, out, dwt, in,
+                         0, err)) != FH_OK)
             return st;
         if (l == 0)
             break;

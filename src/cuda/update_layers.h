@@ -15,8 +15,11 @@
  * bf16 (precision.h; a network given params16, the bf16 copy of its weights): the
  * input converted to bf16 (to_bf16_kernel), the hidden layers' outputs and the backward's
  * gradients at each pre-activation kept in bf16, the output layer and every weight and
- * bias gradient in fp32; bias_grad_bf16_kernel masks and sums. The Q-networks take fp32
- * or tf32 only. */
+ * bias gradient in fp32; bias_grad_bf16_kernel masks and sums. An input whose width is
+ * not a multiple of 8 (the 54-wide state, the curiosity model's 35) is kept with rows
+ * padded with zeros to FH_BF16_LD (bf16_convert.h), and the first layer's weights with
+ * it: cuBLASLt then runs that layer on its Hopper kernels (16-byte rows) rather than
+ * Ampere's. The Q-networks take fp32 or tf32 only. */
 #ifndef FOXHUNT_CUDA_UPDATE_LAYERS_H
 #define FOXHUNT_CUDA_UPDATE_LAYERS_H
 
@@ -24,6 +27,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda/gemm.h"
+#include "cuda/kernels/update_args.h" /* fh_bf16_padded */
 #include "foxhunt/nn.h"
 
 /* The matmul engines of one stream. */
@@ -87,7 +91,13 @@ typedef struct {
     unsigned *norm_counters[FH_NN_MAX_LAYERS][2];
     /* bf16 (params16 not NULL; act[l + 1] and dz[l] of the hidden layers then unused): */
     unsigned short *params16;            /* params' bf16 copy, the same layout (the caller's) */
-    unsigned short *input16;             /* (max_rows, dims[0]) the last forward's input */
+    int ld16;                            /* FH_BF16_LD(dims[0]): input16's and w0_16's rows */
+    unsigned short *input16;             /* (max_rows, ld16) the input's copy, padding 0 */
+    const unsigned short *input16_ext;   /* the caller's copy instead (set_input16), or NULL */
+    const unsigned short *x16;           /* the last forward's bf16 input (one of the two) */
+    unsigned short *w0_16;               /* (dims[1], ld16) layer 0's weights, padding 0,
+                                            where ld16 > dims[0] (NULL: params16's own);
+                                            kept current by the caller (padded_w0) */
     unsigned short *act16[FH_NN_MAX_LAYERS + 1]; /* act16[l + 1]: hidden layer l's output */
     unsigned short *g16[FH_NN_MAX_LAYERS]; /* (max_rows, dims[l + 1]) the gradient at layer
                                               l's pre-activation (the output layer's: the
@@ -104,6 +114,15 @@ static inline float *fh_device_mlp_output(const fh_device_mlp *m)
 {
     return m->act[m->desc->n_layers];
 }
+
+/* bf16: the next forwards read x16 ((rows, m->ld16), the padding zero; the caller's
+ * and kept valid until the backward pass: the PPO gather writes it) instead of converting
+ * their fp32 input; NULL: convert again. */
+void fh_device_mlp_set_input16(fh_device_mlp *m, const unsigned short *x16);
+/* A bf16 network whose first layer is kept padded (m->w0_16): 1 and *out, where its
+ * weights sit in the caller's flat buffer `base` (which holds m->params), for adam_kernel
+ * and a refresh to copy them there too; else 0. */
+int fh_device_mlp_padded_w0(const fh_device_mlp *m, const float *base, fh_bf16_padded *out);
 
 /* act[L] = net(x); x must stay valid until the backward pass. */
 fh_status fh_device_mlp_forward(fh_update_blas *b, fh_device_mlp *m, const float *x, int rows,

@@ -7,7 +7,8 @@
  *     the gradient by max_norm / (norm + 1e-6) where that is < 1, then takes the Adam
  *     step with bias correction (with weight_decay > 0 AdamW's: the params first
  *     multiplied by 1 - lr weight_decay, as fh_adam_update), and with params16 (the
- *     bf16 update) the new weights' bf16 copy. A norm that is not finite
+ *     bf16 update) the new weights' bf16 copy, and that of the matrices it keeps with
+ *     padded rows (fh_bf16_padded). A norm that is not finite
  *     fails the update instead (the step would spread it through every weight). */
 
 #include "bf16_round.cuh" /* the weight copy's rounding */
@@ -82,7 +83,15 @@ extern "C" __global__ void adam_kernel(fh_adam_args a)
             pi = __fmul_rn(pi, decay);
         pi = pi - step_size * mi / (sqrtf(vi) * inv_sqrt_bc2 + a.eps);
         a.params[i] = pi;
-        if (a.params16)
-            a.params16[i] = fh_float_to_bf16(pi);
+        if (!a.params16)
+            continue;
+        unsigned short h = fh_float_to_bf16(pi);
+        a.params16[i] = h;
+        for (int k = 0; k < a.n_padded; k++) { /* a first layer's padded copy */
+            const fh_bf16_padded *q = &a.padded[k];
+            long long o = i - q->begin;
+            if (o >= 0 && o < (long long)q->rows * q->cols)
+                q->dst[o / q->cols * q->ld + o % q->cols] = h;
+        }
     }
 }

@@ -10,6 +10,12 @@ extern "C" __global__ void to_bf16_kernel(fh_to_bf16_args a)
 {
     fh_pdl_wait(); /* pdl.cuh: first, before any read (a no-op without programmatic launch) */
     long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += stride)
-        a.dst[i] = fh_float_to_bf16(a.src[i]);
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += stride) {
+        if (a.cols <= 0) {
+            a.dst[i] = fh_float_to_bf16(a.src[i]);
+            continue;
+        }
+        long long r = i / a.cols, c = i - r * a.cols;
+        a.dst[r * a.dst_ld + c] = fh_float_to_bf16(a.src[r * a.src_ld + c]);
+    }
 }

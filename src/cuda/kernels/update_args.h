@@ -93,6 +93,8 @@ typedef struct {
     int minibatch;                  /* the full minibatch size (positions per step) */
     int rows;                       /* rows this step (the tail's may be fewer) */
     float *states;                  /* (rows, 54) */
+    unsigned short *states16;       /* NULL, or (bf16 update) their copy instead, rows of
+                                       FH_BF16_LD(54) = 56 (the padding zero) */
     int *actions;
     float *old_logp, *adv, *returns, *old_values;
     int norm_adv;                   /* the advantages' mean and 1/(std + 1e-8) into state */
@@ -233,6 +235,16 @@ typedef struct {
     double *partials;
 } fh_grad_sumsq_args;
 
+/* A matrix of the bf16 weight copy also kept with padded rows (FH_BF16_LD: a first
+ * layer whose input width is not a multiple of 8, update_layers.c): params [begin,
+ * begin + rows * cols) again at dst, row r at dst + r * ld. */
+typedef struct {
+    long long begin;
+    int rows, cols, ld;
+    unsigned short *dst;
+} fh_bf16_padded;
+#define FH_ADAM_PADDED 2 /* the actor's and the critic's first layers */
+
 /* adam_kernel: global-norm clipping (max_norm; INFINITY: none) and Adam, when the
  * phase's step is applied and the norm is finite; block 0 records the norm. */
 typedef struct {
@@ -240,6 +252,8 @@ typedef struct {
     int curiosity;          /* 0: the PPO phase, 1: the curiosity phase */
     float *params, *adam_m, *adam_v;
     unsigned short *params16; /* the bf16 update's weight copy (precision.h), or NULL */
+    fh_bf16_padded padded[FH_ADAM_PADDED]; /* with params16: its padded matrices */
+    int n_padded;
     float *grads;
     long long n;
     const double *partials;

@@ -7,6 +7,8 @@
  * on the device. A capped grid also keeps the last block's sum short (session 19's
  * profile: 35 us a step at 2,048 blocks of 16,384 rows). */
 
+#include "bf16_round.cuh" /* the bf16 networks' input */
+
 extern "C" __global__ void ppo_gather_kernel(fh_ppo_gather_args a)
 {
     fh_pdl_wait(); /* pdl.cuh: first, before any read */
@@ -39,6 +41,12 @@ extern "C" __global__ void ppo_gather_kernel(fh_ppo_gather_args a)
         for (int j = 0; j < count; j++) { /* warp-uniform */
             long long rj = __shfl_sync(full, r, j);
             const float *src = a.batch.states + rj * a.batch.states_pitch;
+            if (a.states16) { /* the bf16 networks' input, rows padded for cuBLASLt */
+                unsigned short *dst = a.states16 + (base + j) * FH_BF16_LD(FH_STATE_DIM);
+                for (int k = lane; k < FH_STATE_DIM; k += 32)
+                    dst[k] = fh_float_to_bf16(src[k]);
+                continue;
+            }
             float *dst = a.states + (base + j) * FH_STATE_DIM;
             for (int k = lane; k < FH_STATE_DIM; k += 32)
                 dst[k] = src[k];
