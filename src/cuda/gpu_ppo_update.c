@@ -357,6 +357,7 @@ fh_status fh_gpu_ppo_update_create(fh_gpu_ppo_update **out, const fh_device_info
                                 u->eng.k[K_BIAS_GRAD_BF16_WIDE]);
         fh_update_blas_set_pdl(engines[i], p->pdl);
     }
+    fh_update_blas_set_split_bias(&u->blas, u->eng.k[K_RELU_MASK], p->split_bias);
     long long P = p->ppo_params, C = p->curiosity_params;
     size_t M = (size_t)p->problem.minibatch;
     if (precision == FH_PRECISION_BF16) {

@@ -19,7 +19,7 @@ _Static_assert(FH_UREC_COLS == FH_PPO_TRACE_COLS && FH_UREC_GRAD_NORM == FH_PPO_
 typedef enum {
     K_PPO_GATHER, K_CUR_GATHER, K_PPO_LOSS, K_MSE_LOSS, K_BIAS_GRAD, K_BIAS_ACT, K_SUMSQ,
     K_ADAM, K_EXPLAINED_VARIANCE, K_SUMMARY, K_METRICS, K_ADV_FINISH, K_LOSS_FINISH,
-    K_TO_BF16, K_BIAS_GRAD_BF16, K_BIAS_GRAD_BF16_WIDE, K_HEAD_GRAD, K_COUNT
+    K_TO_BF16, K_BIAS_GRAD_BF16, K_BIAS_GRAD_BF16_WIDE, K_HEAD_GRAD, K_RELU_MASK, K_COUNT
 } kernel_id;
 
 static const char *const kernel_names[K_COUNT] = {
@@ -27,7 +27,7 @@ static const char *const kernel_names[K_COUNT] = {
     "bias_grad_kernel", "bias_act_kernel", "grad_sumsq_kernel", "adam_kernel",
     "explained_variance_kernel", "update_summary_kernel", "iteration_metrics_kernel",
     "adv_finish_kernel", "ppo_loss_finish_kernel", "to_bf16_kernel", "bias_grad_bf16_kernel",
-    "bias_grad_bf16_wide_kernel", "ppo_head_grad_kernel"};
+    "bias_grad_bf16_wide_kernel", "ppo_head_grad_kernel", "relu_mask_kernel"};
 
 /* The data-parallel sums' buffer (doubles): the advantages' (2), the loss's
  * (FH_LOSS_STATS), the explained variance's (4). */

@@ -60,6 +60,12 @@ void fh_update_blas_set_bf16(fh_update_blas *b, cudaKernel_t to_bf16, cudaKernel
     b->bias_grad16_wide = bias_grad16_wide;
 }
 
+void fh_update_blas_set_split_bias(fh_update_blas *b, cudaKernel_t relu_mask, int split)
+{
+    b->relu_mask = relu_mask;
+    b->split_bias = split && relu_mask;
+}
+
 void fh_update_blas_free(fh_update_blas *b)
 {
     if (b->blas)
@@ -469,6 +475,26 @@ static fh_status bias_grad16(fh_update_blas *b, const fh_device_mlp *m, int laye
                                      err);
 }
 
+/* The ReLU gradient alone (relu_mask_kernel): dz (fp32) or dz16 (bf16) of `layer`'s
+ * output zeroed in place where act / act16 was not positive; its bias gradient is
+ * then split_bias's, beside the weight gradients. */
+static fh_status relu_mask(fh_update_blas *b, const fh_device_mlp *m, int layer, float *dz,
+                           unsigned short *dz16, int rows, fh_error *err)
+{
+    long long n = (long long)rows * m->desc->dims[layer + 1];
+    fh_relu_mask_args a = {.dz = dz16 ? NULL : dz, .act = dz16 ? NULL : m->act[layer + 1],
+                           .dz16 = dz16, .act16 = dz16 ? m->act16[layer + 1] : NULL, .n = n};
+    void *params[] = {&a};
+    long long vecs = (n + 3) / 4, blocks = (vecs + ELEMENTWISE_THREADS - 1) / ELEMENTWISE_THREADS;
+    dim3 grid = {(unsigned)(blocks < 1024 ? blocks : 1024), 1, 1}, block = {ELEMENTWISE_THREADS, 1, 1};
+    CUDA_CHECK(fh_pdl_launch((const void *)b->relu_mask, grid, block, params, b->stream, b->pdl),
+               err);
+    CUDA_CHECK(cudaGetLastError(), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
 /* A Q-network's hidden layer l backward, from g (rows, dims[l + 1]) = d loss / d act[l + 1]
  * (overwritten): the LeakyReLU's and LayerNorm's gradients (q_hidden_backward_kernel),
  * then the column sums: beta's and gamma's gradients and the bias's. *gz receives the
@@ -503,13 +529,16 @@ static fh_status hidden_backward(fh_update_blas *b, fh_device_mlp *m, int l, flo
  * W (out, in)):  dW (out, in) = g^T X  is  dW^T = X^T g :  gemm(N, T, in, out, rows);
  *                dX (rows, in) = g W   is  dX^T = W^T g^T: gemm(N, N, in, rows, out).
  * From layer `top` down: g (fp32; bf16: m->g16[top]) is the gradient at its output's
- * pre-activation, already masked by its ReLU, its bias gradient already written. */
+ * pre-activation, already masked by its ReLU, its bias gradient already written.
+ * split_bias (with dw): below `top`, the chain masks each gradient (relu_mask) and the
+ * weight-gradient stream sums it into the bias gradient before the weight gradient. */
 static fh_status backward_from(fh_update_blas *b, fh_update_blas *dw, fh_device_mlp *m,
                                int top, float *g, int rows, fh_error *err)
 {
     const fh_net_desc *d = m->desc;
     fh_update_blas *wb = dw ? dw : b;
     int bf16 = m->params16 != NULL, L = d->n_layers;
+    int split = dw && b->split_bias && !m->q_hidden;
     fh_status st;
     for (int l = top; l >= 0; l--) {
         int in = d->dims[l], out = d->dims[l + 1];
@@ -524,6 +553,10 @@ static fh_status backward_from(fh_update_blas *b, fh_update_blas *dw, fh_device_
             CUDA_CHECK(cudaEventRecord(m->ev[l], b->stream), err);
             CUDA_CHECK(cudaStreamWaitEvent(dw->stream, m->ev[l], 0), err);
         }
+        if (split && l < top && /* the masked gradient's column sums: its bias's */
+            (st = bf16 ? bias_grad16(wb, m, l, NULL, m->g16[l], NULL, rows, err)
+                       : bias_grad(wb, m, l, g, NULL, rows, err)) != FH_OK)
+            return st;
         if ((st = matmul(wb, CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, x, ldx, gl, out, dwt, in,
                          0, err)) != FH_OK)
             return st;
@@ -538,9 +571,14 @@ static fh_status backward_from(fh_update_blas *b, fh_update_blas *dw, fh_device_
                 return st;
             continue;
         }
-        /* act[l] is layer l-1's ReLU output: its gradient, and layer l-1's bias's */
-        if ((st = bf16 ? bias_grad16(b, m, l - 1, NULL, gin, m->act16[l], rows, err)
-                       : bias_grad(b, m, l - 1, gin, m->act[l], rows, err)) != FH_OK)
+        /* act[l] is layer l-1's ReLU output: its gradient, and (not split) layer l-1's
+         * bias's */
+        if (split)
+            st = relu_mask(b, m, l - 1, bf16 ? NULL : gin, bf16 ? gin : NULL, rows, err);
+        else
+            st = bf16 ? bias_grad16(b, m, l - 1, NULL, gin, m->act16[l], rows, err)
+                      : bias_grad(b, m, l - 1, gin, m->act[l], rows, err);
+        if (st != FH_OK)
             return st;
         g = gin;
     }

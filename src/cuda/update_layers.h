@@ -44,6 +44,10 @@ typedef struct {
     cublasComputeType_t compute; /* the run's precision's (fh_gemm_compute_type) */
     cudaDataType_t operand;      /* the matmuls' A and B: bf16 at FH_PRECISION_BF16 */
     int pdl;                     /* our kernels' launches programmatic (pdl_launch.h) */
+    cudaKernel_t relu_mask;      /* relu_mask_kernel, with split_bias */
+    int split_bias;              /* 1: a backward with a weight-gradient stream masks on
+                                    the chain and sums the biases beside the weight
+                                    gradients (update_plan.h) */
 } fh_update_blas;
 
 fh_status fh_update_blas_init(fh_update_blas *b, cudaStream_t stream, int precision,
@@ -58,6 +62,9 @@ void fh_update_blas_set_pdl(fh_update_blas *b, int pdl);
  * bias_grad_bf16_wide_kernel (layer_elementwise.cu). */
 void fh_update_blas_set_bf16(fh_update_blas *b, cudaKernel_t to_bf16, cudaKernel_t bias_grad16,
                              cudaKernel_t bias_grad16_wide);
+/* The update plan's split_bias (0 after init) and its kernel, relu_mask_kernel
+ * (layer_elementwise.cu); set on the engine of the chain (fh_device_mlp_backward's b). */
+void fh_update_blas_set_split_bias(fh_update_blas *b, cudaKernel_t relu_mask, int split);
 
 /* A network's device view: its parameters and gradients (flat, nn.h's layout, owned
  * by the caller) and the activations of up to max_rows rows (owned here). grads NULL:

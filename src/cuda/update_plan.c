@@ -69,6 +69,11 @@ int fh_update_bias_wide(int rows, int width)
     return width % 2 == 0 && rows >= FH_BIAS_WIDE_MIN_ROWS;
 }
 
+int fh_update_split_bias(int rows)
+{
+    return rows < FH_SPLIT_BIAS_MAX_ROWS;
+}
+
 fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out,
                               fh_error *err)
 {
@@ -114,6 +119,7 @@ fh_status fh_update_plan_make(const fh_update_problem *prob, fh_update_plan *out
     out->adam_threads = ADAM_THREADS;
     out->pdl = fh_update_pdl(prob->cc_major, prob->plain_launches);
     out->bias_wide = fh_update_bias_wide(prob->minibatch, 2); /* for the even widths */
+    out->split_bias = fh_update_split_bias(prob->minibatch);
     int waves = prob->sm_count > 0 ? prob->sm_count : 1;
     long long ppo_blocks = ceil_div(out->ppo_params, ADAM_THREADS);
     long long cur_blocks = ceil_div(out->curiosity_params, ADAM_THREADS);
@@ -151,6 +157,10 @@ void fh_update_plan_print(FILE *f, const fh_update_plan *p)
                   "the even widths of a full minibatch; bias_grad_bf16_kernel for the odd "
                   "ones and a tail under 8,192 rows"
                 : "bias_grad_bf16_kernel (a column a thread, chunks of 64 rows)");
+    fprintf(f, "  backward:  %s\n", p->split_bias
+            ? "the critic's chain masks each hidden gradient (relu_mask_kernel); its bias "
+              "gradients are summed beside its weight gradients"
+            : "the critic's chain masks and sums each hidden gradient (one kernel a layer)");
     fprintf(f, "  buffer:    %lld floats a block (actor at 0, critic at %lld, 256-byte "
             "aligned)\n", p->ppo_params, p->critic_offset);
     fprintf(f, "  NVRTC:    ");

@@ -57,6 +57,10 @@ typedef struct {
     /* bf16: the minibatch's hidden layers' bias gradients by bias_grad_bf16_wide_kernel
      * (fh_update_bias_wide) */
     int bias_wide;
+    /* the critic's backward (it has a weight-gradient stream): its chain only masks each
+     * hidden layer's gradient (relu_mask_kernel) and the bias gradients are summed on the
+     * weight gradients' stream (fh_update_split_bias) */
+    int split_bias;
     /* NVRTC options, in the order passed */
     int n_options;
     const char *options[4];
@@ -80,5 +84,14 @@ int fh_update_pdl(int cc_major, int plain_launches);
  * partials), not a measured point. */
 #define FH_BIAS_WIDE_MIN_ROWS 8192
 int fh_update_bias_wide(int rows, int width);
+/* 1 when a minibatch of `rows` rows takes split_bias: below FH_SPLIT_BIAS_MAX_ROWS.
+ * Measured in the product (session 24, run 5, the update's ms against the fused kernels,
+ * 3 rounds alternating): at 512 rows (SPEC defaults) fp32 184.8 -> 183.2, bf16 121.9 ->
+ * 118.5; at 16,384 rows (the throughput configuration) bf16 25.48 -> 25.61 and TF32
+ * 38.1 -> 39.2: there the masks are cheaper on the chain (ncu: 4.5-12 us against 10-26)
+ * but the weight gradients' stream, now summing the biases too, finishes last. 8,192 is
+ * FH_BIAS_WIDE_MIN_ROWS's crossover again, not a measured point. */
+#define FH_SPLIT_BIAS_MAX_ROWS 8192
+int fh_update_split_bias(int rows);
 
 #endif

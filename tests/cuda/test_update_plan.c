@@ -106,7 +106,7 @@ static void test_pdl(void)
 }
 
 /* The bf16 bias gradient's kernel (fh_update_bias_wide): the wide one for even widths from
- * 8,192 rows (the cost model's crossover: chunk / 32 + rows / (32 chunk) round trips,
+ * 8,192 rows; split_bias (fh_update_split_bias) below 8,192 rows, at every precision (the cost model's crossover: chunk / 32 + rows / (32 chunk) round trips,
  * 2 + 4 = 4 + 2 at 8,192), never for odd ones; the plan's minibatch entry follows it, and
  * the bf16 plan prints it. */
 static void test_bias_wide(void)
@@ -116,6 +116,7 @@ static void test_bias_wide(void)
         CHECK_MSG(!fh_update_bias_wide(rows[i], 45), "rows %d width 45", rows[i]);
         int want = rows[i] >= 8192;
         CHECK_MSG(fh_update_bias_wide(rows[i], 512) == want, "rows %d width 512", rows[i]);
+        CHECK_MSG(fh_update_split_bias(rows[i]) == !want, "rows %d: split_bias", rows[i]);
         double round_trips64 = 64 / 32.0 + rows[i] / (32.0 * 64),
                round_trips128 = 128 / 32.0 + rows[i] / (32.0 * 128);
         CHECK_MSG(want == (round_trips128 <= round_trips64), "rows %d: the cost model picks %d",
@@ -129,9 +130,14 @@ static void test_bias_wide(void)
             fh_update_problem q = {132, 524288, mb[i], 2, 1, precision, 9, 0};
             CHECK(fh_update_plan_make(&q, &p, &err) == FH_OK);
             CHECK(p.bias_wide == (mb[i] >= 8192));
+            /* split_bias: below 8,192 rows, whatever the precision */
+            CHECK(p.split_bias == (mb[i] < 8192));
             char buf[2048];
             if (!printed(&p, buf, sizeof buf))
                 continue;
+            const char *split = "its bias gradients are summed beside its weight gradients";
+            CHECK_MSG((strstr(buf, split) != NULL) == (mb[i] < 8192), "minibatch %d:\n%s",
+                      mb[i], buf);
             const char *want = p.bias_wide ? "bias grad: bias_grad_bf16_wide_kernel"
                                            : "bias grad: bias_grad_bf16_kernel";
             CHECK_MSG((strstr(buf, want) != NULL) == (precision == 2),

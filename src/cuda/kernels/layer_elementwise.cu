@@ -11,6 +11,9 @@
  *     output layer) whose bf16 copy it writes for the layer's matmuls;
  *   bias_grad_bf16_wide_kernel: the same, two columns a thread in chunks of 128 rows,
  *     for even widths at many rows (update_plan.h's fh_update_bias_wide);
+ *   relu_mask_kernel: the ReLU gradient alone, in place, 16 bytes a thread: where the
+ *     bias gradient goes beside the weight gradients instead (update_plan.h's
+ *     split_bias), it is the chain's only step between two input-gradient matmuls;
  *   bias_act_kernel: the forward pass's bias and ReLU, for the layers whose widths
  *     cublasLt's bias epilogue cannot take (fp32, or bf16 y).
  * (to_bf16_kernel, the bf16 copies, is in bf16_convert.cu.) */
@@ -234,6 +237,53 @@ extern "C" __global__ void bias_grad_bf16_wide_kernel(fh_bias_grad_bf16_args a)
 {
     fh_pdl_wait(); /* pdl.cuh: first, before any read */
     fh_bias_grad_bf16_tile(a);
+}
+
+/* One bf16 of a gradient kept where act is positive, else +0: the stores of
+ * bias_grad_bf16_kernel, bit for bit. */
+__device__ __forceinline__ unsigned fh_mask_bf16(unsigned g, unsigned act)
+{
+    float a = fh_bf16_to_float((unsigned short)act);
+    return a > 0.0f ? fh_float_to_bf16(fh_bf16_to_float((unsigned short)g)) : 0u;
+}
+
+/* Two packed bf16 of a gradient by two of act. */
+__device__ __forceinline__ unsigned fh_mask_bf16_pair(unsigned g, unsigned act)
+{
+    return fh_mask_bf16(g & 0xffffu, act & 0xffffu) |
+           fh_mask_bf16(g >> 16, act >> 16) << 16;
+}
+
+extern "C" __global__ void relu_mask_kernel(fh_relu_mask_args a)
+{
+    fh_pdl_wait(); /* pdl.cuh: first, before any read */
+    long long stride = (long long)gridDim.x * blockDim.x;
+    long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    int per = a.dz16 ? 8 : 4; /* elements in 16 bytes */
+    long long nv = a.n / per;
+    for (long long i = first; i < nv; i += stride) {
+        if (a.dz16) {
+            uint4 g = ((uint4 *)a.dz16)[i], act = ((const uint4 *)a.act16)[i];
+            g.x = fh_mask_bf16_pair(g.x, act.x);
+            g.y = fh_mask_bf16_pair(g.y, act.y);
+            g.z = fh_mask_bf16_pair(g.z, act.z);
+            g.w = fh_mask_bf16_pair(g.w, act.w);
+            ((uint4 *)a.dz16)[i] = g;
+        } else {
+            float4 g = ((float4 *)a.dz)[i], act = ((const float4 *)a.act)[i];
+            g.x = act.x > 0.0f ? g.x : 0.0f;
+            g.y = act.y > 0.0f ? g.y : 0.0f;
+            g.z = act.z > 0.0f ? g.z : 0.0f;
+            g.w = act.w > 0.0f ? g.w : 0.0f;
+            ((float4 *)a.dz)[i] = g;
+        }
+    }
+    for (long long i = nv * per + first; i < a.n; i += stride) { /* the last n % per */
+        if (a.dz16)
+            a.dz16[i] = (unsigned short)fh_mask_bf16(a.dz16[i], a.act16[i]);
+        else
+            a.dz[i] = a.act[i] > 0.0f ? a.dz[i] : 0.0f;
+    }
 }
 
 extern "C" __global__ void bias_act_kernel(fh_bias_act_args a)

@@ -217,6 +217,17 @@ typedef struct {
     unsigned *counters; /* (column tiles) */
 } fh_bias_grad_bf16_args;
 
+/* relu_mask_kernel: n elements of a backward gradient zeroed in place where the layer's
+ * ReLU output was not positive: fp32 dz by act, or bf16 dz16 by act16 (the other pair
+ * NULL); 16-byte aligned. */
+typedef struct {
+    float *dz;
+    const float *act;
+    unsigned short *dz16;
+    const unsigned short *act16;
+    long long n;
+} fh_relu_mask_args;
+
 /* bias_act_kernel: y (rows, width) += b, then the ReLU where relu (after a cuBLAS
  * matmul, for layers cublasLt's bias epilogue cannot take); y16 (bf16) instead of y
  * when not NULL. */
