@@ -174,10 +174,8 @@ static fh_status ppo_step(fh_gpu_ppo_update *u, int rows, fh_error *err)
                                      err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaEventRecord(u->ev_actor_bwd, s1), err);
-    /* the critic's bias sums (split_bias) on the actor's stream, once its backward is
-     * queued there: three lanes beside the chain */
-    if ((st = fh_device_mlp_backward_hidden(&u->blas, &u->blas_dw, &u->blas_actor,
-                                            &u->critic, rows, err)) != FH_OK)
+    if ((st = fh_device_mlp_backward_hidden(&u->blas, &u->blas_dw, &u->critic, rows,
+                                            err)) != FH_OK)
         return st;
     CUDA_CHECK(cudaStreamWaitEvent(s0, u->ev_actor_bwd, 0), err);
     if (distributed(u) && (st = reduce_step(u, &l, err)) != FH_OK)

@@ -184,7 +184,6 @@ fh_status fh_device_mlp_init(fh_device_mlp *m, fh_net_kind kind, float *params, 
     }
     for (int l = 0; l <= L; l++)
         CUDA_CHECK(cudaEventCreateWithFlags(&m->ev[l], cudaEventDisableTiming), err);
-    CUDA_CHECK(cudaEventCreateWithFlags(&m->ev_sums, cudaEventDisableTiming), err);
     return FH_OK;
 fail:
 fail_status:
@@ -213,8 +212,6 @@ void fh_device_mlp_free(fh_device_mlp *m)
         if (m->ev[l])
             cudaEventDestroy(m->ev[l]);
     }
-    if (m->ev_sums)
-        cudaEventDestroy(m->ev_sums);
     memset(m, 0, sizeof *m);
 }
 
@@ -533,16 +530,15 @@ static fh_status hidden_backward(fh_update_blas *b, fh_device_mlp *m, int l, flo
  *                dX (rows, in) = g W   is  dX^T = W^T g^T: gemm(N, N, in, rows, out).
  * From layer `top` down: g (fp32; bf16: m->g16[top]) is the gradient at its output's
  * pre-activation, already masked by its ReLU, its bias gradient already written.
- * split_bias (with dw): below `top`, the chain masks each gradient (relu_mask) and a
- * third stream (sums; NULL: dw's) sums it into the bias gradient. */
-static fh_status backward_from(fh_update_blas *b, fh_update_blas *dw, fh_update_blas *sums,
-                               fh_device_mlp *m, int top, float *g, int rows, fh_error *err)
+ * split_bias (with dw): below `top`, the chain masks each gradient (relu_mask) and the
+ * weight-gradient stream sums it into the bias gradient before the weight gradient. */
+static fh_status backward_from(fh_update_blas *b, fh_update_blas *dw, fh_device_mlp *m,
+                               int top, float *g, int rows, fh_error *err)
 {
     const fh_net_desc *d = m->desc;
     fh_update_blas *wb = dw ? dw : b;
     int bf16 = m->params16 != NULL, L = d->n_layers;
     int split = dw && b->split_bias && !m->q_hidden;
-    fh_update_blas *sb = split && sums ? sums : NULL; /* the sums' own stream */
     fh_status st;
     for (int l = top; l >= 0; l--) {
         int in = d->dims[l], out = d->dims[l + 1];
@@ -556,13 +552,10 @@ static fh_status backward_from(fh_update_blas *b, fh_update_blas *dw, fh_update_
         if (dw) { /* the gradient is ready on b's stream */
             CUDA_CHECK(cudaEventRecord(m->ev[l], b->stream), err);
             CUDA_CHECK(cudaStreamWaitEvent(dw->stream, m->ev[l], 0), err);
-            if (sb && l < top)
-                CUDA_CHECK(cudaStreamWaitEvent(sb->stream, m->ev[l], 0), err);
         }
-        fh_update_blas *s = sb ? sb : wb;
         if (split && l < top && /* the masked gradient's column sums: its bias's */
-            (st = bf16 ? bias_grad16(s, m, l, NULL, m->g16[l], NULL, rows, err)
-                       : bias_grad(s, m, l, g, NULL, rows, err)) != FH_OK)
+            (st = bf16 ? bias_grad16(wb, m, l, NULL, m->g16[l], NULL, rows, err)
+                       : bias_grad(wb, m, l, g, NULL, rows, err)) != FH_OK)
             return st;
         if ((st = matmul(wb, CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, x, ldx, gl, out, dwt, in,
                          0, err)) != FH_OK)
@@ -593,10 +586,6 @@ static fh_status backward_from(fh_update_blas *b, fh_update_blas *dw, fh_update_
         CUDA_CHECK(cudaEventRecord(m->ev[L], dw->stream), err);
         CUDA_CHECK(cudaStreamWaitEvent(b->stream, m->ev[L], 0), err);
     }
-    if (sb) {
-        CUDA_CHECK(cudaEventRecord(m->ev_sums, sb->stream), err);
-        CUDA_CHECK(cudaStreamWaitEvent(b->stream, m->ev_sums, 0), err);
-    }
     return FH_OK;
 fail:
     return err->status;
@@ -621,12 +610,11 @@ fh_status fh_device_mlp_backward(fh_update_blas *b, fh_update_blas *dw, fh_devic
     if ((st = m->params16 ? bias_grad16(b, m, L - 1, dout, m->g16[L - 1], NULL, rows, err)
                           : bias_grad(b, m, L - 1, dout, NULL, rows, err)) != FH_OK)
         return st;
-    return backward_from(b, dw, NULL, m, L - 1, dout, rows, err);
+    return backward_from(b, dw, m, L - 1, dout, rows, err);
 }
 
 fh_status fh_device_mlp_backward_hidden(fh_update_blas *b, fh_update_blas *dw,
-                                        fh_update_blas *sums, fh_device_mlp *m, int rows,
-                                        fh_error *err)
+                                        fh_device_mlp *m, int rows, fh_error *err)
 {
     fh_status st = check_backward(m, rows, err);
     if (st != FH_OK)
@@ -635,5 +623,5 @@ fh_status fh_device_mlp_backward_hidden(fh_update_blas *b, fh_update_blas *dw,
     if (L < 2 || m->q_hidden)
         return fh_error_set(err, FH_ERR_FAILURE, "%s:%d: %s: no fused output layer (a PPO "
                             "network of 2 layers or more)", __FILE__, __LINE__, m->desc->name);
-    return backward_from(b, dw, sums, m, L - 2, m->dz[L - 2], rows, err);
+    return backward_from(b, dw, m, L - 2, m->dz[L - 2], rows, err);
 }

@@ -83,7 +83,6 @@ typedef struct {
                                             layer, as a weight gradient on another stream
                                             may still read it */
     cudaEvent_t ev[FH_NN_MAX_LAYERS + 1];/* ev[l]: dz of layer l ready; ev[L]: all done */
-    cudaEvent_t ev_sums;                 /* split_bias's bias sums done on their stream */
     int any_width[FH_NN_MAX_LAYERS];     /* 1: layer l's forward through cuBLAS +
                                             bias_act_kernel (cublasLt refused its shape) */
     double *bias_partials[FH_NN_MAX_LAYERS]; /* bias_grad_kernel's, layer l's bias */
@@ -166,11 +165,8 @@ fh_status fh_device_mlp_backward(fh_update_blas *b, fh_update_blas *dw, fh_devic
                                  float *dout, int rows, fh_error *err);
 /* The same below the output layer, after fh_device_mlp_forward_hidden: the caller has
  * written the output layer's gradients, the last hidden layer's bias gradient and its
- * masked pre-activation gradient (fh_device_mlp_head). With b's split_bias, sums (a
- * third stream's engines; NULL: dw's) sums the masked gradients into the bias gradients
- * beside the chain and the weight gradients. */
+ * masked pre-activation gradient (fh_device_mlp_head). */
 fh_status fh_device_mlp_backward_hidden(fh_update_blas *b, fh_update_blas *dw,
-                                        fh_update_blas *sums, fh_device_mlp *m, int rows,
-                                        fh_error *err);
+                                        fh_device_mlp *m, int rows, fh_error *err);
 
 #endif

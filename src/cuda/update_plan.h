@@ -91,7 +91,7 @@ int fh_update_bias_wide(int rows, int width);
  * 38.1 -> 39.2: there the masks are cheaper on the chain (ncu: 4.5-12 us against 10-26)
  * but the weight gradients' stream, now summing the biases too, finishes last. 8,192 is
  * FH_BIAS_WIDE_MIN_ROWS's crossover again, not a measured point. */
-#define FH_SPLIT_BIAS_MAX_ROWS (1 << 30)
+#define FH_SPLIT_BIAS_MAX_ROWS 8192
 int fh_update_split_bias(int rows);
 
 #endif
