@@ -49,6 +49,7 @@ for step in "$@"; do
       for pr in fp32 bf16; do for mb in 512 8192; do for side in old new; do fh=build/foxhunt; [ $side = old ] && fh=build-old/foxhunt; FOXHUNT_GEMM_TUNE=0 FOXHUNT_CACHE_DIR=/tmp/fh-cache-id timeout 100 $fh train --device cuda --precision $pr --episodes 64 --steps 256 --iterations 2 --epochs 2 --minibatch $mb --eval-at-end 0 --out /tmp/fh-id-$side-$pr-$mb --force > /dev/null 2>&1 || echo "$side $pr $mb train failed"; done; echo "$pr minibatch $mb: $(python3 scripts/compare_checkpoints.py /tmp/fh-id-old-$pr-$mb/final.safetensors /tmp/fh-id-new-$pr-$mb/final.safetensors)"; done; done > $R/identical.log 2>&1 ;;
   ncu_tf32) timeout 200 ncu --clock-control none --metrics $NCU_METRICS --csv --launch-skip ${SKIP:-1000} --launch-count ${COUNT:-160} build/foxhunt bench --train --device cuda --algos ppo $TP --precision tf32 --repeats 1 > $R/ncu_tp_tf32.csv 2> $R/ncu_tp_tf32.err; echo "rc $?" >> $R/ncu_tp_tf32.err ;;
   sbs) PEER_TIMEOUT=${PEER_TIMEOUT:-200} PEER_ARGS="--compile-mode default --formulations compiled+graphed" timeout 500 bash dev/peers/side_by_side.sh build/foxhunt $R/peer "${SBS:-spec throughput throughput-bf16}" > $R/side_by_side.log 2>&1; echo "rc $?" >> $R/side_by_side.log ;;
+  gc) OUT=$R/gc BUILD=build bash scripts/gpu-check.sh ${GC_STEPS:-update_racecheck learn} > $R/gpu-check.log 2>&1; echo "rc $?" >> $R/gpu-check.log ;;
   *) [ -x "$step" ] && timeout 200 $step > $R/$(basename $step).log 2>&1 ;;
   esac
   echo "$step $(( $(date +%s) - t0 )) s" >> $R/times.txt
