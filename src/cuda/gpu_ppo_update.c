@@ -616,6 +616,21 @@ static const char *failure_name(int code)
     }
 }
 
+/* The padded copies (update_layers.h) of a phase's first layers, from its params `mem`. */
+static fh_status refresh_padded(fh_gpu_ppo_update *u, const float *mem, const fh_bf16_padded *q,
+                                int n, fh_error *err)
+{
+    fh_status st = FH_OK;
+    for (int k = 0; k < n && st == FH_OK; k++) {
+        fh_to_bf16_args w = {.src = mem + q[k].begin, .dst = q[k].dst,
+                             .n = (long long)q[k].rows * q[k].cols, .cols = q[k].cols,
+                             .src_ld = q[k].cols, .dst_ld = q[k].ld};
+        st = fh_update_engine_launch(&u->eng, K_TO_BF16, (unsigned)u->plan.adam_grid,
+                                     (unsigned)u->plan.adam_threads, &w, err);
+    }
+    return st;
+}
+
 /* bf16: the weights' bf16 copies from the fp32 params (uploaded, or loaded, since the
  * last update); Adam keeps them current from here. */
 static fh_status refresh_bf16_weights(fh_gpu_ppo_update *u, fh_error *err)
@@ -629,16 +644,10 @@ static fh_status refresh_bf16_weights(fh_gpu_ppo_update *u, fh_error *err)
     if (st == FH_OK)
         st = fh_update_engine_launch(&u->eng, K_TO_BF16, (unsigned)u->plan.curiosity_adam_grid,
                                      (unsigned)u->plan.adam_threads, &c, err);
-    /* the first layers' padded copies (update_layers.h) */
-    for (int k = 0; st == FH_OK && k < u->n_ppo_padded + u->n_cur_padded; k++) {
-        int cur = k >= u->n_ppo_padded;
-        const fh_bf16_padded *q = cur ? &u->cur_padded[k - u->n_ppo_padded] : &u->ppo_padded[k];
-        fh_to_bf16_args w = {.src = (cur ? u->cur_mem : u->ppo_mem) + q->begin, .dst = q->dst,
-                             .n = (long long)q->rows * q->cols, .cols = q->cols,
-                             .src_ld = q->cols, .dst_ld = q->ld};
-        st = fh_update_engine_launch(&u->eng, K_TO_BF16, (unsigned)u->plan.adam_grid,
-                                     (unsigned)u->plan.adam_threads, &w, err);
-    }
+    if (st == FH_OK)
+        st = refresh_padded(u, u->ppo_mem, u->ppo_padded, u->n_ppo_padded, err);
+    if (st == FH_OK)
+        st = refresh_padded(u, u->cur_mem, u->cur_padded, u->n_cur_padded, err);
     return st;
 }
 

@@ -12,6 +12,7 @@
 
 #define BLAS_WORKSPACE_BYTES (32u << 20)
 #define ELEMENTWISE_THREADS 256
+#define ELEMENTWISE_MAX_BLOCKS 1024 /* the elementwise kernels' grid-stride loops */
 
 fh_status fh_update_blas_init(fh_update_blas *b, cudaStream_t stream, int precision,
                               cudaKernel_t bias_grad, cudaKernel_t bias_act, fh_error *err)
@@ -223,6 +224,22 @@ static fh_status check_rows(const fh_device_mlp *m, int rows, fh_error *err)
     return FH_OK;
 }
 
+/* An elementwise kernel (a grid-stride loop over `items`) on b's stream: a thread an
+ * item, at most ELEMENTWISE_MAX_BLOCKS blocks. */
+static fh_status launch_flat(fh_update_blas *b, cudaKernel_t kernel, void *args, long long items,
+                             fh_error *err)
+{
+    void *params[] = {args};
+    long long blocks = (items + ELEMENTWISE_THREADS - 1) / ELEMENTWISE_THREADS;
+    dim3 grid = {(unsigned)(blocks < ELEMENTWISE_MAX_BLOCKS ? blocks : ELEMENTWISE_MAX_BLOCKS), 1, 1};
+    dim3 block = {ELEMENTWISE_THREADS, 1, 1};
+    CUDA_CHECK(fh_pdl_launch((const void *)kernel, grid, block, params, b->stream, b->pdl), err);
+    CUDA_CHECK(cudaGetLastError(), err);
+    return FH_OK;
+fail:
+    return err->status;
+}
+
 /* y (rows, out) = act(x (rows, in) W^T + b) through cuBLAS and bias_act_kernel, for a
  * shape cublasLt refuses: y^T = W x^T is gemm(T, N, out, rows, in). (Widths that are not
  * multiples of 4 floats, 54 inputs, 45 or 1 outputs, went this way until session 19;
@@ -235,13 +252,7 @@ static fh_status dense_any_width(fh_update_blas *b, void *y, int y_bf16, const v
                  err);
     fh_bias_act_args a = {.y = y_bf16 ? NULL : y, .y16 = y_bf16 ? y : NULL, .b = bias,
                           .rows = rows, .width = out, .relu = relu};
-    void *params[] = {&a};
-    long long n = (long long)rows * out;
-    long long blocks = (n + ELEMENTWISE_THREADS - 1) / ELEMENTWISE_THREADS;
-    dim3 grid = {(unsigned)(blocks < 1024 ? blocks : 1024), 1, 1}, block = {ELEMENTWISE_THREADS, 1, 1};
-    CUDA_CHECK(fh_pdl_launch((const void *)b->bias_act, grid, block, params, b->stream, b->pdl), err);
-    CUDA_CHECK(cudaGetLastError(), err);
-    return FH_OK;
+    return launch_flat(b, b->bias_act, &a, (long long)rows * out, err);
 fail:
     return err->status;
 }
@@ -266,15 +277,7 @@ static fh_status to_bf16(fh_update_blas *b, unsigned short *dst, const float *sr
     long long n = (long long)rows * cols;
     fh_to_bf16_args a = {.src = src, .dst = dst, .n = n, .cols = cols, .src_ld = cols,
                          .dst_ld = ld};
-    void *params[] = {&a};
-    long long blocks = (n + ELEMENTWISE_THREADS - 1) / ELEMENTWISE_THREADS;
-    dim3 grid = {(unsigned)(blocks < 1024 ? blocks : 1024), 1, 1}, block = {ELEMENTWISE_THREADS, 1, 1};
-    CUDA_CHECK(fh_pdl_launch((const void *)b->to_bf16, grid, block, params, b->stream, b->pdl),
-               err);
-    CUDA_CHECK(cudaGetLastError(), err);
-    return FH_OK;
-fail:
-    return err->status;
+    return launch_flat(b, b->to_bf16, &a, n, err);
 }
 
 static fh_status launch_rows(fh_update_blas *b, cudaKernel_t kernel, void *args, int rows,
@@ -484,15 +487,7 @@ static fh_status relu_mask(fh_update_blas *b, const fh_device_mlp *m, int layer,
     long long n = (long long)rows * m->desc->dims[layer + 1];
     fh_relu_mask_args a = {.dz = dz16 ? NULL : dz, .act = dz16 ? NULL : m->act[layer + 1],
                            .dz16 = dz16, .act16 = dz16 ? m->act16[layer + 1] : NULL, .n = n};
-    void *params[] = {&a};
-    long long vecs = (n + 3) / 4, blocks = (vecs + ELEMENTWISE_THREADS - 1) / ELEMENTWISE_THREADS;
-    dim3 grid = {(unsigned)(blocks < 1024 ? blocks : 1024), 1, 1}, block = {ELEMENTWISE_THREADS, 1, 1};
-    CUDA_CHECK(fh_pdl_launch((const void *)b->relu_mask, grid, block, params, b->stream, b->pdl),
-               err);
-    CUDA_CHECK(cudaGetLastError(), err);
-    return FH_OK;
-fail:
-    return err->status;
+    return launch_flat(b, b->relu_mask, &a, (n + 3) / 4, err); /* 4 or 8 elements a thread */
 }
 
 /* A Q-network's hidden layer l backward, from g (rows, dims[l + 1]) = d loss / d act[l + 1]
